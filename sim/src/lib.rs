@@ -1,0 +1,1 @@
+//! rocenic simulator library
