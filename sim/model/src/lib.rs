@@ -1,1 +1,16 @@
-//! placeholder
+//! The reference model of the rocenic RoCEv2 transport: the oracle every RTL
+//! block is checked against.
+//!
+//! One [`nic::Nic`] is one NIC port with its host memory: verbs on the host
+//! side, frames on the wire side. It mirrors the RTL blocks one to one at
+//! the transaction level (requester, responder, completer, MR translation,
+//! DCQCN), in the spirit of Linux Soft-RoCE (`drivers/infiniband/sw/rxe`).
+
+pub mod dcqcn;
+pub mod memory;
+pub mod mr;
+pub mod nic;
+pub mod verbs;
+
+pub use fabric::Time;
+use rocenic_fabric as fabric;
