@@ -1,1 +1,5 @@
-//! rocenic simulator library
+//! The rocenic simulator: scenarios that run NICs over the simulated fabric,
+//! and the pieces of the `rocenic` command line.
+
+pub mod decode;
+pub mod frames;
