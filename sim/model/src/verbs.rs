@@ -127,14 +127,37 @@ pub struct Sge {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum SendOp {
     Send,
-    SendWithImm { imm: u32 },
-    SendWithInv { rkey: u32 },
-    Write { remote_addr: u64, rkey: u32 },
-    WriteWithImm { remote_addr: u64, rkey: u32, imm: u32 },
-    Read { remote_addr: u64, rkey: u32 },
+    SendWithImm {
+        imm: u32,
+    },
+    SendWithInv {
+        rkey: u32,
+    },
+    Write {
+        remote_addr: u64,
+        rkey: u32,
+    },
+    WriteWithImm {
+        remote_addr: u64,
+        rkey: u32,
+        imm: u32,
+    },
+    Read {
+        remote_addr: u64,
+        rkey: u32,
+    },
     /// The original 8 bytes land in the (8-byte) local SGE.
-    CompareSwap { remote_addr: u64, rkey: u32, compare: u64, swap: u64 },
-    FetchAdd { remote_addr: u64, rkey: u32, add: u64 },
+    CompareSwap {
+        remote_addr: u64,
+        rkey: u32,
+        compare: u64,
+        swap: u64,
+    },
+    FetchAdd {
+        remote_addr: u64,
+        rkey: u32,
+        add: u64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
