@@ -7,6 +7,19 @@
 /// Simulation time in nanoseconds.
 pub type Time = u64;
 
+pub mod config;
+pub mod engine;
+pub mod faults;
+pub mod pcap;
+pub mod stats;
+
+pub use config::{
+    serialisation_ps, wire_bytes, ConfigError, EcnConfig, FaultConfig, LinkConfig, SwitchConfig,
+};
+pub use engine::{CaptureSink, Fabric, NodeId};
+pub use pcap::{PcapCapture, PcapWriter};
+pub use stats::{CaptureEvent, CaptureKind, DropCounts, DropReason, FabricStats, NodeStats};
+
 /// Anything with one Ethernet port that the fabric can drive: the reference
 /// model NIC, and later the Verilated RTL NIC.
 ///

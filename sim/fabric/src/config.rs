@@ -1,0 +1,273 @@
+//! Fabric configuration (links, faults, switch buffer, ECN congestion point)
+//! and the one place that defines Ethernet wire occupancy.
+
+use crate::Time;
+use serde::Serialize;
+
+/// Ethernet preamble and start-of-frame delimiter.
+pub const PREAMBLE_SFD_BYTES: u64 = 8;
+/// Frame check sequence (the frames the fabric carries exclude it).
+pub const FCS_BYTES: u64 = 4;
+/// Minimum inter-frame gap.
+pub const IFG_BYTES: u64 = 12;
+/// Minimum Ethernet frame, FCS included; shorter frames are padded.
+pub const MIN_FRAME_BYTES: u64 = 64;
+
+/// Bytes a frame occupies on an Ethernet link, the single definition of
+/// framing overhead in the fabric:
+///
+/// `wire_bytes(len) = max(len + FCS 4, 64) + preamble/SFD 8 + IFG 12`
+///
+/// where `len` is the frame as the endpoints see it (destination MAC through
+/// the end of the payload, FCS excluded). A 64-byte minimum frame therefore
+/// occupies 84 bytes (6.72 ns at 100 Gb/s) and a 1500-byte frame 1524.
+pub fn wire_bytes(frame_len: usize) -> u64 {
+    (frame_len as u64 + FCS_BYTES).max(MIN_FRAME_BYTES) + PREAMBLE_SFD_BYTES + IFG_BYTES
+}
+
+/// Serialisation time of a frame in picoseconds at `rate_bps`.
+///
+/// Picoseconds keep back-to-back frames exact: 84 bytes at 100 Gb/s is
+/// 6720 ps, and rounding that to whole nanoseconds per frame would skew
+/// throughput by 4%.
+pub fn serialisation_ps(frame_len: usize, rate_bps: f64) -> u64 {
+    let bits = (wire_bytes(frame_len) * 8) as f64;
+    ((bits * 1e12 / rate_bps).round() as u64).max(1)
+}
+
+/// Per-frame fault probabilities on one link, applied independently in each
+/// direction of that link.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FaultConfig {
+    /// The frame vanishes.
+    pub loss: f64,
+    /// A second identical copy arrives right after the frame.
+    pub duplicate: f64,
+    /// The frame is held back `reorder_delay_ns` so later frames overtake it.
+    pub reorder: f64,
+    pub reorder_delay_ns: Time,
+    /// One bit flips in a field the receiver's checks cover (see
+    /// [`crate::faults`]); the frame is still delivered.
+    pub corrupt: f64,
+}
+
+impl FaultConfig {
+    /// A perfect link.
+    pub const NONE: FaultConfig = FaultConfig {
+        loss: 0.0,
+        duplicate: 0.0,
+        reorder: 0.0,
+        reorder_delay_ns: 0,
+        corrupt: 0.0,
+    };
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (name, p) in [
+            ("loss", self.loss),
+            ("duplicate", self.duplicate),
+            ("reorder", self.reorder),
+            ("corrupt", self.corrupt),
+        ] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(ConfigError::Probability { name, value: p });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for FaultConfig {
+    fn default() -> Self {
+        FaultConfig::NONE
+    }
+}
+
+/// A node's full-duplex link to the switch. The rate applies to both the
+/// node's transmitter and the switch port that sends towards the node.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkConfig {
+    pub rate_bps: f64,
+    /// One-way propagation delay.
+    pub latency_ns: Time,
+    pub faults: FaultConfig,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            rate_bps: 100e9,
+            latency_ns: 500,
+            faults: FaultConfig::NONE,
+        }
+    }
+}
+
+impl LinkConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(self.rate_bps.is_finite() && self.rate_bps >= 1.0) {
+            return Err(ConfigError::Rate(self.rate_bps));
+        }
+        self.faults.validate()
+    }
+}
+
+/// The DCQCN congestion point: RED-like CE marking on a switch egress queue
+/// of `q` bytes (reference card): `q <= kmin` never, `kmin < q <= kmax` with
+/// probability `pmax * (q - kmin) / (kmax - kmin)`, `q > kmax` always.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EcnConfig {
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    pub pmax: f64,
+}
+
+impl Default for EcnConfig {
+    /// The commonly cited DCQCN values: Kmin 5 KB, Kmax 200 KB, Pmax 1%.
+    fn default() -> Self {
+        EcnConfig {
+            kmin_bytes: 5_000,
+            kmax_bytes: 200_000,
+            pmax: 0.01,
+        }
+    }
+}
+
+impl EcnConfig {
+    /// The marking probability for a frame that finds `queue_bytes` ahead of
+    /// it in its egress queue.
+    pub fn mark_probability(&self, queue_bytes: u64) -> f64 {
+        if queue_bytes <= self.kmin_bytes {
+            0.0
+        } else if queue_bytes > self.kmax_bytes {
+            1.0
+        } else {
+            // kmin < q <= kmax implies kmax > kmin: no division by zero.
+            self.pmax * (queue_bytes - self.kmin_bytes) as f64
+                / (self.kmax_bytes - self.kmin_bytes) as f64
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.kmin_bytes > self.kmax_bytes {
+            return Err(ConfigError::EcnThresholds {
+                kmin: self.kmin_bytes,
+                kmax: self.kmax_bytes,
+            });
+        }
+        if !(0.0..=1.0).contains(&self.pmax) {
+            return Err(ConfigError::Probability {
+                name: "pmax",
+                value: self.pmax,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The single output-queued switch every node hangs off.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SwitchConfig {
+    /// Shared by all egress queues; a frame that does not fit is tail-dropped.
+    pub buffer_bytes: u64,
+    /// Congestion point marking; `None` never marks.
+    pub ecn: Option<EcnConfig>,
+    /// Forwarding pipeline delay added after a frame is fully received
+    /// (store and forward) and before it joins its egress queue.
+    pub latency_ns: Time,
+}
+
+impl Default for SwitchConfig {
+    /// A 16 MiB shared buffer (a common data-centre ToR size), DCQCN marking
+    /// with the commonly cited thresholds, no extra pipeline delay.
+    fn default() -> Self {
+        SwitchConfig {
+            buffer_bytes: 16 << 20,
+            ecn: Some(EcnConfig::default()),
+            latency_ns: 0,
+        }
+    }
+}
+
+impl SwitchConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.ecn.as_ref().map_or(Ok(()), EcnConfig::validate)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("link rate {0} b/s is not a finite rate of at least 1 b/s")]
+    Rate(f64),
+    #[error("probability {name} = {value} is outside [0, 1]")]
+    Probability { name: &'static str, value: f64 },
+    #[error("ECN Kmin {kmin} exceeds Kmax {kmax}")]
+    EcnThresholds { kmin: u64, kmax: u64 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_bytes_pads_and_adds_overhead() {
+        assert_eq!(wire_bytes(0), 84);
+        assert_eq!(wire_bytes(60), 84);
+        assert_eq!(wire_bytes(61), 85);
+        assert_eq!(wire_bytes(1500), 1524);
+        assert_eq!(wire_bytes(976), 1000);
+    }
+
+    #[test]
+    fn serialisation_is_exact_in_picoseconds() {
+        assert_eq!(serialisation_ps(60, 100e9), 6_720);
+        assert_eq!(serialisation_ps(976, 100e9), 80_000);
+        assert_eq!(serialisation_ps(976, 25e9), 320_000);
+        assert_eq!(serialisation_ps(1500, 10e9), 1_219_200);
+    }
+
+    #[test]
+    fn mark_probability_follows_the_cp_rule() {
+        let e = EcnConfig {
+            kmin_bytes: 1000,
+            kmax_bytes: 3000,
+            pmax: 0.5,
+        };
+        assert_eq!(e.mark_probability(0), 0.0);
+        assert_eq!(e.mark_probability(1000), 0.0);
+        assert_eq!(e.mark_probability(2000), 0.25);
+        assert_eq!(e.mark_probability(3000), 0.5);
+        assert_eq!(e.mark_probability(3001), 1.0);
+        let step = EcnConfig {
+            kmin_bytes: 10,
+            kmax_bytes: 10,
+            pmax: 0.1,
+        };
+        assert_eq!(step.mark_probability(10), 0.0);
+        assert_eq!(step.mark_probability(11), 1.0);
+    }
+
+    #[test]
+    fn validation_rejects_nonsense() {
+        let mut l = LinkConfig::default();
+        assert!(l.validate().is_ok());
+        l.rate_bps = f64::NAN;
+        assert!(matches!(l.validate(), Err(ConfigError::Rate(r)) if r.is_nan()));
+        l.rate_bps = 0.0;
+        assert!(l.validate().is_err());
+        l.rate_bps = 1e9;
+        l.faults.loss = 1.5;
+        assert!(matches!(
+            l.validate(),
+            Err(ConfigError::Probability { name: "loss", .. })
+        ));
+        let e = EcnConfig {
+            kmin_bytes: 2,
+            kmax_bytes: 1,
+            pmax: 0.1,
+        };
+        assert!(matches!(
+            e.validate(),
+            Err(ConfigError::EcnThresholds { .. })
+        ));
+    }
+}
