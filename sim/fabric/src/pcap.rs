@@ -12,9 +12,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-/// Largest frame stored whole; longer frames are truncated in the file
-/// (their original length is kept), as capture tools do.
-pub const SNAPLEN: u32 = 65_535;
+/// Largest frame stored whole (libpcap's maximum snapshot length); longer
+/// frames are truncated in the file with their original length kept, as
+/// capture tools do.
+pub const SNAPLEN: u32 = 262_144;
 
 /// Writes Ethernet frames with nanosecond timestamps (simulation time).
 pub struct PcapWriter<W: Write = BufWriter<File>> {
