@@ -6,10 +6,17 @@
 //! the transaction level (requester, responder, completer, MR translation,
 //! DCQCN), in the spirit of Linux Soft-RoCE (`drivers/infiniband/sw/rxe`).
 
+pub mod completer;
+pub(crate) mod cq;
 pub mod dcqcn;
+pub(crate) mod dma;
 pub mod memory;
 pub mod mr;
 pub mod nic;
+pub(crate) mod qp;
+pub mod requester;
+pub mod responder;
+pub(crate) mod tx;
 pub mod verbs;
 
 pub use fabric::Time;

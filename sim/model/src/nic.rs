@@ -1,1 +1,651 @@
-//! (being written)
+//! One NIC port with its host memory: the verbs interface on the host side
+//! and a [`rocenic_fabric::Endpoint`] on the wire side. Dispatches received
+//! frames to the responder (requests) or completer (responses), schedules
+//! transmission (CNPs, then responder output, then requester packets
+//! round-robin over QPs, paced by DCQCN), and keeps the counters.
+
+use crate::completer;
+use crate::cq::Cq;
+use crate::dcqcn::DcqcnConfig;
+use crate::dma::sgl_len;
+use crate::memory::HostMemory;
+use crate::mr::{MrKeys, MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
+use crate::qp::{Qp, SendWqe, WqeKind};
+use crate::requester;
+use crate::responder;
+use crate::verbs::{
+    Access, CqId, Cqe, ModifyQp, PdId, QpCaps, QpState, Qpn, RecvWr, SendWr, VerbsError, WcStatus,
+};
+use crate::Time;
+use rocenic_wire::{ecn, op, psn, Bth, ExtHeaders, RoceFrame, MASK24};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::net::IpAddr;
+
+/// Static configuration of one NIC port.
+#[derive(Clone, Debug)]
+pub struct NicConfig {
+    pub mac: [u8; 6],
+    /// IPv4 or IPv6; frames to a QP use the IP version of its remote
+    /// address (an IPv4 address is used in its IPv4-mapped IPv6 form).
+    pub ip: IpAddr,
+    pub line_rate_bps: f64,
+    /// Send data frames (requests, READ responses) ECT(0) so switches can
+    /// mark them.
+    pub ecn: bool,
+    pub dscp: u8,
+    /// AckReq on the last packet of a message and every Nth packet of long
+    /// ones (0: only on the last).
+    pub ack_req_interval: u32,
+    /// Go-Back-N window of unacknowledged request PSNs.
+    pub max_outstanding_psns: u32,
+    pub dcqcn: DcqcnConfig,
+}
+
+impl NicConfig {
+    pub fn new(mac: [u8; 6], ip: IpAddr) -> NicConfig {
+        NicConfig {
+            mac,
+            ip,
+            line_rate_bps: 100e9,
+            ecn: true,
+            dscp: 26,
+            ack_req_interval: 64,
+            max_outstanding_psns: 2048,
+            dcqcn: DcqcnConfig::default(),
+        }
+    }
+}
+
+/// NAKs by kind (AETH NAK codes and RNR).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NakCounters {
+    pub psn_sequence: u64,
+    pub rnr: u64,
+    pub invalid_request: u64,
+    pub remote_access: u64,
+    pub remote_operational: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct NicCounters {
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+    /// Request packets sent again by Go-Back-N (timeout, NAK or gap).
+    pub retransmitted_frames: u64,
+    /// Local ACK timeouts that fired with requests outstanding.
+    pub timeouts: u64,
+    /// Received frames not acted upon, by reason: the codec's
+    /// `DecodeError::reason()`, or the transport's ("unknown_qp",
+    /// "qp_state", "out_of_sequence", "duplicate_response", ...).
+    pub rx_dropped: BTreeMap<String, u64>,
+    /// Frames the NIC failed to build (a model bug if ever non-zero).
+    pub tx_errors: BTreeMap<String, u64>,
+    pub naks_sent: NakCounters,
+    pub naks_received: NakCounters,
+    pub acks_sent: u64,
+    pub acks_received: u64,
+    pub read_responses_sent: u64,
+    /// RNR NAKs that paused a requester.
+    pub rnr_waits: u64,
+    pub cnps_sent: u64,
+    pub cnps_received: u64,
+    pub ecn_ce_received: u64,
+    /// Requests behind the expected PSN (answered without re-execution).
+    pub duplicate_requests: u64,
+    /// CQEs written to a CQ that was already full.
+    pub cq_overflows: u64,
+}
+
+/// The pieces of the NIC the transport blocks share while one QP is
+/// borrowed mutably.
+pub(crate) struct Env<'a> {
+    pub config: &'a NicConfig,
+    pub memory: &'a mut HostMemory,
+    pub mrs: &'a mut MrTable,
+    pub counters: &'a mut NicCounters,
+    pub cqs: &'a mut BTreeMap<CqId, Cq>,
+    pub ip_id: &'a mut u16,
+}
+
+impl Env<'_> {
+    pub fn drop_frame(&mut self, reason: &str) {
+        *self
+            .counters
+            .rx_dropped
+            .entry(reason.to_string())
+            .or_default() += 1;
+    }
+
+    pub fn count_tx_error(&mut self, reason: &str) {
+        *self
+            .counters
+            .tx_errors
+            .entry(reason.to_string())
+            .or_default() += 1;
+    }
+
+    pub fn complete(&mut self, cq: CqId, cqe: Cqe) {
+        if let Some(cq) = self.cqs.get_mut(&cq) {
+            if !cq.push(cqe) {
+                self.counters.cq_overflows += 1;
+            }
+        }
+    }
+}
+
+/// First QPN handed out; 0 and 1 are the special QPs of IBA.
+const FIRST_QPN: Qpn = 0x11;
+
+pub struct Nic {
+    config: NicConfig,
+    memory: HostMemory,
+    mrs: MrTable,
+    pds: BTreeSet<u32>,
+    next_pd: u32,
+    cqs: BTreeMap<CqId, Cq>,
+    next_cq: u32,
+    qps: BTreeMap<Qpn, Qp>,
+    next_qpn: Qpn,
+    counters: NicCounters,
+    ip_id: u16,
+    cnps: VecDeque<Vec<u8>>,
+    /// Round-robin positions: the QP served last.
+    rr_resp: Qpn,
+    rr_req: Qpn,
+    /// Latest time the fabric told us about.
+    now: Time,
+}
+
+/// Splits the NIC into one QP and the shared environment.
+macro_rules! with_qp {
+    ($self:ident, $qpn:expr, |$qp:ident, $env:ident| $body:expr) => {{
+        let Nic {
+            config,
+            memory,
+            mrs,
+            counters,
+            cqs,
+            ip_id,
+            qps,
+            ..
+        } = $self;
+        match qps.get_mut(&$qpn) {
+            Some($qp) => {
+                let mut $env = Env {
+                    config,
+                    memory,
+                    mrs,
+                    counters,
+                    cqs,
+                    ip_id,
+                };
+                Some($body)
+            }
+            None => None,
+        }
+    }};
+}
+
+impl Nic {
+    pub fn new(config: NicConfig) -> Nic {
+        let seed = config.mac.iter().fold(0x0072_6f63_656e_6963_u64, |a, &b| {
+            a.rotate_left(8) ^ u64::from(b)
+        });
+        Nic {
+            memory: HostMemory::new(seed),
+            mrs: MrTable::new(DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES),
+            config,
+            pds: BTreeSet::new(),
+            next_pd: 1,
+            cqs: BTreeMap::new(),
+            next_cq: 1,
+            qps: BTreeMap::new(),
+            next_qpn: FIRST_QPN,
+            counters: NicCounters::default(),
+            ip_id: 0,
+            cnps: VecDeque::new(),
+            rr_resp: 0,
+            rr_req: 0,
+            now: 0,
+        }
+    }
+
+    pub fn config(&self) -> &NicConfig {
+        &self.config
+    }
+
+    pub fn memory(&self) -> &HostMemory {
+        &self.memory
+    }
+
+    pub fn memory_mut(&mut self) -> &mut HostMemory {
+        &mut self.memory
+    }
+
+    pub fn counters(&self) -> &NicCounters {
+        &self.counters
+    }
+
+    pub fn alloc_pd(&mut self) -> PdId {
+        let pd = self.next_pd;
+        self.next_pd += 1;
+        self.pds.insert(pd);
+        PdId(pd)
+    }
+
+    /// Fails with `Busy` while a QP or an MR still uses the PD.
+    pub fn dealloc_pd(&mut self, pd: PdId) -> Result<(), VerbsError> {
+        if !self.pds.contains(&pd.0) {
+            return Err(VerbsError::NoSuchPd(pd));
+        }
+        if self.qps.values().any(|q| q.pd == pd) || self.mrs.uses_pd(pd) {
+            return Err(VerbsError::Busy);
+        }
+        self.pds.remove(&pd.0);
+        Ok(())
+    }
+
+    pub fn reg_mr(
+        &mut self,
+        pd: PdId,
+        va: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<MrKeys, VerbsError> {
+        if !self.pds.contains(&pd.0) {
+            return Err(VerbsError::NoSuchPd(pd));
+        }
+        self.mrs.register(pd, va, len, access, &self.memory)
+    }
+
+    /// New key variant for the same registration; the old keys go stale.
+    pub fn rereg_mr(&mut self, lkey: u32) -> Result<MrKeys, VerbsError> {
+        self.mrs.reregister(lkey)
+    }
+
+    pub fn dereg_mr(&mut self, lkey: u32) -> Result<(), VerbsError> {
+        self.mrs.deregister(lkey)
+    }
+
+    pub fn create_cq(&mut self, depth: u32) -> CqId {
+        let id = CqId(self.next_cq);
+        self.next_cq += 1;
+        self.cqs.insert(id, Cq::new(depth.max(1)));
+        id
+    }
+
+    pub fn create_qp(
+        &mut self,
+        pd: PdId,
+        send_cq: CqId,
+        recv_cq: CqId,
+        caps: QpCaps,
+    ) -> Result<Qpn, VerbsError> {
+        if !self.pds.contains(&pd.0) {
+            return Err(VerbsError::NoSuchPd(pd));
+        }
+        for cq in [send_cq, recv_cq] {
+            if !self.cqs.contains_key(&cq) {
+                return Err(VerbsError::NoSuchCq(cq));
+            }
+        }
+        if caps.max_send_wr == 0 || caps.max_recv_wr == 0 || caps.max_sge == 0 {
+            return Err(VerbsError::InvalidAttribute("caps"));
+        }
+        if self.next_qpn > MASK24 {
+            return Err(VerbsError::NoResources);
+        }
+        let qpn = self.next_qpn;
+        self.next_qpn += 1;
+        let qp = Qp::new(
+            qpn,
+            pd,
+            send_cq,
+            recv_cq,
+            caps,
+            &self.config.dcqcn,
+            self.config.line_rate_bps,
+        );
+        self.qps.insert(qpn, qp);
+        Ok(qpn)
+    }
+
+    /// Legal transitions: RESET->INIT->RTR->RTS, any->ERR, any->RESET.
+    pub fn modify_qp(&mut self, qpn: Qpn, change: ModifyQp) -> Result<(), VerbsError> {
+        let local_ip = self.config.ip;
+        let dcqcn = self.config.dcqcn.clone();
+        let rate = self.config.line_rate_bps;
+        with_qp!(self, qpn, |qp, env| match change {
+            ModifyQp::ToErr => {
+                completer::move_to_error(qp, &mut env);
+                Ok(())
+            }
+            ModifyQp::ToReset => {
+                qp.reset(&dcqcn, rate);
+                Ok(())
+            }
+            _ => qp.apply(&change, local_ip),
+        })
+        .unwrap_or(Err(VerbsError::NoSuchQp(qpn)))
+    }
+
+    pub fn qp_state(&self, qpn: Qpn) -> Result<QpState, VerbsError> {
+        self.qps
+            .get(&qpn)
+            .map(|q| q.state)
+            .ok_or(VerbsError::NoSuchQp(qpn))
+    }
+
+    /// Accepted in RTS; in ERR accepted and completed at once with
+    /// WR_FLUSH_ERR; refused in RESET, INIT and RTR.
+    pub fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> Result<(), VerbsError> {
+        let max_window = self.config.max_outstanding_psns;
+        with_qp!(self, qpn, |qp, env| {
+            match qp.state {
+                QpState::Rts => {}
+                QpState::Err => {
+                    env.complete(qp.send_cq, completer::flush_send(qp.qpn, wr.wr_id, &wr.op));
+                    return Ok(());
+                }
+                state => return Err(VerbsError::WrongQpState { qpn, state }),
+            }
+            if wr.sgl.len() > qp.caps.max_sge as usize {
+                return Err(VerbsError::TooManySges);
+            }
+            if qp.sq.wqes.len() >= qp.caps.max_send_wr as usize {
+                return Err(VerbsError::QueueFull);
+            }
+            let kind = WqeKind::of(&wr.op);
+            let len = sgl_len(&wr.sgl);
+            let attrs = qp.send.ok_or(VerbsError::WrongQpState {
+                qpn,
+                state: qp.state,
+            })?;
+            if kind == WqeKind::Atomic && len != 8 {
+                return Err(VerbsError::InvalidAttribute(
+                    "atomic needs 8 bytes of local buffer",
+                ));
+            }
+            if kind.needs_response() && attrs.max_rd_atomic == 0 {
+                return Err(VerbsError::InvalidAttribute("max_rd_atomic is 0"));
+            }
+            let mtu = u64::from(qp.mtu());
+            // IBA caps a message at 2^31 bytes: longer ones fail with a
+            // local length error, in order, without sending anything.
+            let too_long = len > 1 << 31;
+            let npsn = match kind {
+                WqeKind::Atomic => 1,
+                _ if too_long => 1,
+                _ => len.div_ceil(mtu).max(1) as u32,
+            };
+            // Keep every live PSN within half the 24-bit space so PSN
+            // comparisons stay unambiguous.
+            let span = psn::diff(psn::add(qp.sq.next_psn, npsn), qp.sq.una());
+            if span < 0 || span as u32 > (1 << 22).max(max_window) {
+                return Err(VerbsError::QueueFull);
+            }
+            let first = qp.sq.next_psn;
+            qp.sq.next_psn = psn::add(first, npsn);
+            qp.sq.wqes.push_back(SendWqe {
+                wr,
+                kind,
+                len,
+                first_psn: first,
+                npsn,
+                done_psn: first,
+                complete: false,
+                error: too_long.then_some(WcStatus::LocLenErr),
+            });
+            completer::drain(qp, &mut env);
+            Ok(())
+        })
+        .unwrap_or(Err(VerbsError::NoSuchQp(qpn)))
+    }
+
+    /// Refused in RESET; in ERR completed at once with WR_FLUSH_ERR.
+    pub fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> Result<(), VerbsError> {
+        with_qp!(self, qpn, |qp, env| {
+            match qp.state {
+                QpState::Reset => {
+                    return Err(VerbsError::WrongQpState {
+                        qpn,
+                        state: QpState::Reset,
+                    })
+                }
+                QpState::Err => {
+                    env.complete(qp.recv_cq, completer::flush_recv(qp.qpn, wr.wr_id));
+                    return Ok(());
+                }
+                _ => {}
+            }
+            if wr.sgl.len() > qp.caps.max_sge as usize {
+                return Err(VerbsError::TooManySges);
+            }
+            if qp.rq.len() >= qp.caps.max_recv_wr as usize {
+                return Err(VerbsError::QueueFull);
+            }
+            qp.rq.push_back(wr);
+            Ok(())
+        })
+        .unwrap_or(Err(VerbsError::NoSuchQp(qpn)))
+    }
+
+    pub fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
+        self.cqs.get_mut(&cq).map_or_else(Vec::new, |c| c.poll(max))
+    }
+
+    /// QPNs in round-robin order, starting after `last`.
+    fn rr_order(&self, last: Qpn) -> Vec<Qpn> {
+        self.qps
+            .range(last.saturating_add(1)..)
+            .chain(self.qps.range(..=last))
+            .map(|(&q, _)| q)
+            .collect()
+    }
+
+    fn count_tx(&mut self, frame: &[u8]) {
+        self.counters.tx_frames += 1;
+        self.counters.tx_bytes += frame.len() as u64;
+    }
+
+    fn queue_cnp(&mut self, qpn: Qpn) {
+        let Some(qp) = self.qps.get(&qpn) else { return };
+        let Some(path) = qp.path else { return };
+        let mut bth = Bth::new(op::CNP, path.dest_qpn, 0);
+        bth.becn = true;
+        let Nic {
+            config,
+            memory,
+            mrs,
+            counters,
+            cqs,
+            ip_id,
+            qps,
+            ..
+        } = self;
+        let mut env = Env {
+            config,
+            memory,
+            mrs,
+            counters,
+            cqs,
+            ip_id,
+        };
+        if let Some(frame) = crate::tx::frame(
+            &mut env,
+            &qps[&qpn],
+            bth,
+            ExtHeaders::default(),
+            Vec::new(),
+            false,
+        ) {
+            self.cnps.push_back(frame);
+        }
+    }
+
+    fn handle(&mut self, now: Time, frame: &[u8]) {
+        let f = match RoceFrame::decode(frame) {
+            Ok(f) => f,
+            Err(e) => return self.drop_frame(e.reason()),
+        };
+        if f.eth.dst != self.config.mac {
+            return self.drop_frame("wrong_mac");
+        }
+        let (src, dst) = match f.ip {
+            rocenic_wire::IpHeader::V4(h) => (IpAddr::V4(h.src), IpAddr::V4(h.dst)),
+            rocenic_wire::IpHeader::V6(h) => (IpAddr::V6(h.src), IpAddr::V6(h.dst)),
+        };
+        if dst.to_canonical() != self.config.ip.to_canonical() {
+            return self.drop_frame("wrong_ip");
+        }
+        let ce = f.ip.ecn() == ecn::CE;
+        if ce {
+            self.counters.ecn_ce_received += 1;
+        }
+        let qpn = f.bth.dest_qp;
+        let Some(qp) = self.qps.get_mut(&qpn) else {
+            return self.drop_frame("unknown_qp");
+        };
+        if f.bth.opcode == op::CNP {
+            self.counters.cnps_received += 1;
+            if self.config.dcqcn.enabled {
+                qp.rp.on_cnp(&self.config.dcqcn, now);
+            }
+            return;
+        }
+        if matches!(qp.state, QpState::Reset | QpState::Init) {
+            return self.drop_frame("qp_state");
+        }
+        let Some(path) = qp.path else {
+            return self.drop_frame("qp_state");
+        };
+        if src.to_canonical() != path.remote.ip.to_canonical() {
+            return self.drop_frame("wrong_source");
+        }
+        // P_Key match: same 15-bit key (IBA 10.9.3; membership bits are not
+        // modelled).
+        if f.bth.pkey & 0x7FFF != qp.pkey & 0x7FFF {
+            return self.drop_frame("pkey");
+        }
+        if ce && self.config.dcqcn.enabled && qp.np.on_ce(&self.config.dcqcn, now) {
+            self.queue_cnp(qpn);
+        }
+        let is_request = matches!(
+            f.bth.opcode,
+            op::SEND_FIRST
+                ..=op::READ_REQUEST
+                    | op::COMPARE_SWAP
+                    | op::FETCH_ADD
+                    | op::SEND_LAST_INV
+                    | op::SEND_ONLY_INV
+        );
+        let is_response =
+            (op::READ_RESPONSE_FIRST..=op::ATOMIC_ACKNOWLEDGE).contains(&f.bth.opcode);
+        with_qp!(self, qpn, |qp, env| {
+            if is_request {
+                responder::on_request(qp, &mut env, &f);
+            } else if is_response {
+                completer::on_response(qp, &mut env, now, &f);
+            } else {
+                env.drop_frame("unsupported_opcode");
+            }
+            completer::drain(qp, &mut env);
+        });
+    }
+
+    fn drop_frame(&mut self, reason: &str) {
+        *self
+            .counters
+            .rx_dropped
+            .entry(reason.to_string())
+            .or_default() += 1;
+    }
+}
+
+impl rocenic_fabric::Endpoint for Nic {
+    fn mac(&self) -> [u8; 6] {
+        self.config.mac
+    }
+
+    fn receive(&mut self, now: Time, frame: Vec<u8>) {
+        self.now = self.now.max(now);
+        self.counters.rx_frames += 1;
+        self.counters.rx_bytes += frame.len() as u64;
+        self.handle(now, &frame);
+    }
+
+    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
+        self.now = self.now.max(now);
+        if let Some(frame) = self.cnps.pop_front() {
+            self.counters.cnps_sent += 1;
+            self.count_tx(&frame);
+            return Some(frame);
+        }
+        for qpn in self.rr_order(self.rr_resp) {
+            if let Some(Some(frame)) =
+                with_qp!(self, qpn, |qp, env| responder::next_output(qp, &mut env))
+            {
+                self.rr_resp = qpn;
+                self.count_tx(&frame);
+                return Some(frame);
+            }
+        }
+        for qpn in self.rr_order(self.rr_req) {
+            let sent = with_qp!(self, qpn, |qp, env| {
+                let frame = requester::next_request(qp, &mut env, now);
+                // A WQE that failed its local checks completes now if it
+                // is the oldest.
+                completer::drain(qp, &mut env);
+                frame
+            });
+            if let Some(Some(frame)) = sent {
+                self.rr_req = qpn;
+                self.count_tx(&frame);
+                return Some(frame);
+            }
+        }
+        None
+    }
+
+    fn next_deadline(&self) -> Option<Time> {
+        let mut best: Option<Time> = None;
+        let mut consider = |t: Option<Time>| {
+            if let Some(t) = t {
+                best = Some(best.map_or(t, |b| b.min(t)));
+            }
+        };
+        for qp in self.qps.values() {
+            if qp.state != QpState::Rts {
+                continue;
+            }
+            consider(qp.sq.ack_timer);
+            consider(qp.sq.rnr_until);
+            if self.config.dcqcn.enabled {
+                consider(qp.rp.next_deadline());
+                let has_work =
+                    qp.sq.rnr_until.is_none() && psn::diff(qp.sq.send_psn, qp.sq.next_psn) < 0;
+                let pace = qp.sq.pace_at.ceil() as Time;
+                if has_work && pace > self.now {
+                    consider(Some(pace));
+                }
+            }
+        }
+        best
+    }
+
+    fn advance(&mut self, now: Time) {
+        self.now = self.now.max(now);
+        let qpns: Vec<Qpn> = self.qps.keys().copied().collect();
+        for qpn in qpns {
+            with_qp!(self, qpn, |qp, env| {
+                completer::on_timer(qp, &mut env, now);
+                if env.config.dcqcn.enabled {
+                    qp.rp.advance(&env.config.dcqcn, now);
+                }
+            });
+        }
+    }
+}

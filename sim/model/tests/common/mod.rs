@@ -1,0 +1,336 @@
+//! Test harness: two NICs joined by a direct in-memory wire with latency,
+//! serialisation at line rate and seeded drop / duplicate / reorder,
+//! driven through the `Endpoint` methods by a small event loop; plus
+//! helpers to connect a QP pair and register buffers.
+#![allow(dead_code)]
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rocenic_fabric::{Endpoint, Time};
+use rocenic_model::nic::{Nic, NicConfig};
+use rocenic_model::verbs::*;
+use rocenic_wire::RoceFrame;
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// Decides the fate of one frame: `true` drops it. Gets the sending side
+/// (0 or 1) and the decoded frame.
+pub type Filter = Box<dyn FnMut(usize, &RoceFrame) -> bool>;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Faults {
+    pub drop: f64,
+    pub duplicate: f64,
+    pub reorder: f64,
+    /// Extra delay of a reordered frame, up to this (ns).
+    pub reorder_ns: Time,
+}
+
+pub struct Pair {
+    pub nics: [Nic; 2],
+    pub now: Time,
+    pub latency_ns: Time,
+    pub faults: Faults,
+    /// Drop every frame a side sends (a dead peer).
+    pub mute: [bool; 2],
+    pub filter: Option<Filter>,
+    rng: ChaCha8Rng,
+    /// (arrival time, sequence) -> (destination side, frame)
+    in_flight: BTreeMap<(Time, u64), (usize, Vec<u8>)>,
+    seq: u64,
+    busy_until: [Time; 2],
+    poke: [bool; 2],
+    pub frames_dropped: u64,
+    pub frames_duplicated: u64,
+}
+
+pub fn mac(i: u8) -> [u8; 6] {
+    [0x02, 0, 0, 0, 0, i + 1]
+}
+
+pub fn ip(i: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(10, 0, 0, i + 1))
+}
+
+impl Pair {
+    pub fn new(seed: u64) -> Pair {
+        Pair::with_configs(
+            seed,
+            NicConfig::new(mac(0), ip(0)),
+            NicConfig::new(mac(1), ip(1)),
+        )
+    }
+
+    pub fn with_configs(seed: u64, a: NicConfig, b: NicConfig) -> Pair {
+        Pair {
+            nics: [Nic::new(a), Nic::new(b)],
+            now: 0,
+            latency_ns: 500,
+            faults: Faults::default(),
+            mute: [false; 2],
+            filter: None,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            in_flight: BTreeMap::new(),
+            seq: 0,
+            busy_until: [0; 2],
+            poke: [true; 2],
+            frames_dropped: 0,
+            frames_duplicated: 0,
+        }
+    }
+
+    /// Work was posted: let both sides try to transmit.
+    pub fn kick(&mut self) {
+        self.poke = [true; 2];
+    }
+
+    fn send(&mut self, from: usize, frame: Vec<u8>) {
+        let to = 1 - from;
+        if self.mute[from] {
+            self.frames_dropped += 1;
+            return;
+        }
+        if let Some(filter) = self.filter.as_mut() {
+            if let Ok(f) = RoceFrame::decode(&frame) {
+                if filter(from, &f) {
+                    self.frames_dropped += 1;
+                    return;
+                }
+            }
+        }
+        let f = self.faults;
+        if f.drop > 0.0 && self.rng.gen_bool(f.drop) {
+            self.frames_dropped += 1;
+            return;
+        }
+        let mut at = self.now + self.latency_ns;
+        if f.reorder > 0.0 && self.rng.gen_bool(f.reorder) {
+            at += self.rng.gen_range(1..=f.reorder_ns.max(1));
+        }
+        if f.duplicate > 0.0 && self.rng.gen_bool(f.duplicate) {
+            self.frames_duplicated += 1;
+            let later = at + self.rng.gen_range(1..=f.reorder_ns.max(100));
+            self.seq += 1;
+            self.in_flight
+                .insert((later, self.seq), (to, frame.clone()));
+        }
+        self.seq += 1;
+        self.in_flight.insert((at, self.seq), (to, frame));
+    }
+
+    /// One event step; false when nothing at all is pending.
+    pub fn step(&mut self) -> bool {
+        let mut next: Option<Time> = self.in_flight.keys().next().map(|k| k.0);
+        let mut consider = |t: Time| next = Some(next.map_or(t, |n: Time| n.min(t)));
+        for i in 0..2 {
+            if self.poke[i] {
+                consider(self.busy_until[i].max(self.now));
+            }
+            if let Some(d) = self.nics[i].next_deadline() {
+                consider(d.max(self.now));
+            }
+        }
+        let Some(t) = next else { return false };
+        self.now = self.now.max(t);
+        let now = self.now;
+        while let Some(entry) = self.in_flight.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let (to, frame) = entry.remove();
+            self.nics[to].receive(now, frame);
+            self.poke[to] = true;
+        }
+        for i in 0..2 {
+            if self.nics[i].next_deadline().is_some_and(|d| d <= now) {
+                self.nics[i].advance(now);
+                self.poke[i] = true;
+            }
+        }
+        for i in 0..2 {
+            if self.poke[i] && self.busy_until[i] <= now {
+                match self.nics[i].transmit(now) {
+                    Some(frame) => {
+                        let bits = (frame.len() as f64 + 24.0) * 8.0;
+                        let ser = (bits * 1e9 / self.nics[i].config().line_rate_bps).ceil() as Time;
+                        self.busy_until[i] = now + ser.max(1);
+                        self.send(i, frame);
+                    }
+                    None => self.poke[i] = false,
+                }
+            }
+        }
+        true
+    }
+
+    /// Runs until nothing is pending or `limit_ns` of simulated time has
+    /// passed since the call; returns whether it went idle.
+    pub fn run(&mut self, limit_ns: Time) -> bool {
+        let end = self.now + limit_ns;
+        self.kick();
+        let mut steps = 0u64;
+        while self.now <= end {
+            if !self.step() {
+                return true;
+            }
+            steps += 1;
+            assert!(steps < 50_000_000, "event loop does not converge");
+        }
+        false
+    }
+
+    /// Runs until `done` holds (checked between steps) or the limit.
+    pub fn run_until(&mut self, limit_ns: Time, mut done: impl FnMut(&mut Pair) -> bool) -> bool {
+        let end = self.now + limit_ns;
+        self.kick();
+        while self.now <= end {
+            if done(self) {
+                return true;
+            }
+            if !self.step() {
+                return done(self);
+            }
+        }
+        done(self)
+    }
+}
+
+/// One side of a connected QP pair.
+#[derive(Clone, Copy, Debug)]
+pub struct Side {
+    pub pd: PdId,
+    pub scq: CqId,
+    pub rcq: CqId,
+    pub qpn: Qpn,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ConnOpts {
+    pub mtu: u32,
+    pub timeout: u8,
+    pub retry_cnt: u8,
+    pub rnr_retry: u8,
+    pub min_rnr_timer: u8,
+    pub access: Access,
+    pub max_rd_atomic: u8,
+}
+
+impl Default for ConnOpts {
+    fn default() -> Self {
+        ConnOpts {
+            mtu: 1024,
+            // 4.096 us * 2^8 ~ 1 ms
+            timeout: 8,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            min_rnr_timer: 1,
+            access: Access::ALL,
+            max_rd_atomic: 16,
+        }
+    }
+}
+
+pub fn make_side(nic: &mut Nic) -> Side {
+    let pd = nic.alloc_pd();
+    let scq = nic.create_cq(1 << 16);
+    let rcq = nic.create_cq(1 << 16);
+    let qpn = nic.create_qp(pd, scq, rcq, QpCaps::default()).unwrap();
+    Side { pd, scq, rcq, qpn }
+}
+
+/// Brings `qpn` of `nic` to RTS towards (`peer_nic_index`, `dest_qpn`).
+pub fn bring_up(nic: &mut Nic, qpn: Qpn, peer: u8, dest_qpn: Qpn, psns: (u32, u32), o: &ConnOpts) {
+    nic.modify_qp(
+        qpn,
+        ModifyQp::ToInit {
+            access: o.access,
+            pkey: 0xFFFF,
+        },
+    )
+    .unwrap();
+    nic.modify_qp(
+        qpn,
+        ModifyQp::ToRtr {
+            remote: RemoteAddress {
+                mac: mac(peer),
+                ip: ip(peer),
+            },
+            dest_qpn,
+            rq_psn: psns.0,
+            path_mtu: o.mtu,
+            max_dest_rd_atomic: 16,
+            min_rnr_timer: o.min_rnr_timer,
+        },
+    )
+    .unwrap();
+    nic.modify_qp(
+        qpn,
+        ModifyQp::ToRts {
+            sq_psn: psns.1,
+            timeout: o.timeout,
+            retry_cnt: o.retry_cnt,
+            rnr_retry: o.rnr_retry,
+            max_rd_atomic: o.max_rd_atomic,
+        },
+    )
+    .unwrap();
+}
+
+/// A connected QP pair; PSNs start near the 24-bit wrap so every test
+/// also crosses it.
+pub fn connect(pair: &mut Pair, o: &ConnOpts) -> (Side, Side) {
+    let a = make_side(&mut pair.nics[0]);
+    let b = make_side(&mut pair.nics[1]);
+    let psn_ab = 0xFF_FF00;
+    let psn_ba = 0xFF_FFF0;
+    bring_up(&mut pair.nics[0], a.qpn, 1, b.qpn, (psn_ba, psn_ab), o);
+    bring_up(&mut pair.nics[1], b.qpn, 0, a.qpn, (psn_ab, psn_ba), o);
+    (a, b)
+}
+
+/// A registered buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct Buf {
+    pub va: u64,
+    pub len: u64,
+    pub lkey: u32,
+    pub rkey: u32,
+}
+
+impl Buf {
+    pub fn sge(&self, off: u64, len: u32) -> Sge {
+        Sge {
+            addr: self.va + off,
+            length: len,
+            lkey: self.lkey,
+        }
+    }
+}
+
+pub fn buffer(nic: &mut Nic, pd: PdId, len: u64, access: Access) -> Buf {
+    let va = nic.memory_mut().alloc(len.max(1), 4096);
+    let keys = nic.reg_mr(pd, va, len.max(1), access).unwrap();
+    Buf {
+        va,
+        len,
+        lkey: keys.lkey,
+        rkey: keys.rkey,
+    }
+}
+
+pub fn fill(nic: &mut Nic, va: u64, data: &[u8]) {
+    nic.memory_mut().write_va(va, data).unwrap();
+}
+
+pub fn read(nic: &Nic, va: u64, len: usize) -> Vec<u8> {
+    let mut out = vec![0; len];
+    nic.memory().read_va(va, &mut out).unwrap();
+    out
+}
+
+pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut v = vec![0; len];
+    rng.fill(&mut v[..]);
+    v
+}
