@@ -392,7 +392,7 @@ impl<E: Endpoint> Fabric<E> {
         if ceil_ns(free_ps) == now {
             free_ps
         } else {
-            (now * PS_PER_NS).max(free_ps)
+            now.saturating_mul(PS_PER_NS).max(free_ps)
         }
     }
 

@@ -167,3 +167,68 @@ fn emitted_pcap_file_holds_every_frame_as_sent() {
         assert_eq!(bf, sf);
     }
 }
+
+/// Independent oracle, when installed: tshark decodes the emitted-frames
+/// pcap as RoCEv2 with the opcodes, PSNs, ECN and nanosecond times the
+/// fabric recorded. Without tshark there is nothing to compare against.
+#[test]
+fn tshark_decodes_the_capture_when_available() {
+    let Ok(probe) = std::process::Command::new("tshark").arg("-v").output() else {
+        return;
+    };
+    assert!(probe.status.success());
+    let path = std::env::temp_dir().join(format!("rocenic-tshark-{}.pcap", std::process::id()));
+    let mut f = scenario(3);
+    let cap = f.capture_emitted_pcap(&path).unwrap();
+    f.run_until(200_000);
+    cap.finish().unwrap();
+    let out = std::process::Command::new("tshark")
+        .args([
+            "-r",
+            path.to_str().unwrap(),
+            "--disable-protocol",
+            "rpcordma",
+        ])
+        .args(["-o", "frame.generate_epoch_time:TRUE"])
+        .args(["-T", "fields", "-E", "separator=,"])
+        .args([
+            "-e",
+            "frame.time_epoch",
+            "-e",
+            "eth.src",
+            "-e",
+            "ip.dsfield.ecn",
+        ])
+        .args(["-e", "infiniband.bth.opcode", "-e", "infiniband.bth.psn"])
+        .output()
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split(',').collect()).collect();
+    let mut sent: Vec<(Time, u8, u32)> = Vec::new();
+    for n in 0..f.node_count() {
+        for (t, fr) in &f.node(NodeId(n)).sent {
+            sent.push((*t, fr[11], psn_of(fr)));
+        }
+    }
+    sent.sort();
+    assert!(sent.len() > 100);
+    assert_eq!(rows.len(), sent.len());
+    let mut seen: Vec<(Time, u8, u32)> = Vec::new();
+    for r in &rows {
+        assert_eq!(r.len(), 5, "{r:?}");
+        let (secs, nanos) = r[0].split_once('.').unwrap();
+        let t = secs.parse::<u64>().unwrap() * 1_000_000_000 + nanos.parse::<u64>().unwrap();
+        let src = u8::from_str_radix(r[1].rsplit(':').next().unwrap(), 16).unwrap();
+        assert_eq!(r[2], "2", "ECT(0) as sent");
+        assert_eq!(r[3], "4", "SEND only");
+        seen.push((t, src, r[4].parse().unwrap()));
+    }
+    seen.sort();
+    assert_eq!(seen, sent);
+}
