@@ -21,6 +21,7 @@
 //! None of those exist yet. What exists is the shared stream interface and
 //! the register slice that every block boundary will use to close timing.
 
+pub mod crc32_math;
 pub mod register_slice;
 pub mod stream;
 
