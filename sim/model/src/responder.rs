@@ -507,6 +507,16 @@ fn duplicate(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
                 env.drop_frame("duplicate_mismatch");
                 return;
             }
+            // The requester has gone back to `p`: whatever is still queued
+            // of earlier answers to this READ lies beyond its gap and would
+            // only be discarded there.
+            qp.resp.out.retain(|item| match item {
+                RespItem::Read { psn: q, .. } => {
+                    let d = psn::diff(*q, first_psn);
+                    d < 0 || d as u32 >= npsn
+                }
+                _ => true,
+            });
             // Re-executed from current memory, with the access checks.
             match remote(
                 qp,

@@ -8,42 +8,6 @@ use common::*;
 use rocenic_model::nic::Nic;
 use rocenic_model::verbs::*;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verb {
-    Send,
-    SendImm,
-    SendInv,
-    Write,
-    WriteImm,
-    Read,
-}
-
-pub const ALL_VERBS: [Verb; 6] = [
-    Verb::Send,
-    Verb::SendImm,
-    Verb::SendInv,
-    Verb::Write,
-    Verb::WriteImm,
-    Verb::Read,
-];
-
-/// Splits `[0, len)` of `buf` into up to three SGEs of uneven sizes.
-fn split_sgl(buf: &Buf, len: u64) -> Vec<Sge> {
-    if len == 0 {
-        return Vec::new();
-    }
-    if len < 3 {
-        return vec![buf.sge(0, len as u32)];
-    }
-    let a = len / 3;
-    let b = len / 2;
-    vec![
-        buf.sge(0, a as u32),
-        buf.sge(a, (b - a) as u32),
-        buf.sge(b, (len - b) as u32),
-    ]
-}
-
 fn expect_one(nic: &mut Nic, cq: CqId) -> Cqe {
     let cqes = nic.poll_cq(cq, 16);
     assert_eq!(cqes.len(), 1, "expected exactly one CQE, got {cqes:?}");

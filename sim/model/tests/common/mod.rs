@@ -334,3 +334,243 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
     rng.fill(&mut v[..]);
     v
 }
+
+/// The message verbs (atomics are separate ops).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verb {
+    Send,
+    SendImm,
+    SendInv,
+    Write,
+    WriteImm,
+    Read,
+}
+
+pub const ALL_VERBS: [Verb; 6] = [
+    Verb::Send,
+    Verb::SendImm,
+    Verb::SendInv,
+    Verb::Write,
+    Verb::WriteImm,
+    Verb::Read,
+];
+
+/// One operation of a workload from A to B.
+#[derive(Clone, Copy, Debug)]
+pub enum Op {
+    Message(Verb, u64),
+    FetchAdd(u64),
+    /// Compare-and-swap whose compare value matches (or not).
+    CmpSwap(bool),
+}
+
+/// Splits `[0, len)` of `buf` into up to three SGEs of uneven sizes.
+pub fn split_sgl(buf: &Buf, len: u64) -> Vec<Sge> {
+    if len == 0 {
+        return Vec::new();
+    }
+    if len < 3 {
+        return vec![buf.sge(0, len as u32)];
+    }
+    let a = len / 3;
+    let b = len / 2;
+    vec![
+        buf.sge(0, a as u32),
+        buf.sge(a, (b - a) as u32),
+        buf.sge(b, (len - b) as u32),
+    ]
+}
+
+/// What a posted op must leave behind.
+struct Expect {
+    wr_id: u64,
+    signaled: bool,
+    opcode: WcOpcode,
+    byte_len: u32,
+    /// (side, va, bytes) that must be in memory afterwards.
+    memory: Vec<(usize, u64, Vec<u8>)>,
+    recv: Option<Cqe>,
+}
+
+/// Posts `ops` from A to B (every third unsignaled), runs the pair until
+/// idle, and checks memory byte for byte and every completion exactly once
+/// and in order. Returns false if the pair did not go idle in `limit_ns`.
+pub fn run_workload(pair: &mut Pair, a: Side, b: Side, ops: &[Op], seed: u64, limit_ns: Time) {
+    const SLACK: u64 = 8;
+    let mut expects = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        let i = i as u64;
+        let wr_id = (seed << 16) | i;
+        let signaled = i % 3 != 2;
+        let imm = 0xA000_0000 | i as u32;
+        let mut memory = Vec::new();
+        let mut recv = None;
+        let (send_op, sgl, opcode, byte_len) = match *op {
+            Op::Message(verb, size) => {
+                let data = pattern(seed * 1000 + i, size as usize);
+                let mut tail = data.clone();
+                tail.extend_from_slice(&[0xEE; SLACK as usize]);
+                let (src_side, src_pd, dst_side, dst_pd) = if verb == Verb::Read {
+                    (1, b.pd, 0, a.pd)
+                } else {
+                    (0, a.pd, 1, b.pd)
+                };
+                let src = buffer(&mut pair.nics[src_side], src_pd, size + SLACK, Access::ALL);
+                let dst = buffer(&mut pair.nics[dst_side], dst_pd, size + SLACK, Access::ALL);
+                fill(&mut pair.nics[src_side], src.va, &data);
+                fill(
+                    &mut pair.nics[dst_side],
+                    dst.va,
+                    &vec![0xEE; (size + SLACK) as usize],
+                );
+                memory.push((dst_side, dst.va, tail));
+                let local = if verb == Verb::Read { dst } else { src };
+                let inv = buffer(&mut pair.nics[1], b.pd, 64, Access::ALL);
+                let op = match verb {
+                    Verb::Send => SendOp::Send,
+                    Verb::SendImm => SendOp::SendWithImm { imm },
+                    Verb::SendInv => SendOp::SendWithInv { rkey: inv.rkey },
+                    Verb::Write => SendOp::Write {
+                        remote_addr: dst.va,
+                        rkey: dst.rkey,
+                    },
+                    Verb::WriteImm => SendOp::WriteWithImm {
+                        remote_addr: dst.va,
+                        rkey: dst.rkey,
+                        imm,
+                    },
+                    Verb::Read => SendOp::Read {
+                        remote_addr: src.va,
+                        rkey: src.rkey,
+                    },
+                };
+                if matches!(
+                    verb,
+                    Verb::Send | Verb::SendImm | Verb::SendInv | Verb::WriteImm
+                ) {
+                    let rsgl = if verb == Verb::WriteImm {
+                        Vec::new()
+                    } else {
+                        split_sgl(&dst, size + SLACK)
+                    };
+                    pair.nics[1]
+                        .post_recv(
+                            b.qpn,
+                            RecvWr {
+                                wr_id: wr_id | 1 << 40,
+                                sgl: rsgl,
+                            },
+                        )
+                        .unwrap();
+                    recv = Some(Cqe {
+                        wr_id: wr_id | 1 << 40,
+                        status: WcStatus::Success,
+                        opcode: if verb == Verb::WriteImm {
+                            WcOpcode::RecvRdmaWithImm
+                        } else {
+                            WcOpcode::Recv
+                        },
+                        qpn: b.qpn,
+                        byte_len: size as u32,
+                        imm: matches!(verb, Verb::SendImm | Verb::WriteImm).then_some(imm),
+                        invalidated_rkey: (verb == Verb::SendInv).then_some(inv.rkey),
+                    });
+                }
+                let opcode = match verb {
+                    Verb::Send | Verb::SendImm | Verb::SendInv => WcOpcode::Send,
+                    Verb::Write | Verb::WriteImm => WcOpcode::RdmaWrite,
+                    Verb::Read => WcOpcode::RdmaRead,
+                };
+                (op, split_sgl(&local, size), opcode, size as u32)
+            }
+            Op::FetchAdd(_) | Op::CmpSwap(_) => {
+                let init = 0x1122_3344_5566_7788u64 ^ i;
+                let target = buffer(&mut pair.nics[1], b.pd, 24, Access::ALL);
+                let result = buffer(&mut pair.nics[0], a.pd, 8, Access::ALL);
+                fill(&mut pair.nics[1], target.va + 8, &init.to_le_bytes());
+                fill(&mut pair.nics[0], result.va, &[0xEE; 8]);
+                let (op, after, opcode) = match *op {
+                    Op::FetchAdd(add) => (
+                        SendOp::FetchAdd {
+                            remote_addr: target.va + 8,
+                            rkey: target.rkey,
+                            add,
+                        },
+                        init.wrapping_add(add),
+                        WcOpcode::FetchAdd,
+                    ),
+                    Op::CmpSwap(equal) => {
+                        let compare = if equal { init } else { !init };
+                        let swap = 0xDEAD_BEEF_0000_0000 | i;
+                        (
+                            SendOp::CompareSwap {
+                                remote_addr: target.va + 8,
+                                rkey: target.rkey,
+                                compare,
+                                swap,
+                            },
+                            if equal { swap } else { init },
+                            WcOpcode::CompSwap,
+                        )
+                    }
+                    Op::Message(..) => unreachable!(),
+                };
+                memory.push((1, target.va + 8, after.to_le_bytes().to_vec()));
+                memory.push((0, result.va, init.to_le_bytes().to_vec()));
+                (op, vec![result.sge(0, 8)], opcode, 8)
+            }
+        };
+        pair.nics[0]
+            .post_send(
+                a.qpn,
+                SendWr {
+                    wr_id,
+                    op: send_op,
+                    sgl,
+                    signaled,
+                    solicited: false,
+                },
+            )
+            .unwrap();
+        expects.push(Expect {
+            wr_id,
+            signaled,
+            opcode,
+            byte_len,
+            memory,
+            recv,
+        });
+    }
+    assert!(pair.run(limit_ns), "did not go idle (seed {seed})");
+
+    let sends = pair.nics[0].poll_cq(a.scq, usize::MAX);
+    let want: Vec<Cqe> = expects
+        .iter()
+        .filter(|e| e.signaled)
+        .map(|e| Cqe {
+            wr_id: e.wr_id,
+            status: WcStatus::Success,
+            opcode: e.opcode,
+            qpn: a.qpn,
+            byte_len: e.byte_len,
+            imm: None,
+            invalidated_rkey: None,
+        })
+        .collect();
+    assert_eq!(sends, want, "send completions (seed {seed})");
+    let recvs = pair.nics[1].poll_cq(b.rcq, usize::MAX);
+    let want: Vec<Cqe> = expects.iter().filter_map(|e| e.recv).collect();
+    assert_eq!(recvs, want, "receive completions (seed {seed})");
+    for (k, e) in expects.iter().enumerate() {
+        for (side, va, bytes) in &e.memory {
+            let got = read(&pair.nics[*side], *va, bytes.len());
+            assert!(
+                got == *bytes,
+                "op {k} {:?}: memory on side {side} differs (seed {seed})",
+                ops[k]
+            );
+        }
+    }
+    assert_eq!(pair.nics[0].qp_state(a.qpn), Ok(QpState::Rts));
+    assert_eq!(pair.nics[1].qp_state(b.qpn), Ok(QpState::Rts));
+}
