@@ -94,8 +94,7 @@ pub fn read_pcap(path: &Path) -> Result<Vec<Vec<u8>>> {
         PcapReader::new(file).with_context(|| format!("{} is not a pcap file", path.display()))?;
     let mut frames = Vec::new();
     while let Some(packet) = reader.next_packet() {
-        let packet =
-            packet.with_context(|| format!("{}: damaged pcap record", path.display()))?;
+        let packet = packet.with_context(|| format!("{}: damaged pcap record", path.display()))?;
         frames.push(packet.data.into_owned());
     }
     Ok(frames)

@@ -106,7 +106,11 @@ mod tests {
             assert_eq!(&RoceFrame::decode(&bytes).unwrap(), f);
         }
         for info in OPCODES {
-            assert!(frames.iter().any(|f| f.bth.opcode == info.code), "{}", info.name);
+            assert!(
+                frames.iter().any(|f| f.bth.opcode == info.code),
+                "{}",
+                info.name
+            );
         }
     }
 }

@@ -3,3 +3,5 @@
 
 pub mod decode;
 pub mod frames;
+pub mod incast;
+pub mod scenario;

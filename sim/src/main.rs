@@ -1,13 +1,20 @@
 //! `rocenic`: run the simulated RoCEv2 NICs and inspect captures.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use rocenic_fabric::FaultConfig;
 use rocenic_sim::decode;
+use rocenic_sim::incast::{run_incast, IncastConfig};
+use rocenic_sim::scenario::{self, ScenarioConfig, Workload};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "rocenic", version, about = "rocenic RoCEv2 NIC simulator and tools")]
+#[command(
+    name = "rocenic",
+    version,
+    about = "rocenic RoCEv2 NIC simulator and tools"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -19,8 +26,68 @@ enum DecodeBackend {
     Model,
 }
 
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum SimBackend {
+    /// The Rust reference model of the transport.
+    Model,
+}
+
+fn probability(s: &str) -> Result<f64, String> {
+    let p: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{p} is not a probability in 0..=1"))
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Run an RDMA workload between two simulated NICs and check every
+    /// completion and every byte of memory.
+    Sim {
+        #[arg(long, value_enum, default_value = "model")]
+        backend: SimBackend,
+        #[arg(long, value_enum, default_value = "write")]
+        workload: Workload,
+        /// Message size in bytes (atomics always move 8).
+        #[arg(long, default_value_t = 65536)]
+        size: u64,
+        /// Messages per QP.
+        #[arg(long, default_value_t = 16)]
+        count: u32,
+        #[arg(long, default_value_t = 1)]
+        qps: u32,
+        /// Path MTU: 256, 512, 1024, 2048 or 4096.
+        #[arg(long, default_value_t = 4096)]
+        mtu: u32,
+        /// Probability that a link loses a frame.
+        #[arg(long, default_value_t = 0.0, value_parser = probability)]
+        loss: f64,
+        /// Probability that a link duplicates a frame.
+        #[arg(long, default_value_t = 0.0, value_parser = probability)]
+        dup: f64,
+        /// Probability that a link delays a frame behind later ones.
+        #[arg(long, default_value_t = 0.0, value_parser = probability)]
+        reorder: f64,
+        /// Probability that a link flips a bit of a frame.
+        #[arg(long, default_value_t = 0.0, value_parser = probability)]
+        corrupt: f64,
+        /// ECN marking in the switch and DCQCN in the NICs.
+        #[arg(long)]
+        ecn: bool,
+        /// Use IPv6 instead of IPv4.
+        #[arg(long)]
+        ipv6: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Write every frame as its sender emitted it.
+        #[arg(long)]
+        pcap: Option<PathBuf>,
+        /// Write the report as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Decode every frame of a pcap as the NIC's receive path would.
     Decode {
         /// The capture (pcap, Ethernet link type).
@@ -30,6 +97,34 @@ enum Command {
         /// Print one JSON object per frame (JSON Lines) instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// DCQCN under incast: FLOWS senders stream RDMA WRITEs into one
+    /// receiver through a 100 GbE bottleneck; reports per-window rates,
+    /// fairness, utilisation and when fairness converged.
+    Dcqcn {
+        #[arg(long, default_value_t = 2)]
+        flows: usize,
+        /// Simulated time to run, in milliseconds.
+        #[arg(long, default_value_t = 20.0)]
+        duration_ms: f64,
+        /// Measurement window, in microseconds.
+        #[arg(long, default_value_t = 500.0)]
+        window_us: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Write seeded random valid RoCEv2 frames (every opcode, IPv4 and
+    /// IPv6, payloads up to 4096 bytes) to a pcap, for cross-checking other
+    /// decoders and the RTL.
+    Frames {
+        #[arg(long, default_value_t = 100)]
+        count: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        pcap: PathBuf,
     },
 }
 
@@ -45,6 +140,132 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
+        Command::Sim {
+            backend: SimBackend::Model,
+            workload,
+            size,
+            count,
+            qps,
+            mtu,
+            loss,
+            dup,
+            reorder,
+            corrupt,
+            ecn,
+            ipv6,
+            seed,
+            pcap,
+            json,
+        } => {
+            let config = ScenarioConfig {
+                workload,
+                size,
+                count,
+                qps,
+                mtu,
+                faults: FaultConfig {
+                    loss,
+                    duplicate: dup,
+                    reorder,
+                    corrupt,
+                    ..FaultConfig::default()
+                },
+                ecn,
+                seed,
+                ipv6,
+                ..ScenarioConfig::default()
+            };
+            if size > u64::from(u32::MAX) {
+                anyhow::bail!("--size {size} exceeds the 2^32-1 byte RDMA message limit");
+            }
+            let report = scenario::run(&config, pcap.as_deref())?;
+            println!(
+                "{} {:?}: {}/{} messages completed, data {}, {} frames ({} retransmitted), {:.2} Gb/s goodput over {:.3} ms simulated",
+                report.backend,
+                report.workload,
+                report.messages_completed,
+                report.messages_posted,
+                if report.data_verified { "verified" } else { "MISMATCH" },
+                report.frames,
+                report.retransmitted_frames,
+                report.goodput_gbps,
+                report.sim_time_ns as f64 / 1e6
+            );
+            for m in &report.mismatches {
+                println!("  mismatch: {m}");
+            }
+            if let Some(path) = &json {
+                std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            let ok = report.data_verified && report.messages_completed == report.messages_posted;
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Command::Dcqcn {
+            flows,
+            duration_ms,
+            window_us,
+            seed,
+            json,
+        } => {
+            let config = IncastConfig {
+                flows,
+                duration_ns: (duration_ms * 1e6) as u64,
+                window_ns: (window_us * 1e3) as u64,
+                seed,
+                ..IncastConfig::default()
+            };
+            let report = run_incast(&config)?;
+            for s in &report.samples {
+                let rates: Vec<String> = s.flow_gbps.iter().map(|r| format!("{r:6.2}")).collect();
+                println!(
+                    "{:>9.3} ms  jain {:.3}  util {:5.1}%  Gb/s [{}]",
+                    s.start_ns as f64 / 1e6,
+                    s.jain,
+                    s.utilisation * 100.0,
+                    rates.join(" ")
+                );
+            }
+            match report.convergence_ns {
+                Some(t) => println!(
+                    "converged after {:.3} ms: Jain {:.4}, utilisation {:.1}% of {} Gb/s; {} CNPs, {} ECN marks",
+                    t as f64 / 1e6,
+                    report.jain_after_convergence,
+                    report.utilisation_after_convergence * 100.0,
+                    report.line_rate_gbps,
+                    report.cnps_sent,
+                    report.ecn_marked
+                ),
+                None => println!("fairness never converged to Jain >= {}", config.fairness_target),
+            }
+            if let Some(path) = &json {
+                std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            Ok(if report.convergence_ns.is_some() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Command::Frames { count, seed, pcap } => {
+            let mut writer = rocenic_fabric::PcapWriter::create(&pcap)
+                .with_context(|| format!("cannot create {}", pcap.display()))?;
+            for (i, frame) in rocenic_sim::frames::random_frames(seed, count)
+                .iter()
+                .enumerate()
+            {
+                let bytes = frame.encode().context("encoding a generated frame")?;
+                writer
+                    .write(i as u64 * 1_000, &bytes)
+                    .with_context(|| format!("cannot write {}", pcap.display()))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Decode {
             file,
             backend: DecodeBackend::Model,

@@ -207,7 +207,7 @@ impl RoceFrame {
         out.extend_from_slice(&self.payload);
         out.resize(out.len() + pad, 0);
 
-        let crc = icrc::compute(&out[ETH_LEN..], ip_len);
+        let crc = icrc::compute(&out[ETH_LEN..], ip_len).expect("headers were just written");
         out.extend_from_slice(&crc.to_le_bytes());
 
         if self.udp_checksum || matches!(self.ip, IpHeader::V6(_)) {
@@ -322,7 +322,12 @@ impl RoceFrame {
             l3[icrc_at + 2],
             l3[icrc_at + 3],
         ]);
-        let icrc_computed = icrc::compute(&l3[..icrc_at], ip_len);
+        let icrc_computed =
+            icrc::compute(&l3[..icrc_at], ip_len).ok_or(DecodeError::Truncated {
+                layer: Layer::Icrc,
+                need: bth_at + BTH_LEN,
+                have: icrc_at,
+            })?;
         Ok(Parsed {
             frame: RoceFrame {
                 eth,

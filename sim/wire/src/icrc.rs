@@ -10,7 +10,11 @@ use crate::headers::{BTH_LEN, UDP_LEN};
 
 /// Computes the ICRC of `l3`, which starts at the IP header and runs up to
 /// (not including) the ICRC field. `ip_len` is 20 for IPv4, 40 for IPv6.
-pub fn compute(l3: &[u8], ip_len: usize) -> u32 {
+/// `None` when `l3` cannot hold the IP, UDP and BTH headers.
+pub fn compute(l3: &[u8], ip_len: usize) -> Option<u32> {
+    if !matches!(ip_len, 20 | 40) || l3.len() < ip_len + UDP_LEN + BTH_LEN {
+        return None;
+    }
     let mut hasher = crc32fast::Hasher::new();
     hasher.update(&[0xFF; 8]);
 
@@ -43,5 +47,5 @@ pub fn compute(l3: &[u8], ip_len: usize) -> u32 {
     hasher.update(&bth);
 
     hasher.update(&l3[bth_at + BTH_LEN..]);
-    hasher.finalize()
+    Some(hasher.finalize())
 }

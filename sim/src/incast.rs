@@ -1,0 +1,317 @@
+//! DCQCN under incast: `flows` sender NICs each stream RDMA WRITEs on one QP
+//! to a single receiver NIC, so the switch port towards the receiver is the
+//! bottleneck. The switch marks ECN (congestion point), the receiver sends
+//! CNPs (notification point), the senders' rate limiters react (reaction
+//! point). Reported per measurement window: each flow's rate on the
+//! bottleneck link, Jain's fairness index and link utilisation, and when
+//! fairness converged.
+
+use crate::scenario::{connect, nic_config, ScenarioConfig};
+use anyhow::Result;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rocenic_fabric::{
+    wire_bytes, CaptureKind, EcnConfig, Fabric, LinkConfig, NodeId, SwitchConfig, Time,
+};
+use rocenic_model::dcqcn::DcqcnConfig;
+use rocenic_model::nic::Nic;
+use rocenic_model::verbs::*;
+use rocenic_wire::RoceFrame;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+#[derive(Clone, Debug, Serialize)]
+pub struct IncastConfig {
+    pub flows: usize,
+    pub duration_ns: Time,
+    /// Width of one measurement window.
+    pub window_ns: Time,
+    /// Jain index every window from convergence on must reach.
+    pub fairness_target: f64,
+    pub message_size: u64,
+    /// WRITEs each sender keeps posted.
+    pub outstanding: u32,
+    pub mtu: u32,
+    pub seed: u64,
+    pub link: LinkConfig,
+    pub ecn: EcnConfig,
+    pub buffer_bytes: u64,
+    pub dcqcn: DcqcnConfig,
+}
+
+impl Default for IncastConfig {
+    fn default() -> Self {
+        IncastConfig {
+            flows: 2,
+            duration_ns: 20_000_000,
+            window_ns: 500_000,
+            fairness_target: 0.98,
+            message_size: 1 << 20,
+            outstanding: 4,
+            mtu: 4096,
+            seed: 1,
+            link: LinkConfig::default(),
+            ecn: EcnConfig::default(),
+            buffer_bytes: 32 << 20,
+            dcqcn: DcqcnConfig::default(),
+        }
+    }
+}
+
+/// One measurement window.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sample {
+    pub start_ns: Time,
+    /// Each flow's rate on the bottleneck link, wire bytes (with preamble,
+    /// FCS and inter-frame gap) per second, in Gb/s.
+    pub flow_gbps: Vec<f64>,
+    pub jain: f64,
+    /// Busy fraction of the bottleneck link.
+    pub utilisation: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct IncastReport {
+    pub flows: usize,
+    pub line_rate_gbps: f64,
+    /// Start of the first window from which every window met the fairness
+    /// target; `None` if fairness never settled.
+    pub convergence_ns: Option<Time>,
+    /// Averages over all windows from convergence to the end.
+    pub jain_after_convergence: f64,
+    pub utilisation_after_convergence: f64,
+    pub flow_gbps_after_convergence: Vec<f64>,
+    pub cnps_sent: u64,
+    pub cnps_received: u64,
+    pub ecn_marked: u64,
+    pub buffer_drops: u64,
+    pub retransmitted_frames: u64,
+    pub samples: Vec<Sample>,
+}
+
+/// Jain's fairness index: (sum x)^2 / (n * sum x^2); 1 is perfectly fair.
+pub fn jain(rates: &[f64]) -> f64 {
+    let sum: f64 = rates.iter().sum();
+    let squares: f64 = rates.iter().map(|r| r * r).sum();
+    if squares == 0.0 {
+        0.0
+    } else {
+        sum * sum / (rates.len() as f64 * squares)
+    }
+}
+
+const POLL_INTERVAL_NS: Time = 2_000;
+
+pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
+    anyhow::ensure!(config.flows >= 1, "at least one flow");
+    anyhow::ensure!(
+        config.window_ns > 0 && config.duration_ns >= config.window_ns,
+        "the run must hold at least one window"
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    let scenario = ScenarioConfig {
+        mtu: config.mtu,
+        ecn: true,
+        seed: config.seed,
+        ..ScenarioConfig::default()
+    };
+    let nic = |n: u8| {
+        let mut nic_config = nic_config(n, &scenario);
+        nic_config.dcqcn = config.dcqcn.clone();
+        Nic::new(nic_config)
+    };
+
+    let mut receiver = nic(100);
+    let r_pd = receiver.alloc_pd();
+    let r_cq = receiver.create_cq(64);
+    let r_buf = receiver.memory_mut().alloc(config.message_size, 2 << 20);
+    let r_keys = receiver.reg_mr(
+        r_pd,
+        r_buf,
+        config.message_size,
+        Access::LOCAL_WRITE | Access::REMOTE_WRITE,
+    )?;
+    let caps = QpCaps::default();
+
+    struct Sender {
+        qpn: Qpn,
+        cq: CqId,
+        sge: Sge,
+        posted: u64,
+    }
+    let mut senders = Vec::new();
+    let mut flow_of_qpn = BTreeMap::new();
+    let mut nics = Vec::new();
+    for flow in 0..config.flows {
+        let mut s = nic(flow as u8 + 1);
+        let pd = s.alloc_pd();
+        let cq = s.create_cq(config.outstanding * 2 + 16);
+        let buf = s.memory_mut().alloc(config.message_size, 2 << 20);
+        let keys = s.reg_mr(pd, buf, config.message_size, Access::LOCAL_WRITE)?;
+        let qpn = s.create_qp(pd, cq, cq, caps)?;
+        let r_qpn = receiver.create_qp(r_pd, r_cq, r_cq, caps)?;
+        connect(&mut s, qpn, &mut receiver, r_qpn, &scenario, &mut rng)?;
+        flow_of_qpn.insert(r_qpn, flow);
+        senders.push(Sender {
+            qpn,
+            cq,
+            sge: Sge {
+                addr: buf,
+                length: config.message_size as u32,
+                lkey: keys.lkey,
+            },
+            posted: 0,
+        });
+        nics.push(s);
+    }
+
+    let switch = SwitchConfig {
+        buffer_bytes: config.buffer_bytes,
+        ecn: Some(config.ecn.clone()),
+        ..SwitchConfig::default()
+    };
+    let mut fabric = Fabric::new(config.seed, switch);
+    let receiver_id = fabric.add_node(receiver, config.link.clone());
+    let sender_ids: Vec<NodeId> = nics
+        .into_iter()
+        .map(|n| fabric.add_node(n, config.link.clone()))
+        .collect();
+
+    let windows = (config.duration_ns / config.window_ns) as usize;
+    let buckets = Arc::new(Mutex::new(vec![vec![0u64; config.flows]; windows]));
+    {
+        let buckets = Arc::clone(&buckets);
+        let window_ns = config.window_ns;
+        fabric.add_capture(Box::new(move |event| {
+            if event.node != receiver_id || event.kind != CaptureKind::Delivered {
+                return;
+            }
+            let Ok(parsed) = RoceFrame::parse(event.frame) else {
+                return;
+            };
+            let Some(&flow) = flow_of_qpn.get(&parsed.frame.bth.dest_qp) else {
+                return;
+            };
+            let window = (event.time / window_ns) as usize;
+            if let Some(bucket) = buckets
+                .lock()
+                .expect("capture sink poisoned")
+                .get_mut(window)
+            {
+                bucket[flow] += wire_bytes(event.frame.len());
+            }
+        }));
+    }
+
+    let post = |fabric: &mut Fabric<Nic>, id: NodeId, s: &mut Sender| -> Result<()> {
+        fabric.node_mut(id).post_send(
+            s.qpn,
+            SendWr {
+                wr_id: s.posted,
+                op: SendOp::Write {
+                    remote_addr: r_buf,
+                    rkey: r_keys.rkey,
+                },
+                sgl: vec![s.sge],
+                signaled: true,
+                solicited: false,
+            },
+        )?;
+        s.posted += 1;
+        Ok(())
+    };
+    for (s, &id) in senders.iter_mut().zip(&sender_ids) {
+        for _ in 0..config.outstanding {
+            post(&mut fabric, id, s)?;
+        }
+    }
+    while fabric.now() < config.duration_ns {
+        let next = fabric.now() + POLL_INTERVAL_NS;
+        fabric.run_until(next);
+        for (s, &id) in senders.iter_mut().zip(&sender_ids) {
+            for cqe in fabric.node_mut(id).poll_cq(s.cq, usize::MAX) {
+                anyhow::ensure!(
+                    cqe.status == WcStatus::Success,
+                    "flow QP {} failed: {cqe:?}",
+                    s.qpn
+                );
+                post(&mut fabric, id, s)?;
+            }
+        }
+    }
+
+    let line_rate_bps = config.link.rate_bps;
+    let samples: Vec<Sample> = buckets
+        .lock()
+        .expect("capture sink poisoned")
+        .iter()
+        .enumerate()
+        .map(|(i, bytes)| {
+            let seconds = config.window_ns as f64 * 1e-9;
+            let flow_gbps: Vec<f64> = bytes
+                .iter()
+                .map(|&b| b as f64 * 8.0 / seconds / 1e9)
+                .collect();
+            let total: f64 = flow_gbps.iter().sum();
+            Sample {
+                start_ns: i as Time * config.window_ns,
+                jain: jain(&flow_gbps),
+                utilisation: total * 1e9 / line_rate_bps,
+                flow_gbps,
+            }
+        })
+        .collect();
+    let settled_from = samples
+        .iter()
+        .rposition(|s| s.jain < config.fairness_target)
+        .map_or(0, |last_unfair| last_unfair + 1);
+    let convergence_ns = (settled_from < samples.len()).then(|| samples[settled_from].start_ns);
+    let tail = &samples[settled_from.min(samples.len())..];
+    let mean = |f: &dyn Fn(&Sample) -> f64| {
+        if tail.is_empty() {
+            0.0
+        } else {
+            tail.iter().map(f).sum::<f64>() / tail.len() as f64
+        }
+    };
+    let flow_gbps_after_convergence = (0..config.flows)
+        .map(|flow| mean(&|s: &Sample| s.flow_gbps[flow]))
+        .collect::<Vec<_>>();
+
+    let receiver = fabric.node(receiver_id);
+    let mut cnps_received = 0;
+    let mut retransmitted_frames = 0;
+    for &id in &sender_ids {
+        let c = fabric.node(id).counters();
+        cnps_received += c.cnps_received;
+        retransmitted_frames += c.retransmitted_frames;
+    }
+    let stats = fabric.stats();
+    Ok(IncastReport {
+        flows: config.flows,
+        line_rate_gbps: line_rate_bps / 1e9,
+        convergence_ns,
+        jain_after_convergence: jain(&flow_gbps_after_convergence),
+        utilisation_after_convergence: mean(&|s: &Sample| s.utilisation),
+        flow_gbps_after_convergence,
+        cnps_sent: receiver.counters().cnps_sent,
+        cnps_received,
+        ecn_marked: stats.ecn_marked,
+        buffer_drops: stats.dropped.buffer_full,
+        retransmitted_frames,
+        samples,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jain;
+
+    #[test]
+    fn jain_index_is_one_when_fair_and_one_over_n_when_one_takes_all() {
+        assert!((jain(&[5.0, 5.0, 5.0]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[9.0, 0.0, 0.0]) - 1.0 / 3.0).abs() < 1e-12);
+        assert!((jain(&[1.0, 3.0]) - 0.8).abs() < 1e-12);
+    }
+}
