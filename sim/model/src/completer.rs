@@ -46,13 +46,13 @@ pub(crate) fn on_response(qp: &mut Qp, env: &mut Env, now: Time, f: &RoceFrame) 
                 AethKind::Ack { .. } => {
                     env.counters.acks_received += 1;
                     if implicit_ack(qp, now, psn::add(p, 1)) {
-                        retry(qp, env, now, Retry::Implicit);
+                        retry(qp, env, Retry::Implicit);
                     }
                 }
                 AethKind::RnrNak { timer } => {
                     env.counters.naks_received.rnr += 1;
                     if implicit_ack(qp, now, p) {
-                        retry(qp, env, now, Retry::Implicit);
+                        retry(qp, env, Retry::Implicit);
                     } else {
                         rnr_wait(qp, env, now, timer);
                     }
@@ -62,7 +62,7 @@ pub(crate) fn on_response(qp: &mut Qp, env: &mut Env, now: Time, f: &RoceFrame) 
                     // The NAK acknowledges everything before its PSN, which
                     // is where the responder wants us to resume.
                     implicit_ack(qp, now, p);
-                    retry(qp, env, now, Retry::Implicit);
+                    retry(qp, env, Retry::Implicit);
                 }
                 AethKind::Nak { code } if code <= 4 => {
                     let status = match code {
@@ -87,7 +87,7 @@ pub(crate) fn on_response(qp: &mut Qp, env: &mut Env, now: Time, f: &RoceFrame) 
         }
         op::ATOMIC_ACKNOWLEDGE => {
             if implicit_ack(qp, now, p) {
-                retry(qp, env, now, Retry::Implicit);
+                retry(qp, env, Retry::Implicit);
                 return;
             }
             let Some(idx) = qp.sq.index_of(p) else {
@@ -124,7 +124,7 @@ pub(crate) fn on_response(qp: &mut Qp, env: &mut Env, now: Time, f: &RoceFrame) 
 fn on_read_response(qp: &mut Qp, env: &mut Env, now: Time, f: &RoceFrame) {
     let p = f.bth.psn;
     if implicit_ack(qp, now, p) {
-        retry(qp, env, now, Retry::Implicit);
+        retry(qp, env, Retry::Implicit);
         return;
     }
     let Some(idx) = qp.sq.index_of(p) else {
@@ -145,7 +145,7 @@ fn on_read_response(qp: &mut Qp, env: &mut Env, now: Time, f: &RoceFrame) {
     if d > 0 {
         // A response packet in between was lost: ask again from there.
         env.drop_frame("response_gap");
-        retry(qp, env, now, Retry::Implicit);
+        retry(qp, env, Retry::Implicit);
         return;
     }
     // Packets of a (possibly resumed) READ: every one but the last carries
@@ -234,7 +234,7 @@ fn progress(qp: &mut Qp, now: Time) {
     if psn::diff(una, sq.send_psn) > 0 {
         sq.send_psn = una;
     }
-    sq.ack_timer = if sq.outstanding() > 0 {
+    sq.ack_timer = if sq.awaiting_ack() {
         timeout.map(|t| now + t)
     } else {
         None
@@ -243,7 +243,7 @@ fn progress(qp: &mut Qp, now: Time) {
 
 /// Go-Back-N to the oldest unacknowledged PSN, or fail the QP when the
 /// retry budget is spent.
-fn retry(qp: &mut Qp, env: &mut Env, now: Time, why: Retry) {
+fn retry(qp: &mut Qp, env: &mut Env, why: Retry) {
     let una = qp.sq.una();
     if why == Retry::Implicit && qp.sq.retry_una == Some(una) {
         // Same loss as the retry already under way (a burst of gap
@@ -257,7 +257,11 @@ fn retry(qp: &mut Qp, env: &mut Env, now: Time, why: Retry) {
     qp.sq.retry_left -= 1;
     qp.sq.retry_una = Some(una);
     qp.sq.send_psn = una;
-    qp.sq.ack_timer = qp.ack_timeout_ns().map(|t| now + t);
+    qp.sq.ackreq_end = una;
+    // The timer restarts when the retransmission actually leaves (the
+    // requester arms it): a retransmission held back by DCQCN pacing must
+    // not time out before it was even sent.
+    qp.sq.ack_timer = None;
 }
 
 /// Pauses the requester for the RNR timer the responder asked for.
@@ -277,6 +281,7 @@ fn rnr_wait(qp: &mut Qp, env: &mut Env, now: Time, code: u8) {
     env.counters.rnr_waits += 1;
     qp.sq.rnr_until = Some(now + rnr_timer_ns(code));
     qp.sq.send_psn = una;
+    qp.sq.ackreq_end = una;
     qp.sq.ack_timer = None;
 }
 
@@ -307,11 +312,11 @@ pub(crate) fn on_timer(qp: &mut Qp, env: &mut Env, now: Time) {
         qp.sq.send_psn = qp.sq.una();
     }
     if qp.sq.ack_timer.is_some_and(|t| t <= now) {
-        if qp.sq.outstanding() == 0 {
+        if !qp.sq.awaiting_ack() {
             qp.sq.ack_timer = None;
         } else {
             env.counters.timeouts += 1;
-            retry(qp, env, now, Retry::Timeout);
+            retry(qp, env, Retry::Timeout);
         }
     }
     drain(qp, env);

@@ -332,6 +332,14 @@ impl Nic {
         .unwrap_or(Err(VerbsError::NoSuchQp(qpn)))
     }
 
+    /// The DCQCN sending rate Rc of a QP's requester.
+    pub fn qp_rate_bps(&self, qpn: Qpn) -> Result<f64, VerbsError> {
+        self.qps
+            .get(&qpn)
+            .map(|q| q.rp.rate_bps())
+            .ok_or(VerbsError::NoSuchQp(qpn))
+    }
+
     pub fn qp_state(&self, qpn: Qpn) -> Result<QpState, VerbsError> {
         self.qps
             .get(&qpn)

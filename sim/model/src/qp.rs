@@ -108,7 +108,10 @@ pub(crate) struct SendQueue {
     pub max_sent_end: u32,
     pub retry_left: u8,
     pub rnr_left: u8,
-    /// Local ACK timeout deadline, armed while requests are unacknowledged.
+    /// PSN after the last AckReq request sent since the last rewind.
+    pub ackreq_end: u32,
+    /// Local ACK timeout deadline, armed while a request that asked for an
+    /// ACK is unacknowledged.
     pub ack_timer: Option<Time>,
     /// Requester paused by an RNR NAK until then.
     pub rnr_until: Option<Time>,
@@ -128,9 +131,11 @@ impl SendQueue {
             .map_or(self.next_psn, |w| w.done_psn)
     }
 
-    /// PSNs sent and not yet acknowledged.
-    pub fn outstanding(&self) -> u32 {
-        psn::diff(self.max_sent_end, self.una()).max(0) as u32
+    /// A request that asked for an ACK is still unacknowledged: the local
+    /// ACK timer must run (IBA 9.7.6.1.1). Packets without AckReq are not
+    /// timed on their own; every burst ends with one that has it.
+    pub fn awaiting_ack(&self) -> bool {
+        psn::diff(self.ackreq_end, self.una()) > 0
     }
 
     pub fn index_of(&self, p: u32) -> Option<usize> {
@@ -377,6 +382,7 @@ impl Qp {
                     next_psn: sq_psn,
                     send_psn: sq_psn,
                     max_sent_end: sq_psn,
+                    ackreq_end: sq_psn,
                     retry_left: retry_cnt,
                     rnr_left: rnr_retry,
                     ..SendQueue::default()

@@ -93,8 +93,13 @@ pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<
     if psn::diff(sq.send_psn, sq.max_sent_end) > 0 {
         sq.max_sent_end = sq.send_psn;
     }
-    if sq.ack_timer.is_none() {
-        sq.ack_timer = timeout.map(|t| now + t);
+    if req.bth.ack_req {
+        if psn::diff(sq.send_psn, sq.ackreq_end) > 0 {
+            sq.ackreq_end = sq.send_psn;
+        }
+        if sq.ack_timer.is_none() {
+            sq.ack_timer = timeout.map(|t| now + t);
+        }
     }
     if env.config.dcqcn.enabled {
         let bits = ((bytes.len() + WIRE_OVERHEAD) * 8) as f64;

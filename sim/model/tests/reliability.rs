@@ -50,6 +50,7 @@ fn one_percent_loss_with_duplication_and_reordering() {
             duplicate: 0.01,
             reorder: 0.01,
             reorder_ns: 3000,
+            ce_mark: 0.01,
         },
     );
     assert!(pair.frames_dropped > 0 && pair.frames_duplicated > 0);
@@ -69,6 +70,7 @@ fn five_percent_loss_with_duplication_and_reordering() {
                 duplicate: 0.02,
                 reorder: 0.02,
                 reorder_ns: 5000,
+                ce_mark: 0.02,
             },
         );
         let a = pair.nics[0].counters();

@@ -24,6 +24,8 @@ pub struct Faults {
     pub reorder: f64,
     /// Extra delay of a reordered frame, up to this (ns).
     pub reorder_ns: Time,
+    /// Probability that an ECN-capable frame arrives marked CE.
+    pub ce_mark: f64,
 }
 
 pub struct Pair {
@@ -84,7 +86,7 @@ impl Pair {
         self.poke = [true; 2];
     }
 
-    fn send(&mut self, from: usize, frame: Vec<u8>) {
+    fn send(&mut self, from: usize, mut frame: Vec<u8>) {
         let to = 1 - from;
         if self.mute[from] {
             self.frames_dropped += 1;
@@ -102,6 +104,9 @@ impl Pair {
         if f.drop > 0.0 && self.rng.gen_bool(f.drop) {
             self.frames_dropped += 1;
             return;
+        }
+        if f.ce_mark > 0.0 && self.rng.gen_bool(f.ce_mark) {
+            rocenic_wire::mark_ce(&mut frame);
         }
         let mut at = self.now + self.latency_ns;
         if f.reorder > 0.0 && self.rng.gen_bool(f.reorder) {
