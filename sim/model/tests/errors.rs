@@ -857,3 +857,52 @@ fn random_well_formed_requests_never_panic() {
     assert!(c.rx_dropped.values().sum::<u64>() > 1000);
     assert!(c.naks_sent.invalid_request + c.naks_sent.remote_access > 0);
 }
+
+#[test]
+fn message_longer_than_2_gib_fails_locally_in_order() {
+    let mut pair = Pair::new(13);
+    let (a, b) = connect(&mut pair, &ConnOpts::default());
+    let src = buffer(&mut pair.nics[0], a.pd, 4096, Access::ALL);
+    let target = buffer(&mut pair.nics[1], b.pd, 4096, Access::ALL);
+    let write = SendOp::Write {
+        remote_addr: target.va,
+        rkey: target.rkey,
+    };
+    pair.nics[0]
+        .post_send(a.qpn, send_wr(1, write, vec![src.sge(0, 100)]))
+        .unwrap();
+    // Two SGEs summing past 2^31 bytes: never sent, fails after WR 1.
+    let huge = vec![
+        Sge {
+            addr: src.va,
+            length: 1 << 30,
+            lkey: src.lkey,
+        },
+        Sge {
+            addr: src.va,
+            length: (1 << 30) + 1,
+            lkey: src.lkey,
+        },
+    ];
+    pair.nics[0]
+        .post_send(a.qpn, send_wr(2, write, huge))
+        .unwrap();
+    pair.nics[0]
+        .post_send(a.qpn, send_wr(3, write, vec![src.sge(0, 100)]))
+        .unwrap();
+    assert!(pair.run(1_000_000_000));
+    let st: Vec<(u64, WcStatus)> = pair.nics[0]
+        .poll_cq(a.scq, 8)
+        .iter()
+        .map(|c| (c.wr_id, c.status))
+        .collect();
+    assert_eq!(
+        st,
+        vec![
+            (1, WcStatus::Success),
+            (2, WcStatus::LocLenErr),
+            (3, WcStatus::WrFlushErr)
+        ]
+    );
+    assert_eq!(pair.nics[1].counters().rx_frames, 1);
+}
