@@ -29,6 +29,11 @@ pub struct IncastConfig {
     pub window_ns: Time,
     /// Jain index every window from convergence on must reach.
     pub fairness_target: f64,
+    /// Bottleneck utilisation every window from convergence on must reach.
+    pub utilisation_target: f64,
+    /// Convergence is judged on rates averaged over this many consecutive
+    /// windows, so one window's jitter does not count as unsettled.
+    pub smoothing_windows: usize,
     pub message_size: u64,
     /// WRITEs each sender keeps posted.
     pub outstanding: u32,
@@ -44,9 +49,11 @@ impl Default for IncastConfig {
     fn default() -> Self {
         IncastConfig {
             flows: 2,
-            duration_ns: 20_000_000,
-            window_ns: 500_000,
+            duration_ns: 100_000_000,
+            window_ns: 1_000_000,
             fairness_target: 0.98,
+            utilisation_target: 0.95,
+            smoothing_windows: 5,
             message_size: 1 << 20,
             outstanding: 4,
             mtu: 4096,
@@ -75,8 +82,9 @@ pub struct Sample {
 pub struct IncastReport {
     pub flows: usize,
     pub line_rate_gbps: f64,
-    /// Start of the first window from which every window met the fairness
-    /// target; `None` if fairness never settled.
+    /// Start of the first window from which the rates, averaged over
+    /// `smoothing_windows` windows, always met both the fairness and the
+    /// utilisation target; `None` if the flows never settled.
     pub convergence_ns: Option<Time>,
     /// Averages over all windows from convergence to the end.
     pub jain_after_convergence: f64,
@@ -88,6 +96,16 @@ pub struct IncastReport {
     pub buffer_drops: u64,
     pub retransmitted_frames: u64,
     pub samples: Vec<Sample>,
+}
+
+/// Each flow's rate averaged over `samples` (empty: no flows).
+fn mean_rates(samples: &[Sample]) -> Vec<f64> {
+    let Some(first) = samples.first() else {
+        return Vec::new();
+    };
+    (0..first.flow_gbps.len())
+        .map(|flow| samples.iter().map(|s| s.flow_gbps[flow]).sum::<f64>() / samples.len() as f64)
+        .collect()
 }
 
 /// Jain's fairness index: (sum x)^2 / (n * sum x^2); 1 is perfectly fair.
@@ -262,10 +280,21 @@ pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
             }
         })
         .collect();
-    let settled_from = samples
-        .iter()
-        .rposition(|s| s.jain < config.fairness_target)
-        .map_or(0, |last_unfair| last_unfair + 1);
+    let span = config.smoothing_windows.clamp(1, samples.len());
+    let settled = |from: usize| {
+        let rates = mean_rates(&samples[from..from + span]);
+        jain(&rates) >= config.fairness_target
+            && rates.iter().sum::<f64>() * 1e9 / line_rate_bps >= config.utilisation_target
+    };
+    let starts = samples.len() - span + 1;
+    let settled_from = (0..starts)
+        .rposition(|from| !settled(from))
+        .map_or(0, |last_unsettled| last_unsettled + 1);
+    let settled_from = if settled_from == starts {
+        samples.len()
+    } else {
+        settled_from
+    };
     let convergence_ns = (settled_from < samples.len()).then(|| samples[settled_from].start_ns);
     let tail = &samples[settled_from.min(samples.len())..];
     let mean = |f: &dyn Fn(&Sample) -> f64| {
@@ -275,9 +304,7 @@ pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
             tail.iter().map(f).sum::<f64>() / tail.len() as f64
         }
     };
-    let flow_gbps_after_convergence = (0..config.flows)
-        .map(|flow| mean(&|s: &Sample| s.flow_gbps[flow]))
-        .collect::<Vec<_>>();
+    let flow_gbps_after_convergence = mean_rates(tail);
 
     let receiver = fabric.node(receiver_id);
     let mut cnps_received = 0;

@@ -41,6 +41,15 @@ fn probability(s: &str) -> Result<f64, String> {
     }
 }
 
+fn page_size(s: &str) -> Result<u64, String> {
+    let size: u64 = s.parse().map_err(|e| format!("{e}"))?;
+    if size.is_power_of_two() && (4096..=2 << 20).contains(&size) {
+        Ok(size)
+    } else {
+        Err(format!("{size} is not a power of two in 4096 ..= 2097152"))
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run an RDMA workload between two simulated NICs and check every
@@ -70,6 +79,9 @@ enum Command {
         /// Probability that a link delays a frame behind later ones.
         #[arg(long, default_value_t = 0.0, value_parser = probability)]
         reorder: f64,
+        /// How long a reordered frame is held back, in nanoseconds.
+        #[arg(long, default_value_t = 3000)]
+        reorder_delay_ns: u64,
         /// Probability that a link flips a bit of a frame.
         #[arg(long, default_value_t = 0.0, value_parser = probability)]
         corrupt: f64,
@@ -79,6 +91,9 @@ enum Command {
         /// Use IPv6 instead of IPv4.
         #[arg(long)]
         ipv6: bool,
+        /// Host page size backing the buffers: 4096 ..= 2097152, a power of two.
+        #[arg(long, default_value_t = 4096, value_parser = page_size)]
+        page_size: u64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Write every frame as its sender emitted it.
@@ -105,10 +120,10 @@ enum Command {
         #[arg(long, default_value_t = 2)]
         flows: usize,
         /// Simulated time to run, in milliseconds.
-        #[arg(long, default_value_t = 20.0)]
+        #[arg(long, default_value_t = 100.0)]
         duration_ms: f64,
         /// Measurement window, in microseconds.
-        #[arg(long, default_value_t = 500.0)]
+        #[arg(long, default_value_t = 1000.0)]
         window_us: f64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -150,9 +165,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             loss,
             dup,
             reorder,
+            reorder_delay_ns,
             corrupt,
             ecn,
             ipv6,
+            page_size,
             seed,
             pcap,
             json,
@@ -167,12 +184,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     loss,
                     duplicate: dup,
                     reorder,
+                    reorder_delay_ns,
                     corrupt,
-                    ..FaultConfig::default()
                 },
                 ecn,
                 seed,
                 ipv6,
+                page_size,
                 ..ScenarioConfig::default()
             };
             if size > u64::from(u32::MAX) {
@@ -240,7 +258,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     report.cnps_sent,
                     report.ecn_marked
                 ),
-                None => println!("fairness never converged to Jain >= {}", config.fairness_target),
+                None => println!(
+                    "never settled at Jain >= {} and utilisation >= {}",
+                    config.fairness_target, config.utilisation_target
+                ),
             }
             if let Some(path) = &json {
                 std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")

@@ -310,9 +310,20 @@ pub fn run(config: &ScenarioConfig, pcap: Option<&Path>) -> Result<Report> {
         b.memory_mut().write_va(b_data, &b_init)?;
         b.memory_mut()
             .write_va(b_counter, &counter_init.to_le_bytes())?;
-        let a_keys = a.reg_mr(a_pd, a_data, data_len, local_rw)?;
+        let registering = || {
+            format!(
+                "registering {data_len} bytes for QP {a_qpn} in {} KiB pages (the MTT holds {} pages per NIC; a larger --page-size needs fewer)",
+                config.page_size / 1024,
+                rocenic_model::mr::DEFAULT_MAX_MTT_ENTRIES
+            )
+        };
+        let a_keys = a
+            .reg_mr(a_pd, a_data, data_len, local_rw)
+            .with_context(registering)?;
         let a_atomic_keys = a.reg_mr(a_pd, a_atomic, 8 * messages, local_rw)?;
-        let b_keys = b.reg_mr(b_pd, b_data, data_len, remote_all)?;
+        let b_keys = b
+            .reg_mr(b_pd, b_data, data_len, remote_all)
+            .with_context(registering)?;
         let b_counter_keys = b.reg_mr(b_pd, b_counter, 8, remote_all)?;
 
         let verbs: Vec<Verb> = (0..messages)
