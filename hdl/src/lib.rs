@@ -22,6 +22,7 @@
 //! the register slice that every block boundary will use to close timing.
 
 pub mod crc32_math;
+pub mod export;
 pub mod register_slice;
 pub mod stream;
 

@@ -1,0 +1,110 @@
+//! The list of RTL blocks exported to Verilog for simulation under Verilator.
+//!
+//! `verilator-sys` calls [`blocks`] from its build script, Verilates each
+//! entry and generates one Rust type per block, so adding a block to the
+//! list is all it takes to get a cycle-accurate, Verilator-backed model of it
+//! for the RTL-versus-reference-model tests.
+//!
+//! Every exported block must have a `clock: Signal<In, Clock>` port (the
+//! bridge's `Sim` drives it) and its Verilog top module is rust-hdl's `top`.
+
+use crate::register_slice::AxisRegisterSlice;
+use crate::stream::{DATA_BITS, KEEP_BITS};
+use rust_hdl::prelude::*;
+
+/// One block ready for Verilator: its name and its full Verilog hierarchy.
+#[derive(Clone, Debug)]
+pub struct ExportedBlock {
+    /// Lower snake case; becomes the generated Rust type name in CamelCase
+    /// (`bridge_check` → `BridgeCheck`), so it must be unique in the list.
+    pub name: &'static str,
+    /// Output of rust-hdl's `generate_verilog` for the block (top module
+    /// `top`, sub-modules `top$child`).
+    pub verilog: String,
+}
+
+impl ExportedBlock {
+    /// Connects `block`, runs rust-hdl's design checks and generates its
+    /// Verilog. A block that fails the checks is a design error, which rust-hdl
+    /// reports by panicking; in the build script that becomes a build error.
+    pub fn new<B: Block>(name: &'static str, mut block: B) -> Self {
+        block.connect_all();
+        ExportedBlock {
+            name,
+            verilog: generate_verilog(&block),
+        }
+    }
+}
+
+/// Every block the Verilator bridge builds, in a fixed order.
+pub fn blocks() -> Vec<ExportedBlock> {
+    vec![
+        ExportedBlock::new(
+            "axis_register_slice",
+            AxisRegisterSlice::<DATA_BITS, KEEP_BITS>::default(),
+        ),
+        ExportedBlock::new("bridge_check", BridgeCheck::default()),
+    ]
+}
+
+/// A small configuration interface, so the bridge is exercised on rust-hdl's
+/// `iface$field` port naming.
+#[derive(Clone, Debug, Default, LogicInterface)]
+pub struct CountPort {
+    /// Count the cycles at whose rising edge this is high.
+    pub enable: Signal<In, Bit>,
+    /// Number of enabled rising edges since power-up, wrapping.
+    pub count: Signal<Out, Bits<32>>,
+}
+
+/// Self-test block for the Verilator bridge, not part of the NIC.
+///
+/// It covers what every later block relies on: a 512-bit datapath register
+/// (`y` is `a ^ b` as sampled at the previous rising edge), combinational
+/// outputs of every storage class Verilator uses (1..=8, ..=16, ..=32, ..=64
+/// and wide word arrays; `nN` is the bitwise NOT of `wN` within N bits),
+/// OR-reductions `anyN` that Verilator computes over whole storage words, so
+/// bits above a port's width left set by the bridge would show up, and a
+/// counter behind an interface port.
+#[derive(LogicBlock, Default)]
+pub struct BridgeCheck {
+    pub clock: Signal<In, Clock>,
+    pub a: Signal<In, Bits<512>>,
+    pub b: Signal<In, Bits<512>>,
+    pub y: Signal<Out, Bits<512>>,
+    pub w1: Signal<In, Bit>,
+    pub n1: Signal<Out, Bit>,
+    pub w12: Signal<In, Bits<12>>,
+    pub n12: Signal<Out, Bits<12>>,
+    pub any12: Signal<Out, Bit>,
+    pub w33: Signal<In, Bits<33>>,
+    pub n33: Signal<Out, Bits<33>>,
+    pub w64: Signal<In, Bits<64>>,
+    pub n64: Signal<Out, Bits<64>>,
+    pub w100: Signal<In, Bits<100>>,
+    pub n100: Signal<Out, Bits<100>>,
+    pub any100: Signal<Out, Bit>,
+    pub counter: CountPort,
+    xor_q: DFF<Bits<512>>,
+    count_q: DFF<Bits<32>>,
+}
+
+impl Logic for BridgeCheck {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, xor_q, count_q);
+        self.xor_q.d.next = self.a.val() ^ self.b.val();
+        self.y.next = self.xor_q.q.val();
+        self.n1.next = !self.w1.val();
+        self.n12.next = !self.w12.val();
+        self.n33.next = !self.w33.val();
+        self.n64.next = !self.w64.val();
+        self.n100.next = !self.w100.val();
+        self.any12.next = self.w12.val().any();
+        self.any100.next = self.w100.val().any();
+        if self.counter.enable.val() {
+            self.count_q.d.next = self.count_q.q.val() + 1;
+        }
+        self.counter.count.next = self.count_q.q.val();
+    }
+}
