@@ -21,10 +21,20 @@
 //! None of those exist yet. What exists is the shared stream interface and
 //! the register slice that every block boundary will use to close timing.
 
+pub mod byte_lane_select;
+pub mod byte_rotator;
+pub mod crc32_beat;
 pub mod crc32_math;
 pub mod export;
+pub mod gf2_matrix;
+pub mod header_record;
+pub mod icrc_checker;
+pub mod icrc_generator;
+pub mod icrc_mask;
 pub mod register_slice;
 pub mod stream;
+pub mod testbench;
+pub mod wide;
 
 pub use register_slice::AxisRegisterSlice;
 pub use stream::{AxisSink, AxisSource, DATA_BITS, KEEP_BITS};

@@ -1,0 +1,420 @@
+//! Verification support for the rust-hdl blocks (not RTL): a cycle-stepped
+//! driver for rust-hdl's simulator, a recorder of every top-level port per
+//! cycle, a replay of that recording on the generated Verilog under Icarus
+//! Verilog (so the Verilog, custom primitives included, is checked cycle by
+//! cycle against the simulation the tests judge), and a Yosys synthesis
+//! check.
+//!
+//! Cycle convention: the testbench sets inputs, [`CycleSim::settle`]s to
+//! read outputs that depend on them, then [`CycleSim::tick`]s; the rising
+//! edge samples the inputs as they were set. The Verilog replay applies the
+//! same inputs, compares every output just before each rising edge, then
+//! clocks.
+
+use rust_hdl::prelude::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A top-level port of a block: its Verilog name (`iface$field` for
+/// interface members), width and direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortInfo {
+    pub name: String,
+    pub width: usize,
+    pub input: bool,
+}
+
+/// Values of every top-level port except the clock, in declaration order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortSnapshot {
+    pub values: Vec<Vec<u64>>,
+}
+
+#[derive(Default)]
+struct PortProbe {
+    depth: usize,
+    namespace: Vec<String>,
+    ports: Vec<PortInfo>,
+    values: Vec<Vec<u64>>,
+}
+
+impl Probe for PortProbe {
+    fn visit_start_scope(&mut self, _name: &str, _node: &dyn Block) {
+        self.depth += 1;
+    }
+
+    fn visit_start_namespace(&mut self, name: &str, _node: &dyn Block) {
+        self.namespace.push(name.to_string());
+    }
+
+    fn visit_atom(&mut self, name: &str, signal: &dyn Atom) {
+        if self.depth != 1 {
+            return;
+        }
+        let input = match signal.kind() {
+            AtomKind::InputParameter => true,
+            AtomKind::OutputParameter | AtomKind::OutputPassthrough => false,
+            _ => return,
+        };
+        let mut full: Vec<&str> = self.namespace.iter().map(String::as_str).collect();
+        full.push(name);
+        let name = full.join("$");
+        if name == "clock" {
+            return;
+        }
+        self.ports.push(PortInfo {
+            name,
+            width: signal.bits(),
+            input,
+        });
+        self.values.push(literal_words(&signal.verilog()));
+    }
+
+    fn visit_end_namespace(&mut self, _name: &str, _node: &dyn Block) {
+        self.namespace.pop();
+    }
+
+    fn visit_end_scope(&mut self, _name: &str, _node: &dyn Block) {
+        self.depth -= 1;
+    }
+}
+
+fn literal_words(lit: &VerilogLiteral) -> Vec<u64> {
+    let text = format!("{lit:x}");
+    let hex = text.split("'h").nth(1).unwrap_or("0");
+    hex_words(hex)
+}
+
+/// Little-endian words of a hex string (most significant digit first).
+fn hex_words(hex: &str) -> Vec<u64> {
+    let digits: Vec<u64> = hex
+        .chars()
+        .rev()
+        .filter(|c| *c != '_')
+        .map(|c| c.to_digit(16).map_or(u64::MAX, u64::from))
+        .collect();
+    digits
+        .chunks(16)
+        .map(|chunk| {
+            chunk.iter().enumerate().fold(0u64, |w, (i, &d)| {
+                if d == u64::MAX {
+                    // An x or z digit: no real value can match it.
+                    u64::MAX
+                } else {
+                    w | d << (4 * i)
+                }
+            })
+        })
+        .collect()
+}
+
+fn trim(mut words: Vec<u64>, width: usize) -> Vec<u64> {
+    words.resize(width.div_ceil(64), 0);
+    if !width.is_multiple_of(64) {
+        if let Some(top) = words.last_mut() {
+            *top &= (1u64 << (width % 64)) - 1;
+        }
+    }
+    words
+}
+
+/// The top-level ports of `uut` (clock excluded) and their current values.
+pub fn top_ports<B: Block>(uut: &B) -> (Vec<PortInfo>, PortSnapshot) {
+    let mut probe = PortProbe::default();
+    uut.accept("top", &mut probe);
+    let values = probe
+        .values
+        .into_iter()
+        .zip(&probe.ports)
+        .map(|(v, p)| trim(v, p.width))
+        .collect();
+    (probe.ports, PortSnapshot { values })
+}
+
+/// Drives a rust-hdl block one clock cycle at a time.
+pub struct CycleSim<B: Block> {
+    pub uut: B,
+    clock: fn(&mut B) -> &mut Signal<In, Clock>,
+    cycles: u64,
+    recording: Option<Vec<PortSnapshot>>,
+    ports: Vec<PortInfo>,
+}
+
+impl<B: Block> CycleSim<B> {
+    /// Connects `uut` and settles it; `clock` names its clock input.
+    pub fn new(mut uut: B, clock: fn(&mut B) -> &mut Signal<In, Clock>) -> Self {
+        uut.connect_all();
+        let (ports, _) = top_ports(&uut);
+        let mut sim = CycleSim {
+            uut,
+            clock,
+            cycles: 0,
+            recording: None,
+            ports,
+        };
+        sim.settle();
+        sim
+    }
+
+    /// Propagates inputs and state through the combinational logic.
+    pub fn settle(&mut self) {
+        assert!(
+            simulate(&mut self.uut, 500),
+            "combinational logic did not settle"
+        );
+    }
+
+    /// One clock cycle: the rising edge samples the inputs as set now.
+    pub fn tick(&mut self) {
+        self.settle();
+        if let Some(rec) = self.recording.as_mut() {
+            rec.push(top_ports(&self.uut).1);
+        }
+        (self.clock)(&mut self.uut).next = true.into();
+        self.settle();
+        (self.clock)(&mut self.uut).next = false.into();
+        self.settle();
+        self.cycles += 1;
+    }
+
+    pub fn cycles(&self) -> u64 {
+        self.cycles
+    }
+
+    /// Records every port before each following rising edge, for
+    /// [`CycleSim::replay_in_iverilog`].
+    pub fn record(&mut self) {
+        self.recording = Some(Vec::new());
+    }
+
+    pub fn ports(&self) -> &[PortInfo] {
+        &self.ports
+    }
+
+    /// Replays the recorded inputs on the block's generated Verilog under
+    /// Icarus Verilog and compares every output at every recorded cycle.
+    /// `Ok(None)` when `iverilog` is not installed (the check is skipped,
+    /// with a note on stderr); `Ok(Some(cycles))` when all matched.
+    pub fn replay_in_iverilog(&self, name: &str) -> Result<Option<usize>, String> {
+        let rec = self
+            .recording
+            .as_ref()
+            .ok_or("call record() before the cycles to replay")?;
+        if !tool_available("iverilog") {
+            eprintln!("note: iverilog not installed; Verilog replay of {name} skipped");
+            return Ok(None);
+        }
+        let verilog = generate_verilog(&self.uut);
+        let dir = scratch_dir(name);
+        std::fs::write(dir.join("top.v"), &verilog).map_err(|e| e.to_string())?;
+        let inputs: Vec<&PortInfo> = self.ports.iter().filter(|p| p.input).collect();
+        let outputs: Vec<(usize, &PortInfo)> = self
+            .ports
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.input)
+            .collect();
+        std::fs::write(
+            dir.join("tb.v"),
+            replay_testbench(&inputs, &outputs, rec.len()),
+        )
+        .map_err(|e| e.to_string())?;
+        let mut vectors = String::new();
+        for snap in rec {
+            let mut line = String::new();
+            for (i, p) in self.ports.iter().enumerate().filter(|(_, p)| p.input) {
+                line.push_str(&hex_digits(&snap.values[i], p.width));
+            }
+            vectors.push_str(&line);
+            vectors.push('\n');
+        }
+        std::fs::write(dir.join("inputs.hex"), vectors).map_err(|e| e.to_string())?;
+        run(Command::new("iverilog")
+            .current_dir(&dir)
+            .args(["-g2005", "-o", "replay", "-s", "tb", "tb.v", "top.v"]))?;
+        run(Command::new("vvp").current_dir(&dir).args(["-n", "replay"]))?;
+        let got = std::fs::read_to_string(dir.join("outputs.txt")).map_err(|e| e.to_string())?;
+        let lines: Vec<&str> = got.lines().collect();
+        if lines.len() != rec.len() {
+            return Err(format!(
+                "{name}: Verilog produced {} cycles, expected {}",
+                lines.len(),
+                rec.len()
+            ));
+        }
+        for (cycle, (line, snap)) in lines.iter().zip(rec).enumerate() {
+            for ((i, port), field) in outputs.iter().zip(line.split_whitespace()) {
+                let verilog_value = trim(hex_words(field), port.width);
+                if verilog_value != snap.values[*i] {
+                    return Err(format!(
+                        "{name}: cycle {cycle}: output {} is {} in Verilog, {} in rust-hdl \
+                         (files in {})",
+                        port.name,
+                        field,
+                        hex_digits(&snap.values[*i], port.width),
+                        dir.display()
+                    ));
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(Some(rec.len()))
+    }
+}
+
+fn hex_digits(words: &[u64], width: usize) -> String {
+    let digits = width.div_ceil(4);
+    (0..digits)
+        .rev()
+        .map(|d| {
+            let nibble = words.get(d / 16).map_or(0, |w| (w >> (4 * (d % 16))) & 0xF);
+            char::from_digit(nibble as u32, 16).expect("nibble")
+        })
+        .collect()
+}
+
+fn replay_testbench(inputs: &[&PortInfo], outputs: &[(usize, &PortInfo)], cycles: usize) -> String {
+    // Each input is padded to whole hex digits in the vector file.
+    let padded: Vec<usize> = inputs.iter().map(|p| 4 * p.width.div_ceil(4)).collect();
+    let total: usize = padded.iter().sum();
+    let mut tb = String::from("`timescale 1ns/1ps\nmodule tb;\n  reg clock = 0;\n");
+    for p in inputs {
+        tb.push_str(&format!("  reg [{}:0] i_{};\n", p.width - 1, p.name));
+    }
+    for (_, p) in outputs {
+        tb.push_str(&format!("  wire [{}:0] o_{};\n", p.width - 1, p.name));
+    }
+    tb.push_str(&format!(
+        "  reg [{}:0] vectors [0:{}];\n  integer cycle, out;\n",
+        total.max(1) - 1,
+        cycles.max(1) - 1
+    ));
+    tb.push_str("  top dut(.clock(clock)");
+    for p in inputs {
+        tb.push_str(&format!(", .{0}(i_{0})", p.name));
+    }
+    for (_, p) in outputs {
+        tb.push_str(&format!(", .{0}(o_{0})", p.name));
+    }
+    tb.push_str(");\n  initial begin\n    $readmemh(\"inputs.hex\", vectors);\n");
+    tb.push_str("    out = $fopen(\"outputs.txt\", \"w\");\n");
+    tb.push_str(&format!(
+        "    for (cycle = 0; cycle < {cycles}; cycle = cycle + 1) begin\n"
+    ));
+    let mut at = total;
+    for (p, w) in inputs.iter().zip(&padded) {
+        tb.push_str(&format!(
+            "      i_{} = vectors[cycle][{}:{}];\n",
+            p.name,
+            at - w + p.width - 1,
+            at - w
+        ));
+        at -= w;
+    }
+    tb.push_str("      #1;\n      $fwrite(out, \"");
+    tb.push_str(&vec!["%h"; outputs.len()].join(" "));
+    tb.push_str("\\n\"");
+    for (_, p) in outputs {
+        tb.push_str(&format!(", o_{}", p.name));
+    }
+    tb.push_str(");\n      clock = 1; #1; clock = 0; #1;\n    end\n");
+    tb.push_str("    $fclose(out);\n    $finish;\n  end\nendmodule\n");
+    tb
+}
+
+/// Whether a command-line tool can be started.
+pub fn tool_available(tool: &str) -> bool {
+    Command::new(tool).arg("-V").output().is_ok()
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join("rocenic-hdl")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+fn run(cmd: &mut Command) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| e.to_string())?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(text)
+    }
+}
+
+/// Cell counts from a Yosys synthesis run.
+#[derive(Clone, Debug, Default)]
+pub struct SynthReport {
+    /// `(cell type, count)` as Yosys's `stat` lists them.
+    pub cells: Vec<(String, usize)>,
+    pub log: String,
+}
+
+impl SynthReport {
+    pub fn count(&self, cell: &str) -> usize {
+        self.cells
+            .iter()
+            .filter(|(c, _)| c == cell)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// LUTs of every size, for a `synth_xilinx` run.
+    pub fn luts(&self) -> usize {
+        self.cells
+            .iter()
+            .filter(|(c, _)| c.starts_with("LUT"))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Flip-flops of the Xilinx primitive kinds.
+    pub fn flip_flops(&self) -> usize {
+        self.cells
+            .iter()
+            .filter(|(c, _)| c.starts_with("FD"))
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+/// Synthesizes `verilog` (top module `top`) with Yosys: `script` is the
+/// synthesis command, e.g. `synth -top top` or
+/// `synth_xilinx -top top -family xcup`. `Ok(None)` when Yosys is not
+/// installed (skipped, with a note on stderr).
+pub fn yosys_synth(name: &str, verilog: &str, script: &str) -> Result<Option<SynthReport>, String> {
+    if !tool_available("yosys") {
+        eprintln!("note: yosys not installed; synthesis check of {name} skipped");
+        return Ok(None);
+    }
+    let dir = scratch_dir(&format!("{name}-synth"));
+    let path: &Path = &dir.join("top.v");
+    std::fs::write(path, verilog).map_err(|e| e.to_string())?;
+    let log = run(Command::new("yosys").current_dir(&dir).args([
+        "-q",
+        "-p",
+        &format!("read_verilog top.v; hierarchy -check -top top; {script}; tee -o stat.txt stat"),
+    ]))?;
+    let stat = std::fs::read_to_string(dir.join("stat.txt")).map_err(|e| e.to_string())?;
+    let mut cells = Vec::new();
+    for line in stat.lines() {
+        let mut parts = line.split_whitespace();
+        if let (Some(cell), Some(count), None) = (parts.next(), parts.next(), parts.next()) {
+            if let Ok(n) = count.parse::<usize>() {
+                cells.push((cell.to_string(), n));
+            }
+        }
+    }
+    Ok(Some(SynthReport {
+        cells,
+        log: log + &stat,
+    }))
+}

@@ -1,0 +1,3 @@
+//! Helpers shared by the RTL integration tests.
+
+pub mod frames;
