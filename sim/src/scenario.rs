@@ -152,8 +152,6 @@ struct QpPlan {
     expect_b_counter: u64,
 }
 
-const POLL_INTERVAL_NS: Time = 1_000;
-
 fn mac(n: u8) -> [u8; 6] {
     [0x02, 0, 0, 0, 0, n]
 }
@@ -484,8 +482,10 @@ pub fn run(config: &ScenarioConfig, pcap: Option<&Path>) -> Result<Report> {
     while (seen.0 < expected_send_cqes || seen.1 < expected_recv_cqes)
         && fabric.now() < config.time_limit_ns
     {
-        let next = fabric.now() + POLL_INTERVAL_NS;
-        fabric.run_until(next);
+        // Run until a completion appears, so its time is exact.
+        fabric.run_while(config.time_limit_ns, |f| {
+            f.node(a_id).cq_len(a_cq) == 0 && f.node(b_id).cq_len(b_cq) == 0
+        });
         for cqe in poll_all(&mut fabric, a_id, a_cq) {
             seen.0 += 1;
             last_completion = fabric.now();

@@ -445,6 +445,11 @@ impl Nic {
         self.cqs.get_mut(&cq).map_or_else(Vec::new, |c| c.poll(max))
     }
 
+    /// CQEs waiting in `cq` (0 for an unknown CQ), without taking them.
+    pub fn cq_len(&self, cq: CqId) -> usize {
+        self.cqs.get(&cq).map_or(0, |c| c.entries.len())
+    }
+
     /// QPNs in round-robin order, starting after `last`.
     fn rr_order(&self, last: Qpn) -> Vec<Qpn> {
         self.qps
