@@ -22,6 +22,7 @@
 //! the register slice that every block boundary will use to close timing.
 
 pub mod byte_lane_select;
+pub mod byte_reverse;
 pub mod byte_rotator;
 pub mod crc32_beat;
 pub mod crc32_math;
@@ -31,9 +32,13 @@ pub mod header_record;
 pub mod icrc_checker;
 pub mod icrc_generator;
 pub mod icrc_mask;
+pub mod opcode_headers;
 pub mod register_slice;
 pub mod stream;
 pub mod testbench;
+pub mod tx_frame_merge;
+pub mod tx_header;
+pub mod tx_header_prep;
 pub mod wide;
 
 pub use register_slice::AxisRegisterSlice;
