@@ -415,8 +415,25 @@ impl<E: Endpoint> Fabric<E> {
         let arrive = done + n.link.latency_ns + self.switch.latency_ns;
         let reorder_delay = n.link.faults.reorder_delay_ns;
         self.push(done, Event::TxDone { node });
+        self.cross_link(node, decision, frame, arrive, reorder_delay, |frame| {
+            Event::SwitchArrive { from: node, frame }
+        });
+    }
+
+    /// Finishes a frame's trip over `link` as the fault `decision` says:
+    /// lost, or arriving at `arrive` (later when reordered), once or twice.
+    /// `arrival` makes the event for one copy.
+    fn cross_link(
+        &mut self,
+        link: usize,
+        decision: crate::faults::FaultDecision,
+        frame: Vec<u8>,
+        arrive: Time,
+        reorder_delay: Time,
+        arrival: impl Fn(Vec<u8>) -> Event,
+    ) {
         if decision.lost {
-            self.drop_frame(node, DropReason::Loss, &frame);
+            self.drop_frame(link, DropReason::Loss, &frame);
             return;
         }
         self.count_faults(decision);
@@ -426,18 +443,9 @@ impl<E: Endpoint> Fabric<E> {
             arrive
         };
         if decision.duplicated {
-            let copy = frame.clone();
-            self.push(at, Event::SwitchArrive { from: node, frame });
-            self.push(
-                at,
-                Event::SwitchArrive {
-                    from: node,
-                    frame: copy,
-                },
-            );
-        } else {
-            self.push(at, Event::SwitchArrive { from: node, frame });
+            self.push(at, arrival(frame.clone()));
         }
+        self.push(at, arrival(frame));
     }
 
     fn count_faults(&mut self, d: crate::faults::FaultDecision) {
@@ -517,29 +525,9 @@ impl<E: Endpoint> Fabric<E> {
         if more {
             self.start_egress(port);
         }
-        if decision.lost {
-            self.drop_frame(port, DropReason::Loss, &frame);
-            return;
-        }
-        self.count_faults(decision);
-        let at = if decision.reordered {
-            arrive + reorder_delay
-        } else {
-            arrive
-        };
-        if decision.duplicated {
-            let copy = frame.clone();
-            self.push(at, Event::Deliver { node: port, frame });
-            self.push(
-                at,
-                Event::Deliver {
-                    node: port,
-                    frame: copy,
-                },
-            );
-        } else {
-            self.push(at, Event::Deliver { node: port, frame });
-        }
+        self.cross_link(port, decision, frame, arrive, reorder_delay, |frame| {
+            Event::Deliver { node: port, frame }
+        });
     }
 }
 
