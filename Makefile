@@ -105,7 +105,7 @@ pytest: setup build-release
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests in tests/"; fi; \
 	exit $$rc
 
-demo:
+demo: setup
 	mkdir -p $(BUILD)
 	$(CARGO) run --release -p rocenic-sim --bin rocenic -- sim --backend model \
 	  --workload mix --count 64 --size 65536 --qps 4 --loss 0.01 \

@@ -8,6 +8,7 @@
 //! Every exported block must have a `clock: Signal<In, Clock>` port (the
 //! bridge's `Sim` drives it) and its Verilog top module is rust-hdl's `top`.
 
+use crate::icrc_checker::IcrcChecker;
 use crate::register_slice::AxisRegisterSlice;
 use crate::stream::{DATA_BITS, KEEP_BITS};
 use rust_hdl::prelude::*;
@@ -44,6 +45,7 @@ pub fn blocks() -> Vec<ExportedBlock> {
             AxisRegisterSlice::<DATA_BITS, KEEP_BITS>::default(),
         ),
         ExportedBlock::new("bridge_check", BridgeCheck::default()),
+        ExportedBlock::new("icrc_checker", IcrcChecker::default()),
     ]
 }
 

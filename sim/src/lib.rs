@@ -4,4 +4,5 @@
 pub mod decode;
 pub mod frames;
 pub mod incast;
+pub mod rtl;
 pub mod scenario;
