@@ -9,7 +9,9 @@
 //! bridge's `Sim` drives it) and its Verilog top module is rust-hdl's `top`.
 
 use crate::icrc_checker::IcrcChecker;
+use crate::icrc_generator::IcrcGenerator;
 use crate::register_slice::AxisRegisterSlice;
+use crate::rx_parser::RxParser;
 use crate::stream::{DATA_BITS, KEEP_BITS};
 use rust_hdl::prelude::*;
 
@@ -46,6 +48,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ),
         ExportedBlock::new("bridge_check", BridgeCheck::default()),
         ExportedBlock::new("icrc_checker", IcrcChecker::default()),
+        ExportedBlock::new("icrc_generator", IcrcGenerator::default()),
+        ExportedBlock::new("rx_parser", RxParser::default()),
     ]
 }
 

@@ -153,6 +153,7 @@ pub struct IcrcMask {
     pub masked_tag: Signal<Out, Bits<8>>,
     lanes: ByteLaneSelect<512, 64>,
     lane_keep: Signal<Local, Bits<64>>,
+    end_fill: Signal<Local, Bits<6>>,
     field_and: Signal<Local, Bits<512>>,
     previous_was_first: DFF<Bit>,
     out_valid: DFF<Bit>,
@@ -191,6 +192,7 @@ impl Default for IcrcMask {
             masked_tag: Default::default(),
             lanes: Default::default(),
             lane_keep: Default::default(),
+            end_fill: Default::default(),
             field_and: Default::default(),
             previous_was_first: Default::default(),
             out_valid: Default::default(),
@@ -233,6 +235,9 @@ impl Logic for IcrcMask {
         if self.beat_first.val() {
             self.lane_keep.next = self.lane_keep.val() & self.payload_lanes_of_first_beat.val();
         }
+        // Zero bytes filled in after the last covered byte: (64 - n) mod
+        // 64, which is -n in six bits (the assignment truncates).
+        self.end_fill.next = bits::<6>(0) - self.beat_end_bytes.val();
         self.lanes.when_set.next = self.beat_data.val();
         self.lanes.when_clear.next = 0.into();
         self.lanes.lane_select.next = self.lane_keep.val();
@@ -260,12 +265,9 @@ impl Logic for IcrcMask {
             } else if self.beat_ipv6.val() & self.previous_was_first.q.val() {
                 self.out_offset.d.next = self.ipv6_second_offset.val();
             }
-            // Zero bytes filled in after the last covered byte: (64 - n)
-            // mod 64, which is -n in six bits.
             self.out_tag.d.next = 0.into();
             if self.beat_end.val() {
-                self.out_tag.d.next =
-                    bit_cast::<8, 6>(bits::<6>(0) - self.beat_end_bytes.val()) | 64;
+                self.out_tag.d.next = bit_cast::<8, 6>(self.end_fill.val()) | 64;
             }
             if self.beat_valid.val() {
                 self.previous_was_first.d.next = self.beat_first.val();

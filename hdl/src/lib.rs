@@ -34,6 +34,8 @@ pub mod icrc_generator;
 pub mod icrc_mask;
 pub mod opcode_headers;
 pub mod register_slice;
+pub mod rx_parser;
+pub mod skid_buffer;
 pub mod stream;
 pub mod testbench;
 pub mod tx_frame_merge;

@@ -1,3 +1,4 @@
 //! Helpers shared by the RTL integration tests.
 
 pub mod frames;
+pub mod rx;

@@ -1,0 +1,1001 @@
+//! `RxParser`: the RoCEv2 receive parser. Takes Ethernet frames (no FCS)
+//! from the MAC as a 512-bit AXI-Stream, checks them exactly as the
+//! reference codec (`RoceFrame::decode`) does, and emits per frame one
+//! header record (every header field, the verdict and its reason) and the
+//! payload realigned to byte 0 with pad and ICRC removed.
+//!
+//! Ports:
+//! - `clock`; `reset` (synchronous, high: drops frames in flight, clears the
+//!   counters);
+//! - `rx` (AXI-Stream sink, 512/64): frames, Ethernet header first;
+//! - `payload` (AXI-Stream source) and `payload_drop` (valid with
+//!   `payload.tlast`): the payload segments;
+//! - `record` (valid/ready source of [`HeaderRecord`]): one per frame;
+//! - `stat_select` (5 bits) / `stat_count` (32 bits): counter read port.
+//!   Counter 0 counts accepted frames, counter `r` the frames dropped for
+//!   [`DropReason`] code `r`.
+//!
+//! Contract with downstream blocks. Every input frame yields exactly one
+//! record, in order. A frame whose headers pass the checks that beat 0
+//! allows (all but truncation and ICRC) and that carries a non-empty
+//! payload also yields one payload segment (its record has
+//! `has_payload`): the payload bytes realigned to lane 0, full beats
+//! except the last, whose `tkeep` is contiguous. The verdict is only known
+//! at the end of the frame (ICRC, truncation), so payload beats are
+//! forwarded cut-through and the segment's last beat carries `payload_drop`
+//! equal to the record's `drop`; the record leaves together with that last
+//! beat. A consumer must therefore buffer a segment before acting on it and
+//! discard it when `payload_drop` is set, and must accept payload beats
+//! without waiting for the record (which comes with the last beat). For a
+//! frame cut short by the end of the stream the segment still ends with a
+//! last beat (contents undefined, `payload_drop` set). Bytes past the IP
+//! length (Ethernet padding) are ignored, as the codec ignores them.
+//!
+//! Drop reasons and their priority are the codec's (see [`DropReason`]),
+//! with one exception: the UDP checksum is not verified (the checksum needs
+//! the whole datagram before the header is judged; RoCEv2 protects the
+//! packet with the ICRC, and IPv4 senders send zero). A frame the codec
+//! rejects only for `udp_checksum` is accepted here.
+//!
+//! Pipeline (all stages move together on `advance`, which is high while
+//! both output buffers have room; `rx.tready` is `advance`, so the parser
+//! never stalls for its own reasons): A registers the input beat and
+//! parses the header window (beats 0 and 1 side by side, byte-reversed so
+//! big-endian fields are plain bit slices); B runs the per-beat checks, the
+//! ICRC checker and the payload realigner (one rotation by the header
+//! length mod 64, merged with the rotated previous beat); the verdict
+//! meets the ICRC result three advances later, the payload waits two
+//! stages to meet it; the output skid buffers add one cycle. Latency: a
+//! frame's record and last payload beat appear 6 cycles after the rising
+//! edge that accepted the beat holding the frame's last ICRC byte (or its
+//! last beat, if shorter); other payload beats 5 cycles after the edge
+//! that accepted the input beat completing them. Throughput: one beat per
+//! cycle, back-to-back frames of any length including 1-beat frames.
+
+use crate::byte_lane_select::ByteLaneSelect;
+use crate::byte_reverse::ByteReverse;
+use crate::byte_rotator::ByteRotator;
+use crate::header_record::{DropReason, HeaderRecord, HeaderRecordSource};
+use crate::icrc_checker::IcrcChecker;
+use crate::opcode_headers::{ext, OpcodeHeaders};
+use crate::skid_buffer::SkidBuffer;
+use crate::stream::{Axis512Sink, Axis512Source};
+use crate::wide::bits_from_words;
+use rust_hdl::prelude::*;
+
+/// One payload beat and the verdict that rides on a segment's last beat.
+#[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
+pub struct PayloadBeat {
+    pub data: Bits<512>,
+    pub keep: Bits<64>,
+    pub last: Bit,
+    pub drop: Bit,
+}
+
+/// Counters: accepted frames plus one per drop reason.
+pub const STAT_COUNTERS: usize = DropReason::ALL.len() + 1;
+
+/// Header lengths mod 64 for every opcode's header set on IPv4 and IPv6:
+/// the only rotations the payload realigner needs.
+pub fn payload_shifts() -> Vec<usize> {
+    let mut shifts: Vec<usize> = crate::opcode_headers::OPCODE_TABLE
+        .iter()
+        .flat_map(|&(_, set, _)| {
+            [20usize, 40].map(|ip| (14 + ip + 8 + 12 + usize::from(ext::wire_len(set))) % 64)
+        })
+        .collect();
+    shifts.sort_unstable();
+    shifts.dedup();
+    shifts
+}
+
+#[derive(LogicBlock)]
+pub struct RxParser {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub rx: Axis512Sink,
+    pub payload: Axis512Source,
+    pub payload_drop: Signal<Out, Bit>,
+    pub record: HeaderRecordSource,
+    pub stat_select: Signal<In, Bits<5>>,
+    pub stat_count: Signal<Out, Bits<32>>,
+
+    opcode_table: OpcodeHeaders,
+    window_reverse: ByteReverse<1024>,
+    rotator: ByteRotator<512>,
+    merge: ByteLaneSelect<512, 64>,
+    checker: IcrcChecker,
+    payload_out: SkidBuffer<PayloadBeat>,
+    record_out: SkidBuffer<HeaderRecord>,
+
+    advance: Signal<Local, Bit>,
+    // Stage A: the input beat.
+    a_valid: DFF<Bit>,
+    a_data: DFF<Bits<512>>,
+    a_keep: DFF<Bits<64>>,
+    a_last: DFF<Bit>,
+    a_index: DFF<Bits<11>>,
+    next_index: DFF<Bits<11>>,
+    first_beat: DFF<Bits<512>>,
+    // The header window and its fields (frame offsets in the comments).
+    window_low: Signal<Local, Bits<512>>,
+    header: Signal<Local, Bits<1024>>,
+    h_ipv6: Signal<Local, Bit>,
+    h_eth_ok: Signal<Local, Bit>,
+    h_version: Signal<Local, Bits<4>>,
+    h_next_header: Signal<Local, Bits<8>>,
+    h_ipv4_total: Signal<Local, Bits<16>>,
+    h_ipv4_checksum_sum: Signal<Local, Bits<20>>,
+    h_ipv4_checksum_fold: Signal<Local, Bits<17>>,
+    h_ipv4_checksum_computed: Signal<Local, Bits<16>>,
+    h_l3_len: Signal<Local, Bits<17>>,
+    h_ip_len: Signal<Local, Bits<17>>,
+    h_end: Signal<Local, Bits<17>>,
+    h_end_minus_one: Signal<Local, Bits<17>>,
+    h_udp_dst_port: Signal<Local, Bits<16>>,
+    h_udp_len: Signal<Local, Bits<16>>,
+    h_udp_region: Signal<Local, Bits<17>>,
+    h_udp_checksum: Signal<Local, Bits<16>>,
+    h_bth_byte1: Signal<Local, Bits<8>>,
+    h_after_bth: Signal<Local, Bits<17>>,
+    h_headers_and_icrc: Signal<Local, Bits<17>>,
+    h_padded: Signal<Local, Bits<17>>,
+    h_payload_len: Signal<Local, Bits<17>>,
+    h_payload_len_minus_one: Signal<Local, Bits<17>>,
+    h_header_len: Signal<Local, Bits<7>>,
+    h_last_bytes: Signal<Local, Bits<7>>,
+    h_tail_room: Signal<Local, Bits<8>>,
+    h_low_lane_count: Signal<Local, Bits<7>>,
+    h_ext_base_v4: Signal<Local, Bit>,
+    h_ip_reason: Signal<Local, Bits<5>>,
+    h_late_reason: Signal<Local, Bits<5>>,
+    h_has_reth: Signal<Local, Bit>,
+    h_has_deth: Signal<Local, Bit>,
+    h_has_atomic_eth: Signal<Local, Bit>,
+    h_has_aeth: Signal<Local, Bit>,
+    h_has_atomic_ack_eth: Signal<Local, Bit>,
+    h_has_imm: Signal<Local, Bit>,
+    h_has_ieth: Signal<Local, Bit>,
+    parsed: Signal<Local, HeaderRecord>,
+    // Per-frame facts from beat 0, used while its beats pass stage B.
+    f_ipv6: DFF<Bit>,
+    f_eth_ok: DFF<Bit>,
+    f_ip_reason: DFF<Bits<5>>,
+    f_late_reason: DFF<Bits<5>>,
+    f_end_beat: DFF<Bits<11>>,
+    f_end_bytes: DFF<Bits<6>>,
+    f_segment: DFF<Bit>,
+    f_shift: DFF<Bits<6>>,
+    f_body_first: DFF<Bits<7>>,
+    f_body_last: DFF<Bits<7>>,
+    f_last_beat: DFF<Bits<7>>,
+    f_tail_in_one: DFF<Bit>,
+    f_last_keep: DFF<Bits<64>>,
+    f_low_lanes: DFF<Bits<64>>,
+    record_fields: DFF<HeaderRecord>,
+    // Stage B: checks, ICRC, realignment.
+    b_valid: DFF<Bit>,
+    b_data: DFF<Bits<512>>,
+    b_keep: DFF<Bits<64>>,
+    b_last: DFF<Bit>,
+    b_index: DFF<Bits<11>>,
+    closed: DFF<Bit>,
+    live: Signal<Local, Bit>,
+    at_end: Signal<Local, Bit>,
+    verdict_point: Signal<Local, Bit>,
+    end_lane: Signal<Local, Bits<6>>,
+    truncated_eth: Signal<Local, Bit>,
+    truncated_ip: Signal<Local, Bit>,
+    truncated_end: Signal<Local, Bit>,
+    pre_reason: Signal<Local, Bits<5>>,
+    segment_beat: Signal<Local, Bit>,
+    emit_body: Signal<Local, Bit>,
+    carry: DFF<Bits<512>>,
+    last_data: DFF<Bits<512>>,
+    last_keep: DFF<Bits<64>>,
+    pending_last: DFF<Bit>,
+    // Payload waiting for the verdict.
+    q1_valid: DFF<Bit>,
+    q1_data: DFF<Bits<512>>,
+    q1_keep: DFF<Bits<64>>,
+    q1_last: DFF<Bit>,
+    q2_valid: DFF<Bit>,
+    q2_data: DFF<Bits<512>>,
+    q2_keep: DFF<Bits<64>>,
+    q2_last: DFF<Bit>,
+    // Verdicts waiting for the ICRC.
+    v1_valid: DFF<Bit>,
+    v1_record: DFF<HeaderRecord>,
+    v1_reason: DFF<Bits<5>>,
+    v1_segment: DFF<Bit>,
+    v2_valid: DFF<Bit>,
+    v2_record: DFF<HeaderRecord>,
+    v2_reason: DFF<Bits<5>>,
+    v2_segment: DFF<Bit>,
+    v3_valid: DFF<Bit>,
+    v3_record: DFF<HeaderRecord>,
+    v3_reason: DFF<Bits<5>>,
+    v3_segment: DFF<Bit>,
+    final_reason: Signal<Local, Bits<5>>,
+    out_record: Signal<Local, HeaderRecord>,
+    out_beat: Signal<Local, PayloadBeat>,
+    stat: [DFF<Bits<32>>; STAT_COUNTERS],
+
+    all_lanes: Constant<Bits<64>>,
+    zero_record: Constant<HeaderRecord>,
+    reason_truncated: Constant<Bits<5>>,
+    reason_ethertype: Constant<Bits<5>>,
+    reason_ip_version: Constant<Bits<5>>,
+    reason_ipv4_options: Constant<Bits<5>>,
+    reason_ipv4_checksum: Constant<Bits<5>>,
+    reason_ipv4_fragment: Constant<Bits<5>>,
+    reason_ip_length: Constant<Bits<5>>,
+    reason_not_udp: Constant<Bits<5>>,
+    reason_udp_port: Constant<Bits<5>>,
+    reason_udp_length: Constant<Bits<5>>,
+    reason_tver: Constant<Bits<5>>,
+    reason_opcode: Constant<Bits<5>>,
+    reason_header_opcode_mismatch: Constant<Bits<5>>,
+    reason_unexpected_payload: Constant<Bits<5>>,
+    reason_payload_too_large: Constant<Bits<5>>,
+    reason_pad: Constant<Bits<5>>,
+    reason_icrc: Constant<Bits<5>>,
+    ext_reth: Constant<Bits<8>>,
+    ext_aeth: Constant<Bits<8>>,
+    ext_atomic_eth: Constant<Bits<8>>,
+    ext_atomic_ack_eth: Constant<Bits<8>>,
+    ext_imm: Constant<Bits<8>>,
+    ext_ieth: Constant<Bits<8>>,
+    ext_deth: Constant<Bits<8>>,
+}
+
+fn reason(r: DropReason) -> Constant<Bits<5>> {
+    Constant::new(bits(u64::from(r.code())))
+}
+
+fn ext_bit(set: u8) -> Constant<Bits<8>> {
+    Constant::new(bits(u64::from(set)))
+}
+
+impl Default for RxParser {
+    fn default() -> Self {
+        RxParser {
+            clock: Default::default(),
+            reset: Default::default(),
+            rx: Default::default(),
+            payload: Default::default(),
+            payload_drop: Default::default(),
+            record: Default::default(),
+            stat_select: Default::default(),
+            stat_count: Default::default(),
+            opcode_table: Default::default(),
+            window_reverse: Default::default(),
+            rotator: ByteRotator::new(&payload_shifts()),
+            merge: Default::default(),
+            checker: Default::default(),
+            payload_out: Default::default(),
+            record_out: Default::default(),
+            advance: Default::default(),
+            a_valid: Default::default(),
+            a_data: Default::default(),
+            a_keep: Default::default(),
+            a_last: Default::default(),
+            a_index: Default::default(),
+            next_index: Default::default(),
+            first_beat: Default::default(),
+            window_low: Default::default(),
+            header: Default::default(),
+            h_ipv6: Default::default(),
+            h_eth_ok: Default::default(),
+            h_version: Default::default(),
+            h_next_header: Default::default(),
+            h_ipv4_total: Default::default(),
+            h_ipv4_checksum_sum: Default::default(),
+            h_ipv4_checksum_fold: Default::default(),
+            h_ipv4_checksum_computed: Default::default(),
+            h_l3_len: Default::default(),
+            h_ip_len: Default::default(),
+            h_end: Default::default(),
+            h_end_minus_one: Default::default(),
+            h_udp_dst_port: Default::default(),
+            h_udp_len: Default::default(),
+            h_udp_region: Default::default(),
+            h_udp_checksum: Default::default(),
+            h_bth_byte1: Default::default(),
+            h_after_bth: Default::default(),
+            h_headers_and_icrc: Default::default(),
+            h_padded: Default::default(),
+            h_payload_len: Default::default(),
+            h_payload_len_minus_one: Default::default(),
+            h_header_len: Default::default(),
+            h_last_bytes: Default::default(),
+            h_tail_room: Default::default(),
+            h_low_lane_count: Default::default(),
+            h_ext_base_v4: Default::default(),
+            h_ip_reason: Default::default(),
+            h_late_reason: Default::default(),
+            h_has_reth: Default::default(),
+            h_has_deth: Default::default(),
+            h_has_atomic_eth: Default::default(),
+            h_has_aeth: Default::default(),
+            h_has_atomic_ack_eth: Default::default(),
+            h_has_imm: Default::default(),
+            h_has_ieth: Default::default(),
+            parsed: Default::default(),
+            f_ipv6: Default::default(),
+            f_eth_ok: Default::default(),
+            f_ip_reason: Default::default(),
+            f_late_reason: Default::default(),
+            f_end_beat: Default::default(),
+            f_end_bytes: Default::default(),
+            f_segment: Default::default(),
+            f_shift: Default::default(),
+            f_body_first: Default::default(),
+            f_body_last: Default::default(),
+            f_last_beat: Default::default(),
+            f_tail_in_one: Default::default(),
+            f_last_keep: Default::default(),
+            f_low_lanes: Default::default(),
+            record_fields: Default::default(),
+            b_valid: Default::default(),
+            b_data: Default::default(),
+            b_keep: Default::default(),
+            b_last: Default::default(),
+            b_index: Default::default(),
+            closed: Default::default(),
+            live: Default::default(),
+            at_end: Default::default(),
+            verdict_point: Default::default(),
+            end_lane: Default::default(),
+            truncated_eth: Default::default(),
+            truncated_ip: Default::default(),
+            truncated_end: Default::default(),
+            pre_reason: Default::default(),
+            segment_beat: Default::default(),
+            emit_body: Default::default(),
+            carry: Default::default(),
+            last_data: Default::default(),
+            last_keep: Default::default(),
+            pending_last: Default::default(),
+            q1_valid: Default::default(),
+            q1_data: Default::default(),
+            q1_keep: Default::default(),
+            q1_last: Default::default(),
+            q2_valid: Default::default(),
+            q2_data: Default::default(),
+            q2_keep: Default::default(),
+            q2_last: Default::default(),
+            v1_valid: Default::default(),
+            v1_record: Default::default(),
+            v1_reason: Default::default(),
+            v1_segment: Default::default(),
+            v2_valid: Default::default(),
+            v2_record: Default::default(),
+            v2_reason: Default::default(),
+            v2_segment: Default::default(),
+            v3_valid: Default::default(),
+            v3_record: Default::default(),
+            v3_reason: Default::default(),
+            v3_segment: Default::default(),
+            final_reason: Default::default(),
+            out_record: Default::default(),
+            out_beat: Default::default(),
+            stat: Default::default(),
+            all_lanes: Constant::new(bits_from_words(&[u64::MAX])),
+            zero_record: Constant::new(HeaderRecord::default()),
+            reason_truncated: reason(DropReason::Truncated),
+            reason_ethertype: reason(DropReason::Ethertype),
+            reason_ip_version: reason(DropReason::IpVersion),
+            reason_ipv4_options: reason(DropReason::Ipv4Options),
+            reason_ipv4_checksum: reason(DropReason::Ipv4Checksum),
+            reason_ipv4_fragment: reason(DropReason::Ipv4Fragment),
+            reason_ip_length: reason(DropReason::IpLength),
+            reason_not_udp: reason(DropReason::NotUdp),
+            reason_udp_port: reason(DropReason::UdpPort),
+            reason_udp_length: reason(DropReason::UdpLength),
+            reason_tver: reason(DropReason::Tver),
+            reason_opcode: reason(DropReason::Opcode),
+            reason_header_opcode_mismatch: reason(DropReason::HeaderOpcodeMismatch),
+            reason_unexpected_payload: reason(DropReason::UnexpectedPayload),
+            reason_payload_too_large: reason(DropReason::PayloadTooLarge),
+            reason_pad: reason(DropReason::Pad),
+            reason_icrc: reason(DropReason::Icrc),
+            ext_reth: ext_bit(ext::RETH),
+            ext_aeth: ext_bit(ext::AETH),
+            ext_atomic_eth: ext_bit(ext::ATOMIC_ETH),
+            ext_atomic_ack_eth: ext_bit(ext::ATOMIC_ACK_ETH),
+            ext_imm: ext_bit(ext::IMM),
+            ext_ieth: ext_bit(ext::IETH),
+            ext_deth: ext_bit(ext::DETH),
+        }
+    }
+}
+
+impl Logic for RxParser {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            a_valid,
+            a_data,
+            a_keep,
+            a_last,
+            a_index,
+            next_index,
+            first_beat,
+            f_ipv6,
+            f_eth_ok,
+            f_ip_reason,
+            f_late_reason,
+            f_end_beat,
+            f_end_bytes,
+            f_segment,
+            f_shift,
+            f_body_first,
+            f_body_last,
+            f_last_beat,
+            f_tail_in_one,
+            f_last_keep,
+            f_low_lanes,
+            record_fields,
+            b_valid,
+            b_data,
+            b_keep,
+            b_last,
+            b_index,
+            closed,
+            carry,
+            last_data,
+            last_keep,
+            pending_last,
+            q1_valid,
+            q1_data,
+            q1_keep,
+            q1_last,
+            q2_valid,
+            q2_data,
+            q2_keep,
+            q2_last,
+            v1_valid,
+            v1_record,
+            v1_reason,
+            v1_segment,
+            v2_valid,
+            v2_record,
+            v2_reason,
+            v2_segment,
+            v3_valid,
+            v3_record,
+            v3_reason,
+            v3_segment
+        );
+        for r in 0..STAT_COUNTERS {
+            self.stat[r].clock.next = self.clock.val();
+            self.stat[r].d.next = self.stat[r].q.val();
+        }
+        self.checker.clock.next = self.clock.val();
+        self.checker.reset.next = self.reset.val();
+        self.payload_out.clock.next = self.clock.val();
+        self.payload_out.reset.next = self.reset.val();
+        self.record_out.clock.next = self.clock.val();
+        self.record_out.reset.next = self.reset.val();
+
+        // Everything moves together while both outputs have room; the
+        // buffers' readiness is registered, so no combinational path runs
+        // from the consumers back into the pipeline.
+        self.advance.next = self.payload_out.up_ready.val() & self.record_out.up_ready.val();
+        self.rx.tready.next = self.advance.val();
+
+        // ---- Stage A: accept a beat, number it within its frame.
+        if self.advance.val() {
+            self.a_valid.d.next = self.rx.tvalid.val();
+            self.a_data.d.next = self.rx.tdata.val();
+            self.a_keep.d.next = self.rx.tkeep.val();
+            self.a_last.d.next = self.rx.tlast.val();
+            self.a_index.d.next = self.next_index.q.val();
+            if self.rx.tvalid.val() {
+                if self.rx.tlast.val() {
+                    self.next_index.d.next = 0.into();
+                } else if self.next_index.q.val() != 2047 {
+                    self.next_index.d.next = self.next_index.q.val() + 1;
+                }
+            }
+        }
+
+        // ---- The header window: beat 1 above beat 0 (beat 0 twice while
+        // beat 0 itself is in A), byte-reversed so that frame byte n is
+        // lane 127 - n and a big-endian field of w bytes at n is the bit
+        // slice at 8 * (128 - n - w).
+        self.window_low.next = self.first_beat.q.val();
+        if self.a_index.q.val() == 0 {
+            self.window_low.next = self.a_data.q.val();
+        }
+        self.window_reverse.operand.next = (bit_cast::<1024, 512>(self.a_data.q.val()) << 512)
+            | bit_cast::<1024, 512>(self.window_low.val());
+        self.header.next = self.window_reverse.reversed.val();
+
+        // Ethernet (EtherType at 12).
+        self.h_ipv6.next = self.header.val().get_bits::<16>(8 * (128 - 12 - 2)) == 0x86DD;
+        self.h_eth_ok.next =
+            (self.header.val().get_bits::<16>(8 * (128 - 12 - 2)) == 0x0800) | self.h_ipv6.val();
+        self.h_version.next = self.header.val().get_bits::<4>(8 * (128 - 14 - 1) + 4);
+
+        // IPv4: total length at 16; the header checksum (at 24) checked as
+        // the codec does: the complement of the folded sum of the other
+        // nine words must equal it.
+        self.h_ipv4_total.next = self.header.val().get_bits::<16>(8 * (128 - 16 - 2));
+        self.h_ipv4_checksum_sum.next =
+            bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 14 - 2)))
+                + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 16 - 2)))
+                + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 18 - 2)))
+                + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 20 - 2)))
+                + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 22 - 2)))
+                + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 26 - 2)))
+                + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 28 - 2)))
+                + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 30 - 2)))
+                + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 32 - 2)));
+        self.h_ipv4_checksum_fold.next =
+            bit_cast::<17, 16>(self.h_ipv4_checksum_sum.val().get_bits::<16>(0))
+                + bit_cast::<17, 4>(self.h_ipv4_checksum_sum.val().get_bits::<4>(16));
+        self.h_ipv4_checksum_computed.next = !(self.h_ipv4_checksum_fold.val().get_bits::<16>(0)
+            + bit_cast::<16, 1>(self.h_ipv4_checksum_fold.val().get_bits::<1>(16)));
+
+        // IP payload end, the ICRC's last byte: 14 + IPv4 total length, or
+        // 14 + 40 + IPv6 payload length (at 18).
+        self.h_next_header.next = self.header.val().get_bits::<8>(8 * (128 - 23 - 1));
+        self.h_l3_len.next = bit_cast::<17, 16>(self.h_ipv4_total.val());
+        self.h_ip_len.next = 20.into();
+        self.h_udp_dst_port.next = self.header.val().get_bits::<16>(8 * (128 - 36 - 2));
+        self.h_udp_len.next = self.header.val().get_bits::<16>(8 * (128 - 38 - 2));
+        self.h_udp_checksum.next = self.header.val().get_bits::<16>(8 * (128 - 40 - 2));
+        self.h_bth_byte1.next = self.header.val().get_bits::<8>(8 * (128 - 43 - 1));
+        self.opcode_table.opcode.next = self.header.val().get_bits::<8>(8 * (128 - 42 - 1));
+        if self.h_ipv6.val() {
+            self.h_next_header.next = self.header.val().get_bits::<8>(8 * (128 - 20 - 1));
+            self.h_l3_len.next =
+                bit_cast::<17, 16>(self.header.val().get_bits::<16>(8 * (128 - 18 - 2))) + 40;
+            self.h_ip_len.next = 40.into();
+            self.h_udp_dst_port.next = self.header.val().get_bits::<16>(8 * (128 - 56 - 2));
+            self.h_udp_len.next = self.header.val().get_bits::<16>(8 * (128 - 58 - 2));
+            self.h_udp_checksum.next = self.header.val().get_bits::<16>(8 * (128 - 60 - 2));
+            self.h_bth_byte1.next = self.header.val().get_bits::<8>(8 * (128 - 63 - 1));
+            self.opcode_table.opcode.next = self.header.val().get_bits::<8>(8 * (128 - 62 - 1));
+        }
+        self.h_end.next = self.h_l3_len.val() + 14;
+        self.h_end_minus_one.next = self.h_end.val() - 1;
+
+        // IP header checks, in the codec's order.
+        self.h_ip_reason.next = 0.into();
+        if self.h_ipv6.val() {
+            if self.h_version.val() != 6 {
+                self.h_ip_reason.next = self.reason_ip_version.val();
+            } else if self.h_next_header.val() != 17 {
+                self.h_ip_reason.next = self.reason_not_udp.val();
+            }
+        } else if self.h_version.val() != 4 {
+            self.h_ip_reason.next = self.reason_ip_version.val();
+        } else if self.header.val().get_bits::<4>(8 * (128 - 14 - 1)) != 5 {
+            self.h_ip_reason.next = self.reason_ipv4_options.val();
+        } else if self.h_ipv4_checksum_computed.val()
+            != self.header.val().get_bits::<16>(8 * (128 - 24 - 2))
+        {
+            self.h_ip_reason.next = self.reason_ipv4_checksum.val();
+        } else if self.header.val().get_bits::<14>(8 * (128 - 20 - 2)) != 0 {
+            self.h_ip_reason.next = self.reason_ipv4_fragment.val();
+        } else if self.h_next_header.val() != 17 {
+            self.h_ip_reason.next = self.reason_not_udp.val();
+        } else if self.h_ipv4_total.val() < 20 {
+            self.h_ip_reason.next = self.reason_ip_length.val();
+        }
+
+        // UDP and BTH checks, in the codec's order (these assume the frame
+        // holds the whole IP length; truncation is judged in stage B).
+        self.h_udp_region.next = self.h_l3_len.val() - self.h_ip_len.val();
+        self.h_after_bth.next = self.h_udp_region.val() - 20;
+        self.h_headers_and_icrc.next = bit_cast::<17, 5>(self.opcode_table.headers_len.val()) + 4;
+        self.h_padded.next = self.h_after_bth.val() - self.h_headers_and_icrc.val();
+        self.h_payload_len.next =
+            self.h_padded.val() - bit_cast::<17, 2>(self.h_bth_byte1.val().get_bits::<2>(4));
+        self.h_late_reason.next = 0.into();
+        if self.h_l3_len.val() < self.h_ip_len.val() + 8 {
+            self.h_late_reason.next = self.reason_truncated.val();
+        } else if self.h_udp_dst_port.val() != 4791 {
+            self.h_late_reason.next = self.reason_udp_port.val();
+        } else if bit_cast::<17, 16>(self.h_udp_len.val()) != self.h_udp_region.val() {
+            self.h_late_reason.next = self.reason_udp_length.val();
+        } else if self.h_l3_len.val() < self.h_ip_len.val() + 20 {
+            self.h_late_reason.next = self.reason_truncated.val();
+        } else if self.h_bth_byte1.val().get_bits::<4>(0) != 0 {
+            self.h_late_reason.next = self.reason_tver.val();
+        } else if !self.opcode_table.known.val() {
+            self.h_late_reason.next = self.reason_opcode.val();
+        } else if self.h_after_bth.val() < self.h_headers_and_icrc.val() {
+            self.h_late_reason.next = self.reason_header_opcode_mismatch.val();
+        } else if !self.opcode_table.has_payload.val() & (self.h_padded.val() != 0) {
+            self.h_late_reason.next = self.reason_unexpected_payload.val();
+        } else if bit_cast::<17, 2>(self.h_bth_byte1.val().get_bits::<2>(4)) > self.h_padded.val() {
+            self.h_late_reason.next = self.reason_pad.val();
+        } else if self.h_payload_len.val() > 4096 {
+            self.h_late_reason.next = self.reason_payload_too_large.val();
+        }
+
+        // Payload geometry: it starts at H = 14 + IP + 8 + 12 + extension
+        // headers; output beat j holds bytes H + 64j ..; the last one holds
+        // `last_bytes` and is complete in the input beat where it starts
+        // when it fits there (`tail_in_one`), else one beat later.
+        self.h_header_len.next = bit_cast::<7, 17>(self.h_ip_len.val())
+            + bit_cast::<7, 5>(self.opcode_table.headers_len.val())
+            + 34;
+        self.h_payload_len_minus_one.next = self.h_payload_len.val() - 1;
+        self.h_last_bytes.next =
+            bit_cast::<7, 6>(self.h_payload_len_minus_one.val().get_bits::<6>(0)) + 1;
+        self.h_tail_room.next = bit_cast::<8, 6>(self.h_header_len.val().get_bits::<6>(0))
+            + bit_cast::<8, 7>(self.h_last_bytes.val());
+        self.h_low_lane_count.next =
+            bits::<7>(64) - bit_cast::<7, 6>(self.h_header_len.val().get_bits::<6>(0));
+
+        // Extension headers start at 54 (IPv4) or 74 (IPv6); ImmDt follows
+        // a RETH or a DETH when the opcode carries one.
+        self.h_ext_base_v4.next = !self.h_ipv6.val();
+        self.h_has_reth.next = (self.opcode_table.headers.val() & self.ext_reth.val()) != 0;
+        self.h_has_deth.next = (self.opcode_table.headers.val() & self.ext_deth.val()) != 0;
+        self.h_has_atomic_eth.next =
+            (self.opcode_table.headers.val() & self.ext_atomic_eth.val()) != 0;
+        self.h_has_aeth.next = (self.opcode_table.headers.val() & self.ext_aeth.val()) != 0;
+        self.h_has_atomic_ack_eth.next =
+            (self.opcode_table.headers.val() & self.ext_atomic_ack_eth.val()) != 0;
+        self.h_has_imm.next = (self.opcode_table.headers.val() & self.ext_imm.val()) != 0;
+        self.h_has_ieth.next = (self.opcode_table.headers.val() & self.ext_ieth.val()) != 0;
+
+        // The record fields, from the same window.
+        self.parsed.next = self.zero_record.val();
+        self.parsed.next.eth_dst = self.header.val().get_bits::<48>(8 * (128 - 6));
+        self.parsed.next.eth_src = self.header.val().get_bits::<48>(8 * (128 - 6 - 6));
+        self.parsed.next.ipv6 = self.h_ipv6.val();
+        self.parsed.next.udp_checksum = self.h_udp_checksum.val() != 0;
+        self.parsed.next.opcode = self.opcode_table.opcode.val();
+        self.parsed.next.solicited = self.h_bth_byte1.val().get_bit(7);
+        self.parsed.next.mig_req = self.h_bth_byte1.val().get_bit(6);
+        self.parsed.next.pad_count = self.h_bth_byte1.val().get_bits::<2>(4);
+        self.parsed.next.tver = self.h_bth_byte1.val().get_bits::<4>(0);
+        self.parsed.next.has_deth = self.h_has_deth.val();
+        self.parsed.next.has_reth = self.h_has_reth.val();
+        self.parsed.next.has_atomic_eth = self.h_has_atomic_eth.val();
+        self.parsed.next.has_aeth = self.h_has_aeth.val();
+        self.parsed.next.has_atomic_ack_eth = self.h_has_atomic_ack_eth.val();
+        self.parsed.next.has_imm = self.h_has_imm.val();
+        self.parsed.next.has_ieth = self.h_has_ieth.val();
+        self.parsed.next.payload_len = bit_cast::<13, 17>(self.h_payload_len.val());
+        if self.h_ipv6.val() {
+            self.parsed.next.ip_src = self.header.val().get_bits::<128>(8 * (128 - 22 - 16));
+            self.parsed.next.ip_dst = self.header.val().get_bits::<128>(8 * (128 - 38 - 16));
+            self.parsed.next.dscp = self.header.val().get_bits::<6>(8 * (128 - 14 - 4) + 22);
+            self.parsed.next.ecn = self.header.val().get_bits::<2>(8 * (128 - 14 - 4) + 20);
+            self.parsed.next.ipv6_flow_label = self.header.val().get_bits::<20>(8 * (128 - 14 - 4));
+            self.parsed.next.ttl = self.header.val().get_bits::<8>(8 * (128 - 21 - 1));
+            self.parsed.next.udp_src_port = self.header.val().get_bits::<16>(8 * (128 - 54 - 2));
+            self.parsed.next.pkey = self.header.val().get_bits::<16>(8 * (128 - 64 - 2));
+            self.parsed.next.fecn = self.header.val().get_bit(8 * (128 - 66 - 1) + 7);
+            self.parsed.next.becn = self.header.val().get_bit(8 * (128 - 66 - 1) + 6);
+            self.parsed.next.dest_qp = self.header.val().get_bits::<24>(8 * (128 - 67 - 3));
+            self.parsed.next.ack_req = self.header.val().get_bit(8 * (128 - 70 - 1) + 7);
+            self.parsed.next.psn = self.header.val().get_bits::<24>(8 * (128 - 71 - 3));
+        } else {
+            self.parsed.next.ip_src =
+                bit_cast::<128, 32>(self.header.val().get_bits::<32>(8 * (128 - 26 - 4)));
+            self.parsed.next.ip_dst =
+                bit_cast::<128, 32>(self.header.val().get_bits::<32>(8 * (128 - 30 - 4)));
+            self.parsed.next.dscp = self.header.val().get_bits::<6>(8 * (128 - 15 - 1) + 2);
+            self.parsed.next.ecn = self.header.val().get_bits::<2>(8 * (128 - 15 - 1));
+            self.parsed.next.ipv4_identification =
+                self.header.val().get_bits::<16>(8 * (128 - 18 - 2));
+            self.parsed.next.ipv4_dont_fragment =
+                self.header.val().get_bit(8 * (128 - 20 - 2) + 14);
+            self.parsed.next.ttl = self.header.val().get_bits::<8>(8 * (128 - 22 - 1));
+            self.parsed.next.udp_src_port = self.header.val().get_bits::<16>(8 * (128 - 34 - 2));
+            self.parsed.next.pkey = self.header.val().get_bits::<16>(8 * (128 - 44 - 2));
+            self.parsed.next.fecn = self.header.val().get_bit(8 * (128 - 46 - 1) + 7);
+            self.parsed.next.becn = self.header.val().get_bit(8 * (128 - 46 - 1) + 6);
+            self.parsed.next.dest_qp = self.header.val().get_bits::<24>(8 * (128 - 47 - 3));
+            self.parsed.next.ack_req = self.header.val().get_bit(8 * (128 - 50 - 1) + 7);
+            self.parsed.next.psn = self.header.val().get_bits::<24>(8 * (128 - 51 - 3));
+        }
+        if self.h_ext_base_v4.val() {
+            if self.h_has_deth.val() {
+                self.parsed.next.deth_qkey = self.header.val().get_bits::<32>(8 * (128 - 54 - 4));
+                self.parsed.next.deth_src_qp = self.header.val().get_bits::<24>(8 * (128 - 59 - 3));
+            }
+            if self.h_has_reth.val() {
+                self.parsed.next.reth_va = self.header.val().get_bits::<64>(8 * (128 - 54 - 8));
+                self.parsed.next.reth_rkey = self.header.val().get_bits::<32>(8 * (128 - 62 - 4));
+                self.parsed.next.reth_dma_len =
+                    self.header.val().get_bits::<32>(8 * (128 - 66 - 4));
+            }
+            if self.h_has_atomic_eth.val() {
+                self.parsed.next.atomic_va = self.header.val().get_bits::<64>(8 * (128 - 54 - 8));
+                self.parsed.next.atomic_rkey = self.header.val().get_bits::<32>(8 * (128 - 62 - 4));
+                self.parsed.next.atomic_swap_add =
+                    self.header.val().get_bits::<64>(8 * (128 - 66 - 8));
+                self.parsed.next.atomic_compare =
+                    self.header.val().get_bits::<64>(8 * (128 - 74 - 8));
+            }
+            if self.h_has_aeth.val() {
+                self.parsed.next.aeth_syndrome =
+                    self.header.val().get_bits::<8>(8 * (128 - 54 - 1));
+                self.parsed.next.aeth_msn = self.header.val().get_bits::<24>(8 * (128 - 55 - 3));
+            }
+            if self.h_has_atomic_ack_eth.val() {
+                self.parsed.next.atomic_ack_orig =
+                    self.header.val().get_bits::<64>(8 * (128 - 58 - 8));
+            }
+            if self.h_has_ieth.val() {
+                self.parsed.next.ieth_rkey = self.header.val().get_bits::<32>(8 * (128 - 54 - 4));
+            }
+            if self.h_has_imm.val() {
+                if self.h_has_reth.val() {
+                    self.parsed.next.imm = self.header.val().get_bits::<32>(8 * (128 - 70 - 4));
+                } else if self.h_has_deth.val() {
+                    self.parsed.next.imm = self.header.val().get_bits::<32>(8 * (128 - 62 - 4));
+                } else {
+                    self.parsed.next.imm = self.header.val().get_bits::<32>(8 * (128 - 54 - 4));
+                }
+            }
+        } else {
+            if self.h_has_deth.val() {
+                self.parsed.next.deth_qkey = self.header.val().get_bits::<32>(8 * (128 - 74 - 4));
+                self.parsed.next.deth_src_qp = self.header.val().get_bits::<24>(8 * (128 - 79 - 3));
+            }
+            if self.h_has_reth.val() {
+                self.parsed.next.reth_va = self.header.val().get_bits::<64>(8 * (128 - 74 - 8));
+                self.parsed.next.reth_rkey = self.header.val().get_bits::<32>(8 * (128 - 82 - 4));
+                self.parsed.next.reth_dma_len =
+                    self.header.val().get_bits::<32>(8 * (128 - 86 - 4));
+            }
+            if self.h_has_atomic_eth.val() {
+                self.parsed.next.atomic_va = self.header.val().get_bits::<64>(8 * (128 - 74 - 8));
+                self.parsed.next.atomic_rkey = self.header.val().get_bits::<32>(8 * (128 - 82 - 4));
+                self.parsed.next.atomic_swap_add =
+                    self.header.val().get_bits::<64>(8 * (128 - 86 - 8));
+                self.parsed.next.atomic_compare =
+                    self.header.val().get_bits::<64>(8 * (128 - 94 - 8));
+            }
+            if self.h_has_aeth.val() {
+                self.parsed.next.aeth_syndrome =
+                    self.header.val().get_bits::<8>(8 * (128 - 74 - 1));
+                self.parsed.next.aeth_msn = self.header.val().get_bits::<24>(8 * (128 - 75 - 3));
+            }
+            if self.h_has_atomic_ack_eth.val() {
+                self.parsed.next.atomic_ack_orig =
+                    self.header.val().get_bits::<64>(8 * (128 - 78 - 8));
+            }
+            if self.h_has_ieth.val() {
+                self.parsed.next.ieth_rkey = self.header.val().get_bits::<32>(8 * (128 - 74 - 4));
+            }
+            if self.h_has_imm.val() {
+                if self.h_has_reth.val() {
+                    self.parsed.next.imm = self.header.val().get_bits::<32>(8 * (128 - 90 - 4));
+                } else if self.h_has_deth.val() {
+                    self.parsed.next.imm = self.header.val().get_bits::<32>(8 * (128 - 82 - 4));
+                } else {
+                    self.parsed.next.imm = self.header.val().get_bits::<32>(8 * (128 - 74 - 4));
+                }
+            }
+        }
+
+        if self.advance.val() & self.a_valid.q.val() {
+            // Beat 0 fixes the frame's geometry and header verdicts; the
+            // record is taken from beat 0 and again, complete, from beat 1.
+            if self.a_index.q.val() == 0 {
+                self.first_beat.d.next = self.a_data.q.val();
+                self.f_ipv6.d.next = self.h_ipv6.val();
+                self.f_eth_ok.d.next = self.h_eth_ok.val();
+                self.f_ip_reason.d.next = self.h_ip_reason.val();
+                self.f_late_reason.d.next = self.h_late_reason.val();
+                self.f_end_beat.d.next = self.h_end_minus_one.val().get_bits::<11>(6);
+                self.f_end_bytes.d.next = self.h_end.val().get_bits::<6>(0);
+                self.f_segment.d.next = self.h_eth_ok.val()
+                    & (self.h_ip_reason.val() == 0)
+                    & (self.h_late_reason.val() == 0)
+                    & (self.h_payload_len.val() != 0);
+                self.f_shift.d.next = self.h_header_len.val().get_bits::<6>(0);
+                self.f_body_first.d.next =
+                    bit_cast::<7, 1>(self.h_header_len.val().get_bits::<1>(6)) + 1;
+                self.f_body_last.d.next =
+                    bit_cast::<7, 1>(self.h_header_len.val().get_bits::<1>(6))
+                        + bit_cast::<7, 6>(self.h_payload_len_minus_one.val().get_bits::<6>(6));
+                self.f_last_beat.d.next =
+                    bit_cast::<7, 1>(self.h_header_len.val().get_bits::<1>(6))
+                        + bit_cast::<7, 6>(self.h_payload_len_minus_one.val().get_bits::<6>(6));
+                self.f_tail_in_one.d.next = self.h_tail_room.val() <= 64;
+                if self.h_tail_room.val() > 64 {
+                    self.f_last_beat.d.next =
+                        bit_cast::<7, 1>(self.h_header_len.val().get_bits::<1>(6))
+                            + bit_cast::<7, 6>(self.h_payload_len_minus_one.val().get_bits::<6>(6))
+                            + 1;
+                }
+                self.f_last_keep.d.next = !(self.all_lanes.val() << self.h_last_bytes.val());
+                self.f_low_lanes.d.next = !(self.all_lanes.val() << self.h_low_lane_count.val());
+            }
+            if self.a_index.q.val() <= 1 {
+                self.record_fields.d.next = self.parsed.val();
+            }
+        }
+
+        // ---- Stage B: beats of a frame up to its verdict point (the beat
+        // holding the ICRC's last byte, or the frame's last beat if the
+        // frame is shorter); later beats (Ethernet padding) are swallowed.
+        if self.advance.val() {
+            self.b_valid.d.next = self.a_valid.q.val();
+            self.b_data.d.next = self.a_data.q.val();
+            self.b_keep.d.next = self.a_keep.q.val();
+            self.b_last.d.next = self.a_last.q.val();
+            self.b_index.d.next = self.a_index.q.val();
+        }
+        self.live.next = self.b_valid.q.val() & !self.closed.q.val();
+        self.at_end.next =
+            self.f_eth_ok.q.val() & (self.b_index.q.val() == self.f_end_beat.q.val());
+        self.verdict_point.next = self.live.val() & (self.at_end.val() | self.b_last.q.val());
+        if self.advance.val() & self.b_valid.q.val() {
+            if self.b_last.q.val() {
+                self.closed.d.next = false;
+            } else if self.verdict_point.val() {
+                self.closed.d.next = true;
+            }
+        }
+
+        self.checker.advance.next = self.advance.val();
+        self.checker.beat_valid.next = self.live.val();
+        self.checker.beat_first.next = self.b_index.q.val() == 0;
+        self.checker.beat_ipv6.next = self.f_ipv6.q.val();
+        self.checker.beat_end.next = self.at_end.val();
+        self.checker.beat_end_bytes.next = self.f_end_bytes.q.val();
+        self.checker.beat_data.next = self.b_data.q.val();
+
+        // Truncation, judged where the codec judges it: the frame must hold
+        // the Ethernet header, then the IP header, then the IP length.
+        self.end_lane.next = self.f_end_bytes.q.val() - 1;
+        self.truncated_eth.next =
+            (self.b_index.q.val() == 0) & self.b_last.q.val() & !self.b_keep.q.val().get_bit(13);
+        self.truncated_ip.next =
+            (self.b_index.q.val() == 0) & self.b_last.q.val() & !self.b_keep.q.val().get_bit(33);
+        if self.f_ipv6.q.val() {
+            self.truncated_ip.next = (self.b_index.q.val() == 0)
+                & self.b_last.q.val()
+                & !self.b_keep.q.val().get_bit(53);
+        }
+        self.truncated_end.next = self.b_last.q.val()
+            & ((self.b_index.q.val() < self.f_end_beat.q.val())
+                | ((self.b_index.q.val() == self.f_end_beat.q.val())
+                    & !self.b_keep.q.val().get_bit(self.end_lane.val().index())));
+        self.pre_reason.next = self.f_late_reason.q.val();
+        if self.truncated_eth.val() {
+            self.pre_reason.next = self.reason_truncated.val();
+        } else if !self.f_eth_ok.q.val() {
+            self.pre_reason.next = self.reason_ethertype.val();
+        } else if self.truncated_ip.val() {
+            self.pre_reason.next = self.reason_truncated.val();
+        } else if self.f_ip_reason.q.val() != 0 {
+            self.pre_reason.next = self.f_ip_reason.q.val();
+        } else if self.truncated_end.val() {
+            self.pre_reason.next = self.reason_truncated.val();
+        }
+
+        // Payload realignment: rotate each beat by the header length mod
+        // 64; an output beat is the rotated previous beat's low lanes with
+        // the rotated current beat's high lanes.
+        self.rotator.operand.next = self.b_data.q.val();
+        self.rotator.amount.next = self.f_shift.q.val();
+        self.merge.when_set.next = self.carry.q.val();
+        self.merge.when_clear.next = self.rotator.rotated.val();
+        self.merge.lane_select.next = self.f_low_lanes.q.val();
+        self.segment_beat.next = self.live.val() & self.f_segment.q.val();
+        self.emit_body.next = self.segment_beat.val()
+            & (self.b_index.q.val() >= bit_cast::<11, 7>(self.f_body_first.q.val()))
+            & (self.b_index.q.val() <= bit_cast::<11, 7>(self.f_body_last.q.val()));
+        if self.advance.val() {
+            if self.live.val() {
+                self.carry.d.next = self.rotator.rotated.val();
+                if self.b_index.q.val() == 0 {
+                    self.last_keep.d.next = 0.into();
+                }
+            }
+            if self.segment_beat.val()
+                & (self.b_index.q.val() == bit_cast::<11, 7>(self.f_last_beat.q.val()))
+            {
+                self.last_data.d.next = self.merge.chosen.val();
+                if self.f_tail_in_one.q.val() {
+                    self.last_data.d.next = self.rotator.rotated.val();
+                }
+                self.last_keep.d.next = self.f_last_keep.q.val();
+            }
+            // A segment's last beat leaves the step after the verdict
+            // point, when no other beat of any frame can.
+            self.pending_last.d.next = self.verdict_point.val() & self.f_segment.q.val();
+            self.q1_valid.d.next = self.emit_body.val() | self.pending_last.q.val();
+            self.q1_data.d.next = self.merge.chosen.val();
+            self.q1_keep.d.next = self.all_lanes.val();
+            self.q1_last.d.next = self.pending_last.q.val();
+            if self.pending_last.q.val() {
+                self.q1_data.d.next = self.last_data.q.val();
+                self.q1_keep.d.next = self.last_keep.q.val();
+            }
+            self.q2_valid.d.next = self.q1_valid.q.val();
+            self.q2_data.d.next = self.q1_data.q.val();
+            self.q2_keep.d.next = self.q1_keep.q.val();
+            self.q2_last.d.next = self.q1_last.q.val();
+
+            self.v1_valid.d.next = self.verdict_point.val();
+            self.v1_record.d.next = self.record_fields.q.val();
+            self.v1_reason.d.next = self.pre_reason.val();
+            self.v1_segment.d.next = self.f_segment.q.val();
+            self.v2_valid.d.next = self.v1_valid.q.val();
+            self.v2_record.d.next = self.v1_record.q.val();
+            self.v2_reason.d.next = self.v1_reason.q.val();
+            self.v2_segment.d.next = self.v1_segment.q.val();
+            self.v3_valid.d.next = self.v2_valid.q.val();
+            self.v3_record.d.next = self.v2_record.q.val();
+            self.v3_reason.d.next = self.v2_reason.q.val();
+            self.v3_segment.d.next = self.v2_segment.q.val();
+        }
+
+        // ---- Output: the verdict meets the ICRC result (the checker is
+        // three advances behind stage B, like v3) and the payload's last
+        // beat (two behind the step after the verdict point, like q2).
+        self.final_reason.next = self.v3_reason.q.val();
+        if (self.v3_reason.q.val() == 0) & !self.checker.result_ok.val() {
+            self.final_reason.next = self.reason_icrc.val();
+        }
+        self.out_record.next = self.v3_record.q.val();
+        self.out_record.next.drop = self.final_reason.val() != 0;
+        self.out_record.next.reason = self.final_reason.val();
+        self.out_record.next.has_payload = self.v3_segment.q.val();
+        self.out_beat.next.data = self.q2_data.q.val();
+        self.out_beat.next.keep = self.q2_keep.q.val();
+        self.out_beat.next.last = self.q2_last.q.val();
+        self.out_beat.next.drop = self.q2_last.q.val() & (self.final_reason.val() != 0);
+        self.record_out.up_valid.next = self.v3_valid.q.val() & self.advance.val();
+        self.record_out.up_data.next = self.out_record.val();
+        self.payload_out.up_valid.next = self.q2_valid.q.val() & self.advance.val();
+        self.payload_out.up_data.next = self.out_beat.val();
+        if self.advance.val() & self.v3_valid.q.val() {
+            for r in 0..STAT_COUNTERS {
+                if self.final_reason.val().index() == r {
+                    self.stat[r].d.next = self.stat[r].q.val() + 1;
+                }
+            }
+        }
+        self.stat_count.next = 0.into();
+        for r in 0..STAT_COUNTERS {
+            if self.stat_select.val().index() == r {
+                self.stat_count.next = self.stat[r].q.val();
+            }
+        }
+
+        self.payload.tvalid.next = self.payload_out.down_valid.val();
+        self.payload.tdata.next = self.payload_out.down_data.val().data;
+        self.payload.tkeep.next = self.payload_out.down_data.val().keep;
+        self.payload.tlast.next = self.payload_out.down_data.val().last;
+        self.payload_drop.next = self.payload_out.down_data.val().drop;
+        self.payload_out.down_ready.next = self.payload.tready.val();
+        self.record.valid.next = self.record_out.down_valid.val();
+        self.record.record.next = self.record_out.down_data.val();
+        self.record_out.down_ready.next = self.record.ready.val();
+
+        if self.reset.val() {
+            self.a_valid.d.next = false;
+            self.next_index.d.next = 0.into();
+            self.b_valid.d.next = false;
+            self.closed.d.next = false;
+            self.pending_last.d.next = false;
+            self.q1_valid.d.next = false;
+            self.q2_valid.d.next = false;
+            self.v1_valid.d.next = false;
+            self.v2_valid.d.next = false;
+            self.v3_valid.d.next = false;
+            for r in 0..STAT_COUNTERS {
+                self.stat[r].d.next = 0.into();
+            }
+        }
+    }
+}

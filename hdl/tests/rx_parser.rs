@@ -1,0 +1,322 @@
+//! The RX parser in rust-hdl's simulator, judged against the reference
+//! codec: the shared vectors, every opcode on IPv4 and IPv6, payload sizes
+//! around beat boundaries, a malformed frame for each drop reason, Ethernet
+//! padding, back-to-back 1-beat frames at full rate, and random
+//! backpressure. Runs are replayed on the generated Verilog under Icarus
+//! Verilog when it is installed.
+
+mod common;
+
+use common::frames::{self, frame_bytes, vectors};
+use common::rx::{judge, run_parser, Traffic, FULL_SPEED};
+use rocenic_wire::frame::internet_checksum;
+use rocenic_wire::op;
+
+/// Recomputes the IPv4 header checksum after an edit.
+fn fix_ipv4_checksum(f: &mut [u8]) {
+    f[24] = 0;
+    f[25] = 0;
+    let c = internet_checksum(&f[14..34]);
+    f[24..26].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Sets a big-endian 16-bit field.
+fn set16(f: &mut [u8], at: usize, v: u16) {
+    f[at..at + 2].copy_from_slice(&v.to_be_bytes());
+}
+
+/// Malformed frames, one or more per drop reason, with the reason the codec
+/// gives (checked again by `judge`).
+fn malformed() -> Vec<(Vec<u8>, &'static str)> {
+    let v4 = |len| frame_bytes(op::SEND_ONLY, false, len, 77);
+    let v6 = |len| frame_bytes(op::SEND_ONLY, true, len, 78);
+    let mut out = Vec::new();
+    let mut push = |f: Vec<u8>, why| out.push((f, why));
+    push(v4(8)[..10].to_vec(), "truncated");
+    push(v4(8)[..30].to_vec(), "truncated");
+    push(v6(8)[..50].to_vec(), "truncated");
+    let long = v4(300);
+    push(long[..long.len() - 3].to_vec(), "truncated");
+    push(long[..130].to_vec(), "truncated");
+    let mut f = v4(8);
+    set16(&mut f, 12, 0x0806);
+    push(f, "ethertype");
+    let mut f = v4(8);
+    f[14] = 0x65;
+    push(f, "ip_version");
+    let mut f = v6(8);
+    f[14] = 0x46;
+    push(f, "ip_version");
+    let mut f = v4(8);
+    f[14] = 0x46;
+    push(f, "ipv4_options");
+    let mut f = v4(8);
+    f[25] ^= 1;
+    push(f, "ipv4_checksum");
+    let mut f = v4(8);
+    f[20] |= 0x20;
+    fix_ipv4_checksum(&mut f);
+    push(f, "ipv4_fragment");
+    let mut f = v4(8);
+    f[23] = 6;
+    fix_ipv4_checksum(&mut f);
+    push(f, "not_udp");
+    let mut f = v6(8);
+    f[20] = 6;
+    push(f, "not_udp");
+    let mut f = v4(8);
+    set16(&mut f, 16, 19);
+    fix_ipv4_checksum(&mut f);
+    push(f, "ip_length");
+    let mut f = v4(8);
+    set16(&mut f, 16, 27);
+    fix_ipv4_checksum(&mut f);
+    push(f, "truncated");
+    let mut f = v4(8);
+    set16(&mut f, 36, 4790);
+    push(f, "udp_port");
+    let mut f = v6(8);
+    set16(&mut f, 56, 4790);
+    push(f, "udp_port");
+    let mut f = v4(8);
+    let udp_len = u16::from_be_bytes([f[38], f[39]]);
+    set16(&mut f, 38, udp_len + 1);
+    push(f, "udp_length");
+    // IP length short of UDP + BTH.
+    let mut f = v4(8);
+    set16(&mut f, 16, 20 + 8 + 11);
+    set16(&mut f, 38, 8 + 11);
+    fix_ipv4_checksum(&mut f);
+    push(f, "truncated");
+    let mut f = v4(8);
+    f[43] |= 1;
+    push(f, "tver");
+    let mut f = v6(8);
+    f[62] = 0x15;
+    push(f, "opcode");
+    let mut f = v4(0);
+    f[42] = op::COMPARE_SWAP;
+    push(f, "header_opcode_mismatch");
+    let mut f = v4(8);
+    f[42] = op::ACKNOWLEDGE;
+    push(f, "unexpected_payload");
+    let mut f = v4(0);
+    f[43] |= 0x10;
+    push(f, "pad");
+    // 4100 payload bytes: lengths fixed up by hand (the codec will not
+    // encode it).
+    let mut f = v4(4096);
+    let icrc_at = f.len() - 4;
+    f.splice(icrc_at..icrc_at, [1, 2, 3, 4]);
+    let total = u16::from_be_bytes([f[16], f[17]]) + 4;
+    set16(&mut f, 16, total);
+    set16(&mut f, 38, total - 20);
+    f[40] = 0;
+    f[41] = 0;
+    fix_ipv4_checksum(&mut f);
+    push(f, "payload_too_large");
+    // The parser does not verify UDP checksums: accepted (see rx_parser).
+    let mut f = v6(8);
+    f[60] ^= 0x10;
+    push(f, "udp_checksum");
+    let mut f = v4(8);
+    f[60] ^= 0x80;
+    push(f, "icrc");
+    let mut f = v6(200);
+    f[150] ^= 0x01;
+    push(f, "icrc");
+    let mut f = v6(8);
+    let n = f.len();
+    f[n - 1] ^= 0x40;
+    push(f, "icrc");
+    out
+}
+
+#[test]
+fn shared_vectors_are_accepted_with_every_field() {
+    let list: Vec<Vec<u8>> = vectors().into_iter().map(|(_, b)| b).collect();
+    let run = run_parser(&list, FULL_SPEED, Some("rx_vectors"));
+    assert_eq!(judge(&list, &run), vec!["accepted"; 3]);
+    // Spot checks beside the field-by-field comparison.
+    let (cnp, uc, ack) = (&run.records[0], &run.records[1], &run.records[2]);
+    assert_eq!((cnp.opcode.to_u64(), cnp.becn), (0x81, true));
+    assert_eq!((uc.mig_req, uc.pad_count.to_u64()), (true, 2));
+    assert!(uc.has_payload && !ack.has_payload && !cnp.has_payload);
+    assert_eq!(ack.psn.to_u64(), 0xFF_FFFE);
+    assert_eq!(
+        (ack.aeth_syndrome.to_u64(), ack.aeth_msn.to_u64()),
+        (0x1F, 5)
+    );
+    assert_eq!(run.segments.len(), 1);
+    assert_eq!(run.stats[0], 3);
+}
+
+#[test]
+fn every_opcode_on_both_ip_versions() {
+    let mut list = Vec::new();
+    for (i, code) in frames::opcodes().into_iter().enumerate() {
+        for ipv6 in [false, true] {
+            list.push(frame_bytes(code, ipv6, (i * 53) % 150, 1000 + i as u64));
+        }
+    }
+    let run = run_parser(&list, FULL_SPEED, Some("rx_opcodes"));
+    let names = judge(&list, &run);
+    assert!(names.iter().all(|n| *n == "accepted"), "{names:?}");
+    // A read response and a SEND carry payload; an ACK does not.
+    assert!(run.records.iter().any(|r| r.has_payload));
+    assert!(run.records.iter().any(|r| !r.has_payload));
+}
+
+#[test]
+fn payload_sizes_around_beat_boundaries() {
+    let mut list = Vec::new();
+    for (i, len) in [
+        0usize, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 60, 63, 64, 65, 66, 127, 128, 129, 4096,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // SEND_ONLY: header 54/74 bytes; WRITE_ONLY_IMM: 74/94 (RETH+ImmDt).
+        list.push(frame_bytes(op::SEND_ONLY, i % 2 == 0, len, 2000 + i as u64));
+        list.push(frame_bytes(
+            op::WRITE_ONLY_IMM,
+            i % 2 == 1,
+            len,
+            3000 + i as u64,
+        ));
+        list.push(frame_bytes(
+            op::UD_SEND_ONLY_IMM,
+            i % 3 == 0,
+            len,
+            4000 + i as u64,
+        ));
+    }
+    let run = run_parser(&list, FULL_SPEED, None);
+    let names = judge(&list, &run);
+    assert!(names.iter().all(|n| *n == "accepted"), "{names:?}");
+}
+
+#[test]
+fn each_drop_reason_is_named_as_the_codec_names_it() {
+    let cases = malformed();
+    let list: Vec<Vec<u8>> = cases.iter().map(|c| c.0.clone()).collect();
+    let want: Vec<&str> = cases.iter().map(|c| c.1).collect();
+    // Bracket each bad frame with a good one so a bad frame cannot leak
+    // into its neighbours unnoticed.
+    let mut mixed = Vec::new();
+    let mut expect = Vec::new();
+    for (i, (f, why)) in list.iter().zip(&want).enumerate() {
+        mixed.push(frame_bytes(
+            op::READ_RESPONSE_ONLY,
+            i % 2 == 0,
+            70,
+            i as u64,
+        ));
+        expect.push("accepted");
+        mixed.push(f.clone());
+        expect.push(why);
+    }
+    let run = run_parser(&mixed, FULL_SPEED, Some("rx_malformed"));
+    assert_eq!(judge(&mixed, &run), expect);
+}
+
+#[test]
+fn ethernet_padding_and_trailing_bytes_are_ignored() {
+    let mut list = Vec::new();
+    // A 58-byte SEND with no payload, padded to the 60-byte minimum.
+    let mut f = frame_bytes(op::SEND_ONLY, false, 0, 5);
+    assert_eq!(f.len(), 58);
+    f.resize(60, 0);
+    list.push(f);
+    // A 62-byte ACK padded to 64.
+    let mut f = frame_bytes(op::ACKNOWLEDGE, false, 0, 6);
+    f.resize(64, 0);
+    list.push(f);
+    // Frames followed by junk that spills into further beats: once the IP
+    // length is reached the rest of the frame is swallowed.
+    let mut f = frame_bytes(op::ACKNOWLEDGE, false, 0, 7);
+    f.extend((0..150u32).map(|i| i as u8));
+    list.push(f);
+    let mut f = frame_bytes(op::SEND_ONLY, true, 70, 8);
+    f.extend([0xEE; 64]);
+    list.push(f);
+    let mut f = frame_bytes(op::WRITE_ONLY, false, 10, 9);
+    f.extend([0x11; 3]);
+    list.push(f);
+    list.push(frame_bytes(op::SEND_ONLY, false, 33, 10));
+    let run = run_parser(&list, FULL_SPEED, Some("rx_padding"));
+    assert_eq!(judge(&list, &run), vec!["accepted"; 6]);
+}
+
+#[test]
+fn one_beat_frames_back_to_back_at_full_rate() {
+    let list: Vec<Vec<u8>> = (0..60)
+        .map(|i| match i % 3 {
+            0 => frame_bytes(op::ACKNOWLEDGE, false, 0, i),
+            1 => frame_bytes(op::SEND_ONLY, false, (i % 5) as usize, i),
+            _ => frame_bytes(op::SEND_LAST_IMM, false, 0, i),
+        })
+        .collect();
+    assert!(list.iter().all(|f| f.len() <= 64));
+    let run = run_parser(&list, FULL_SPEED, Some("rx_one_beat"));
+    judge(&list, &run);
+    assert_eq!(run.refused, 0, "the parser never refused a beat");
+    // One record per cycle, each a fixed 6 cycles after its frame.
+    for (i, (&rec, &last)) in run
+        .record_cycles
+        .iter()
+        .zip(&run.last_beat_cycles)
+        .enumerate()
+    {
+        assert_eq!(rec - last, 6, "frame {i} latency");
+    }
+    assert!(run.record_cycles.windows(2).all(|w| w[1] == w[0] + 1));
+}
+
+#[test]
+fn mixed_sizes_stream_at_one_beat_per_cycle() {
+    let mut list = Vec::new();
+    for i in 0..30u64 {
+        let len = [0usize, 1, 63, 64, 65, 200, 1000][(i % 7) as usize];
+        list.push(frame_bytes(op::WRITE_ONLY, i % 2 == 0, len, 50 + i));
+        list.push(frame_bytes(op::ACKNOWLEDGE, i % 3 == 0, 0, 90 + i));
+    }
+    let beats: u64 = list.iter().map(|f| f.len().div_ceil(64) as u64).sum();
+    let run = run_parser(&list, FULL_SPEED, None);
+    judge(&list, &run);
+    assert_eq!(run.refused, 0);
+    // Every beat went in on consecutive cycles; the last record left a
+    // fixed latency after the last beat.
+    assert_eq!(*run.last_beat_cycles.last().unwrap(), beats - 1);
+    assert_eq!(*run.record_cycles.last().unwrap(), beats - 1 + 6);
+}
+
+#[test]
+fn random_backpressure_loses_and_reorders_nothing() {
+    let mut list = Vec::new();
+    for (i, code) in frames::opcodes().into_iter().enumerate().step_by(3) {
+        list.push(frame_bytes(
+            code,
+            i % 2 == 0,
+            (i * 97) % 300,
+            7000 + i as u64,
+        ));
+    }
+    let bad: Vec<Vec<u8>> = malformed().into_iter().map(|c| c.0).step_by(4).collect();
+    for (i, b) in bad.into_iter().enumerate() {
+        list.insert(2 * i + 1, b);
+    }
+    for (seed, p_valid, p_ready) in [(1, 0.6, 0.5), (2, 1.0, 0.3), (3, 0.9, 0.9)] {
+        let replay = (seed == 1).then_some("rx_backpressure");
+        let run = run_parser(
+            &list,
+            Traffic {
+                p_valid,
+                p_ready,
+                seed,
+            },
+            replay,
+        );
+        judge(&list, &run);
+    }
+}
