@@ -13,6 +13,7 @@ use crate::icrc_generator::IcrcGenerator;
 use crate::register_slice::AxisRegisterSlice;
 use crate::rx_parser::RxParser;
 use crate::stream::{DATA_BITS, KEEP_BITS};
+use crate::tx_builder::TxBuilder;
 use rust_hdl::prelude::*;
 
 /// One block ready for Verilator: its name and its full Verilog hierarchy.
@@ -50,6 +51,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("icrc_checker", IcrcChecker::default()),
         ExportedBlock::new("icrc_generator", IcrcGenerator::default()),
         ExportedBlock::new("rx_parser", RxParser::default()),
+        // Release delay 0: IPv4 frames at full rate and lowest latency;
+        // IPv6 frames exact but held until summed (see `TxBuilder::new`).
+        ExportedBlock::new("tx_builder", TxBuilder::default()),
     ]
 }
 

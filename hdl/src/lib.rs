@@ -37,10 +37,14 @@ pub mod register_slice;
 pub mod rx_parser;
 pub mod skid_buffer;
 pub mod stream;
+pub mod sync_fifo;
 pub mod testbench;
+pub mod tx_builder;
 pub mod tx_frame_merge;
 pub mod tx_header;
 pub mod tx_header_prep;
+pub mod tx_icrc_append;
+pub mod tx_udp_checksum;
 pub mod wide;
 
 pub use register_slice::AxisRegisterSlice;
