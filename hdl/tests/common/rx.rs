@@ -242,7 +242,14 @@ pub fn run_parser(frames: &[Vec<u8>], traffic: Traffic, replay: Option<&str>) ->
         sim.tick();
         let busy = next < beats.len() || out.records.len() < frames.len();
         idle = if busy { 0 } else { idle + 1 };
-        assert!(sim.cycles() < 100_000, "parser stuck");
+        assert!(
+            sim.cycles() < 100_000,
+            "parser stuck: {} of {} beats in, {} of {} records out",
+            next,
+            beats.len(),
+            out.records.len(),
+            frames.len()
+        );
     }
     assert!(segment.is_empty(), "a payload segment was left open");
     out.cycles = sim.cycles();
