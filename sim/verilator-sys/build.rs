@@ -393,6 +393,10 @@ fn verilate(
         .arg("--cc")
         .arg("-Wall")
         .args(LINT_WAIVERS)
+        // rust-hdl emits Verilog-2005; read as SystemVerilog (Verilator's
+        // default) a sub-block named `checker` or `property` is a syntax
+        // error. Same setting as the RTL lint flow (hdl/synth/rtl_flow.py).
+        .args(["--default-language", "1364-2005"])
         .arg("--trace-vcd");
     if fst {
         cmd.arg("--trace-fst");
