@@ -39,18 +39,20 @@
 //!
 //! Pipeline (all stages move together on `advance`, which is high while
 //! both output buffers have room; `rx.tready` is `advance`, so the parser
-//! never stalls for its own reasons): A registers the input beat and
-//! parses the header window (beats 0 and 1 side by side, byte-reversed so
-//! big-endian fields are plain bit slices); B runs the per-beat checks, the
-//! ICRC checker and the payload realigner (one rotation by the header
-//! length mod 64, merged with the rotated previous beat); the verdict
-//! meets the ICRC result three advances later, the payload waits two
-//! stages to meet it; the output skid buffers add one cycle. Latency: a
-//! frame's record and last payload beat appear 6 cycles after the rising
-//! edge that accepted the beat holding the frame's last ICRC byte (or its
-//! last beat, if shorter); other payload beats 5 cycles after the edge
-//! that accepted the input beat completing them. Throughput: one beat per
-//! cycle, back-to-back frames of any length including 1-beat frames.
+//! never stalls for its own reasons): A registers the input beat, takes
+//! the header window (beats 0 and 1 side by side, byte-reversed so
+//! big-endian fields are plain bit slices) and does the first level of
+//! length arithmetic; P judges the header fields in the codec's order; B
+//! runs the per-beat truncation checks, the ICRC checker and the payload
+//! realigner (one rotation by the header length mod 64, merged with the
+//! rotated previous beat); the verdict meets the ICRC result three
+//! advances later and the payload waits two stages to meet it; the output
+//! skid buffers add one cycle. Latency ([`RECORD_LATENCY`]): a frame's
+//! record and last payload beat appear 7 cycles after the rising edge that
+//! accepted the beat holding the frame's last ICRC byte (or its last beat,
+//! if shorter); other payload beats 6 cycles after the edge that accepted
+//! the input beat completing them. Throughput: one beat per cycle,
+//! back-to-back frames of any length including 1-beat frames.
 
 use crate::byte_lane_select::ByteLaneSelect;
 use crate::byte_reverse::ByteReverse;
@@ -71,6 +73,11 @@ pub struct PayloadBeat {
     pub last: Bit,
     pub drop: Bit,
 }
+
+/// Cycles from the rising edge that accepts a frame's verdict beat (the
+/// one holding its last ICRC byte, or its last beat) to the cycle its
+/// record is presented.
+pub const RECORD_LATENCY: u64 = 7;
 
 /// Counters: accepted frames plus one per drop reason.
 pub const STAT_COUNTERS: usize = DropReason::ALL.len() + 1;
@@ -117,38 +124,24 @@ pub struct RxParser {
     a_index: DFF<Bits<11>>,
     next_index: DFF<Bits<11>>,
     first_beat: DFF<Bits<512>>,
-    // The header window and its fields (frame offsets in the comments).
+    // The header window, its fields and first-level arithmetic.
     window_low: Signal<Local, Bits<512>>,
     header: Signal<Local, Bits<1024>>,
     h_ipv6: Signal<Local, Bit>,
     h_eth_ok: Signal<Local, Bit>,
-    h_version: Signal<Local, Bits<4>>,
-    h_next_header: Signal<Local, Bits<8>>,
     h_ipv4_total: Signal<Local, Bits<16>>,
+    h_ipv6_payload_len: Signal<Local, Bits<16>>,
     h_ipv4_checksum_sum: Signal<Local, Bits<20>>,
-    h_ipv4_checksum_fold: Signal<Local, Bits<17>>,
-    h_ipv4_checksum_computed: Signal<Local, Bits<16>>,
+    h_next_header: Signal<Local, Bits<8>>,
     h_l3_len: Signal<Local, Bits<17>>,
-    h_ip_len: Signal<Local, Bits<17>>,
     h_end: Signal<Local, Bits<17>>,
     h_end_minus_one: Signal<Local, Bits<17>>,
+    h_udp_region: Signal<Local, Bits<17>>,
     h_udp_dst_port: Signal<Local, Bits<16>>,
     h_udp_len: Signal<Local, Bits<16>>,
-    h_udp_region: Signal<Local, Bits<17>>,
     h_udp_checksum: Signal<Local, Bits<16>>,
     h_bth_byte1: Signal<Local, Bits<8>>,
-    h_after_bth: Signal<Local, Bits<17>>,
-    h_headers_and_icrc: Signal<Local, Bits<17>>,
-    h_padded: Signal<Local, Bits<17>>,
-    h_payload_len: Signal<Local, Bits<17>>,
-    h_payload_len_minus_one: Signal<Local, Bits<17>>,
-    h_header_len: Signal<Local, Bits<7>>,
-    h_last_bytes: Signal<Local, Bits<7>>,
-    h_tail_room: Signal<Local, Bits<8>>,
-    h_low_lane_count: Signal<Local, Bits<7>>,
-    h_ext_base_v4: Signal<Local, Bit>,
-    h_ip_reason: Signal<Local, Bits<5>>,
-    h_late_reason: Signal<Local, Bits<5>>,
+    h_fixed: Signal<Local, Bits<7>>,
     h_has_reth: Signal<Local, Bit>,
     h_has_deth: Signal<Local, Bit>,
     h_has_atomic_eth: Signal<Local, Bit>,
@@ -157,7 +150,46 @@ pub struct RxParser {
     h_has_imm: Signal<Local, Bit>,
     h_has_ieth: Signal<Local, Bit>,
     parsed: Signal<Local, HeaderRecord>,
-    // Per-frame facts from beat 0, used while its beats pass stage B.
+    record_a: DFF<HeaderRecord>,
+    // Stage P: beat-0 facts, registered from A, judged here.
+    p_valid: DFF<Bit>,
+    p_data: DFF<Bits<512>>,
+    p_keep: DFF<Bits<64>>,
+    p_last: DFF<Bit>,
+    p_index: DFF<Bits<11>>,
+    pf_ipv6: DFF<Bit>,
+    pf_eth_ok: DFF<Bit>,
+    pf_version: DFF<Bits<4>>,
+    pf_ihl: DFF<Bits<4>>,
+    pf_fragment: DFF<Bit>,
+    pf_next_header: DFF<Bits<8>>,
+    pf_ipv4_total: DFF<Bits<16>>,
+    pf_ipv4_checksum_field: DFF<Bits<16>>,
+    pf_ipv4_checksum_sum: DFF<Bits<20>>,
+    pf_l3_len: DFF<Bits<17>>,
+    pf_end: DFF<Bits<17>>,
+    pf_end_minus_one: DFF<Bits<17>>,
+    pf_udp_region: DFF<Bits<17>>,
+    pf_udp_dst_port: DFF<Bits<16>>,
+    pf_udp_len: DFF<Bits<16>>,
+    pf_tver: DFF<Bits<4>>,
+    pf_known: DFF<Bit>,
+    pf_has_payload: DFF<Bit>,
+    pf_header_len: DFF<Bits<7>>,
+    pf_fixed: DFF<Bits<7>>,
+    pf_fixed_pad: DFF<Bits<7>>,
+    pf_fixed_pad_plus_one: DFF<Bits<7>>,
+    p_checksum_fold: Signal<Local, Bits<17>>,
+    p_checksum_computed: Signal<Local, Bits<16>>,
+    p_ip_reason: Signal<Local, Bits<5>>,
+    p_late_reason: Signal<Local, Bits<5>>,
+    p_payload_len: Signal<Local, Bits<17>>,
+    p_payload_len_minus_one: Signal<Local, Bits<17>>,
+    p_last_bytes: Signal<Local, Bits<7>>,
+    p_tail_room: Signal<Local, Bits<8>>,
+    p_low_lane_count: Signal<Local, Bits<7>>,
+    record_p: DFF<HeaderRecord>,
+    // Per-frame facts, used while the frame's beats pass stage B.
     f_ipv6: DFF<Bit>,
     f_eth_ok: DFF<Bit>,
     f_ip_reason: DFF<Bits<5>>,
@@ -165,6 +197,7 @@ pub struct RxParser {
     f_end_beat: DFF<Bits<11>>,
     f_end_bytes: DFF<Bits<6>>,
     f_segment: DFF<Bit>,
+    f_payload_len: DFF<Bits<13>>,
     f_shift: DFF<Bits<6>>,
     f_body_first: DFF<Bits<7>>,
     f_body_last: DFF<Bits<7>>,
@@ -172,7 +205,6 @@ pub struct RxParser {
     f_tail_in_one: DFF<Bit>,
     f_last_keep: DFF<Bits<64>>,
     f_low_lanes: DFF<Bits<64>>,
-    record_fields: DFF<HeaderRecord>,
     // Stage B: checks, ICRC, realignment.
     b_valid: DFF<Bit>,
     b_data: DFF<Bits<512>>,
@@ -287,33 +319,19 @@ impl Default for RxParser {
             header: Default::default(),
             h_ipv6: Default::default(),
             h_eth_ok: Default::default(),
-            h_version: Default::default(),
-            h_next_header: Default::default(),
             h_ipv4_total: Default::default(),
+            h_ipv6_payload_len: Default::default(),
             h_ipv4_checksum_sum: Default::default(),
-            h_ipv4_checksum_fold: Default::default(),
-            h_ipv4_checksum_computed: Default::default(),
+            h_next_header: Default::default(),
             h_l3_len: Default::default(),
-            h_ip_len: Default::default(),
             h_end: Default::default(),
             h_end_minus_one: Default::default(),
+            h_udp_region: Default::default(),
             h_udp_dst_port: Default::default(),
             h_udp_len: Default::default(),
-            h_udp_region: Default::default(),
             h_udp_checksum: Default::default(),
             h_bth_byte1: Default::default(),
-            h_after_bth: Default::default(),
-            h_headers_and_icrc: Default::default(),
-            h_padded: Default::default(),
-            h_payload_len: Default::default(),
-            h_payload_len_minus_one: Default::default(),
-            h_header_len: Default::default(),
-            h_last_bytes: Default::default(),
-            h_tail_room: Default::default(),
-            h_low_lane_count: Default::default(),
-            h_ext_base_v4: Default::default(),
-            h_ip_reason: Default::default(),
-            h_late_reason: Default::default(),
+            h_fixed: Default::default(),
             h_has_reth: Default::default(),
             h_has_deth: Default::default(),
             h_has_atomic_eth: Default::default(),
@@ -322,6 +340,44 @@ impl Default for RxParser {
             h_has_imm: Default::default(),
             h_has_ieth: Default::default(),
             parsed: Default::default(),
+            record_a: Default::default(),
+            p_valid: Default::default(),
+            p_data: Default::default(),
+            p_keep: Default::default(),
+            p_last: Default::default(),
+            p_index: Default::default(),
+            pf_ipv6: Default::default(),
+            pf_eth_ok: Default::default(),
+            pf_version: Default::default(),
+            pf_ihl: Default::default(),
+            pf_fragment: Default::default(),
+            pf_next_header: Default::default(),
+            pf_ipv4_total: Default::default(),
+            pf_ipv4_checksum_field: Default::default(),
+            pf_ipv4_checksum_sum: Default::default(),
+            pf_l3_len: Default::default(),
+            pf_end: Default::default(),
+            pf_end_minus_one: Default::default(),
+            pf_udp_region: Default::default(),
+            pf_udp_dst_port: Default::default(),
+            pf_udp_len: Default::default(),
+            pf_tver: Default::default(),
+            pf_known: Default::default(),
+            pf_has_payload: Default::default(),
+            pf_header_len: Default::default(),
+            pf_fixed: Default::default(),
+            pf_fixed_pad: Default::default(),
+            pf_fixed_pad_plus_one: Default::default(),
+            p_checksum_fold: Default::default(),
+            p_checksum_computed: Default::default(),
+            p_ip_reason: Default::default(),
+            p_late_reason: Default::default(),
+            p_payload_len: Default::default(),
+            p_payload_len_minus_one: Default::default(),
+            p_last_bytes: Default::default(),
+            p_tail_room: Default::default(),
+            p_low_lane_count: Default::default(),
+            record_p: Default::default(),
             f_ipv6: Default::default(),
             f_eth_ok: Default::default(),
             f_ip_reason: Default::default(),
@@ -329,6 +385,7 @@ impl Default for RxParser {
             f_end_beat: Default::default(),
             f_end_bytes: Default::default(),
             f_segment: Default::default(),
+            f_payload_len: Default::default(),
             f_shift: Default::default(),
             f_body_first: Default::default(),
             f_body_last: Default::default(),
@@ -336,7 +393,6 @@ impl Default for RxParser {
             f_tail_in_one: Default::default(),
             f_last_keep: Default::default(),
             f_low_lanes: Default::default(),
-            record_fields: Default::default(),
             b_valid: Default::default(),
             b_data: Default::default(),
             b_keep: Default::default(),
@@ -424,6 +480,35 @@ impl Logic for RxParser {
             a_index,
             next_index,
             first_beat,
+            record_a,
+            p_valid,
+            p_data,
+            p_keep,
+            p_last,
+            p_index,
+            pf_ipv6,
+            pf_eth_ok,
+            pf_version,
+            pf_ihl,
+            pf_fragment,
+            pf_next_header,
+            pf_ipv4_total,
+            pf_ipv4_checksum_field,
+            pf_ipv4_checksum_sum,
+            pf_l3_len,
+            pf_end,
+            pf_end_minus_one,
+            pf_udp_region,
+            pf_udp_dst_port,
+            pf_udp_len,
+            pf_tver,
+            pf_known,
+            pf_has_payload,
+            pf_header_len,
+            pf_fixed,
+            pf_fixed_pad,
+            pf_fixed_pad_plus_one,
+            record_p,
             f_ipv6,
             f_eth_ok,
             f_ip_reason,
@@ -431,6 +516,7 @@ impl Logic for RxParser {
             f_end_beat,
             f_end_bytes,
             f_segment,
+            f_payload_len,
             f_shift,
             f_body_first,
             f_body_last,
@@ -438,7 +524,6 @@ impl Logic for RxParser {
             f_tail_in_one,
             f_last_keep,
             f_low_lanes,
-            record_fields,
             b_valid,
             b_data,
             b_keep,
@@ -515,16 +600,18 @@ impl Logic for RxParser {
             | bit_cast::<1024, 512>(self.window_low.val());
         self.header.next = self.window_reverse.reversed.val();
 
-        // Ethernet (EtherType at 12).
+        // Fields at fixed offsets and the first level of arithmetic; the
+        // checks on them are made in stage P, a cycle later, to keep each
+        // stage to a couple of carry chains. EtherType at 12.
         self.h_ipv6.next = self.header.val().get_bits::<16>(8 * (128 - 12 - 2)) == 0x86DD;
         self.h_eth_ok.next =
             (self.header.val().get_bits::<16>(8 * (128 - 12 - 2)) == 0x0800) | self.h_ipv6.val();
-        self.h_version.next = self.header.val().get_bits::<4>(8 * (128 - 14 - 1) + 4);
-
-        // IPv4: total length at 16; the header checksum (at 24) checked as
-        // the codec does: the complement of the folded sum of the other
-        // nine words must equal it.
+        // IPv4 total length at 16, IPv6 payload length at 18; the IPv4
+        // header checksum (at 24) is checked as the codec does: the
+        // complement of the folded sum of the other nine words must equal
+        // it.
         self.h_ipv4_total.next = self.header.val().get_bits::<16>(8 * (128 - 16 - 2));
+        self.h_ipv6_payload_len.next = self.header.val().get_bits::<16>(8 * (128 - 18 - 2));
         self.h_ipv4_checksum_sum.next =
             bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 14 - 2)))
                 + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 16 - 2)))
@@ -535,17 +622,13 @@ impl Logic for RxParser {
                 + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 28 - 2)))
                 + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 30 - 2)))
                 + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 32 - 2)));
-        self.h_ipv4_checksum_fold.next =
-            bit_cast::<17, 16>(self.h_ipv4_checksum_sum.val().get_bits::<16>(0))
-                + bit_cast::<17, 4>(self.h_ipv4_checksum_sum.val().get_bits::<4>(16));
-        self.h_ipv4_checksum_computed.next = !(self.h_ipv4_checksum_fold.val().get_bits::<16>(0)
-            + bit_cast::<16, 1>(self.h_ipv4_checksum_fold.val().get_bits::<1>(16)));
-
-        // IP payload end, the ICRC's last byte: 14 + IPv4 total length, or
-        // 14 + 40 + IPv6 payload length (at 18).
+        // The IP length (l3), the frame offset just past the ICRC (end) and
+        // the UDP datagram length the IP length implies (region).
         self.h_next_header.next = self.header.val().get_bits::<8>(8 * (128 - 23 - 1));
         self.h_l3_len.next = bit_cast::<17, 16>(self.h_ipv4_total.val());
-        self.h_ip_len.next = 20.into();
+        self.h_end.next = bit_cast::<17, 16>(self.h_ipv4_total.val()) + 14;
+        self.h_end_minus_one.next = bit_cast::<17, 16>(self.h_ipv4_total.val()) + 13;
+        self.h_udp_region.next = bit_cast::<17, 16>(self.h_ipv4_total.val()) - 20;
         self.h_udp_dst_port.next = self.header.val().get_bits::<16>(8 * (128 - 36 - 2));
         self.h_udp_len.next = self.header.val().get_bits::<16>(8 * (128 - 38 - 2));
         self.h_udp_checksum.next = self.header.val().get_bits::<16>(8 * (128 - 40 - 2));
@@ -553,91 +636,22 @@ impl Logic for RxParser {
         self.opcode_table.opcode.next = self.header.val().get_bits::<8>(8 * (128 - 42 - 1));
         if self.h_ipv6.val() {
             self.h_next_header.next = self.header.val().get_bits::<8>(8 * (128 - 20 - 1));
-            self.h_l3_len.next =
-                bit_cast::<17, 16>(self.header.val().get_bits::<16>(8 * (128 - 18 - 2))) + 40;
-            self.h_ip_len.next = 40.into();
+            self.h_l3_len.next = bit_cast::<17, 16>(self.h_ipv6_payload_len.val()) + 40;
+            self.h_end.next = bit_cast::<17, 16>(self.h_ipv6_payload_len.val()) + 54;
+            self.h_end_minus_one.next = bit_cast::<17, 16>(self.h_ipv6_payload_len.val()) + 53;
+            self.h_udp_region.next = bit_cast::<17, 16>(self.h_ipv6_payload_len.val());
             self.h_udp_dst_port.next = self.header.val().get_bits::<16>(8 * (128 - 56 - 2));
             self.h_udp_len.next = self.header.val().get_bits::<16>(8 * (128 - 58 - 2));
             self.h_udp_checksum.next = self.header.val().get_bits::<16>(8 * (128 - 60 - 2));
             self.h_bth_byte1.next = self.header.val().get_bits::<8>(8 * (128 - 63 - 1));
             self.opcode_table.opcode.next = self.header.val().get_bits::<8>(8 * (128 - 62 - 1));
         }
-        self.h_end.next = self.h_l3_len.val() + 14;
-        self.h_end_minus_one.next = self.h_end.val() - 1;
-
-        // IP header checks, in the codec's order.
-        self.h_ip_reason.next = 0.into();
-        if self.h_ipv6.val() {
-            if self.h_version.val() != 6 {
-                self.h_ip_reason.next = self.reason_ip_version.val();
-            } else if self.h_next_header.val() != 17 {
-                self.h_ip_reason.next = self.reason_not_udp.val();
-            }
-        } else if self.h_version.val() != 4 {
-            self.h_ip_reason.next = self.reason_ip_version.val();
-        } else if self.header.val().get_bits::<4>(8 * (128 - 14 - 1)) != 5 {
-            self.h_ip_reason.next = self.reason_ipv4_options.val();
-        } else if self.h_ipv4_checksum_computed.val()
-            != self.header.val().get_bits::<16>(8 * (128 - 24 - 2))
-        {
-            self.h_ip_reason.next = self.reason_ipv4_checksum.val();
-        } else if self.header.val().get_bits::<14>(8 * (128 - 20 - 2)) != 0 {
-            self.h_ip_reason.next = self.reason_ipv4_fragment.val();
-        } else if self.h_next_header.val() != 17 {
-            self.h_ip_reason.next = self.reason_not_udp.val();
-        } else if self.h_ipv4_total.val() < 20 {
-            self.h_ip_reason.next = self.reason_ip_length.val();
-        }
-
-        // UDP and BTH checks, in the codec's order (these assume the frame
-        // holds the whole IP length; truncation is judged in stage B).
-        self.h_udp_region.next = self.h_l3_len.val() - self.h_ip_len.val();
-        self.h_after_bth.next = self.h_udp_region.val() - 20;
-        self.h_headers_and_icrc.next = bit_cast::<17, 5>(self.opcode_table.headers_len.val()) + 4;
-        self.h_padded.next = self.h_after_bth.val() - self.h_headers_and_icrc.val();
-        self.h_payload_len.next =
-            self.h_padded.val() - bit_cast::<17, 2>(self.h_bth_byte1.val().get_bits::<2>(4));
-        self.h_late_reason.next = 0.into();
-        if self.h_l3_len.val() < self.h_ip_len.val() + 8 {
-            self.h_late_reason.next = self.reason_truncated.val();
-        } else if self.h_udp_dst_port.val() != 4791 {
-            self.h_late_reason.next = self.reason_udp_port.val();
-        } else if bit_cast::<17, 16>(self.h_udp_len.val()) != self.h_udp_region.val() {
-            self.h_late_reason.next = self.reason_udp_length.val();
-        } else if self.h_l3_len.val() < self.h_ip_len.val() + 20 {
-            self.h_late_reason.next = self.reason_truncated.val();
-        } else if self.h_bth_byte1.val().get_bits::<4>(0) != 0 {
-            self.h_late_reason.next = self.reason_tver.val();
-        } else if !self.opcode_table.known.val() {
-            self.h_late_reason.next = self.reason_opcode.val();
-        } else if self.h_after_bth.val() < self.h_headers_and_icrc.val() {
-            self.h_late_reason.next = self.reason_header_opcode_mismatch.val();
-        } else if !self.opcode_table.has_payload.val() & (self.h_padded.val() != 0) {
-            self.h_late_reason.next = self.reason_unexpected_payload.val();
-        } else if bit_cast::<17, 2>(self.h_bth_byte1.val().get_bits::<2>(4)) > self.h_padded.val() {
-            self.h_late_reason.next = self.reason_pad.val();
-        } else if self.h_payload_len.val() > 4096 {
-            self.h_late_reason.next = self.reason_payload_too_large.val();
-        }
-
-        // Payload geometry: it starts at H = 14 + IP + 8 + 12 + extension
-        // headers; output beat j holds bytes H + 64j ..; the last one holds
-        // `last_bytes` and is complete in the input beat where it starts
-        // when it fits there (`tail_in_one`), else one beat later.
-        self.h_header_len.next = bit_cast::<7, 17>(self.h_ip_len.val())
-            + bit_cast::<7, 5>(self.opcode_table.headers_len.val())
-            + 34;
-        self.h_payload_len_minus_one.next = self.h_payload_len.val() - 1;
-        self.h_last_bytes.next =
-            bit_cast::<7, 6>(self.h_payload_len_minus_one.val().get_bits::<6>(0)) + 1;
-        self.h_tail_room.next = bit_cast::<8, 6>(self.h_header_len.val().get_bits::<6>(0))
-            + bit_cast::<8, 7>(self.h_last_bytes.val());
-        self.h_low_lane_count.next =
-            bits::<7>(64) - bit_cast::<7, 6>(self.h_header_len.val().get_bits::<6>(0));
+        // UDP + BTH + extension headers + ICRC: the bytes of the UDP
+        // datagram that are neither payload nor pad.
+        self.h_fixed.next = bit_cast::<7, 5>(self.opcode_table.headers_len.val()) + 24;
 
         // Extension headers start at 54 (IPv4) or 74 (IPv6); ImmDt follows
         // a RETH or a DETH when the opcode carries one.
-        self.h_ext_base_v4.next = !self.h_ipv6.val();
         self.h_has_reth.next = (self.opcode_table.headers.val() & self.ext_reth.val()) != 0;
         self.h_has_deth.next = (self.opcode_table.headers.val() & self.ext_deth.val()) != 0;
         self.h_has_atomic_eth.next =
@@ -666,7 +680,6 @@ impl Logic for RxParser {
         self.parsed.next.has_atomic_ack_eth = self.h_has_atomic_ack_eth.val();
         self.parsed.next.has_imm = self.h_has_imm.val();
         self.parsed.next.has_ieth = self.h_has_ieth.val();
-        self.parsed.next.payload_len = bit_cast::<13, 17>(self.h_payload_len.val());
         if self.h_ipv6.val() {
             self.parsed.next.ip_src = self.header.val().get_bits::<128>(8 * (128 - 22 - 16));
             self.parsed.next.ip_dst = self.header.val().get_bits::<128>(8 * (128 - 38 - 16));
@@ -701,7 +714,7 @@ impl Logic for RxParser {
             self.parsed.next.ack_req = self.header.val().get_bit(8 * (128 - 50 - 1) + 7);
             self.parsed.next.psn = self.header.val().get_bits::<24>(8 * (128 - 51 - 3));
         }
-        if self.h_ext_base_v4.val() {
+        if !self.h_ipv6.val() {
             if self.h_has_deth.val() {
                 self.parsed.next.deth_qkey = self.header.val().get_bits::<32>(8 * (128 - 54 - 4));
                 self.parsed.next.deth_src_qp = self.header.val().get_bits::<24>(8 * (128 - 59 - 3));
@@ -783,42 +796,167 @@ impl Logic for RxParser {
             }
         }
 
-        if self.advance.val() & self.a_valid.q.val() {
-            // Beat 0 fixes the frame's geometry and header verdicts; the
-            // record is taken from beat 0 and again, complete, from beat 1.
-            if self.a_index.q.val() == 0 {
-                self.first_beat.d.next = self.a_data.q.val();
-                self.f_ipv6.d.next = self.h_ipv6.val();
-                self.f_eth_ok.d.next = self.h_eth_ok.val();
-                self.f_ip_reason.d.next = self.h_ip_reason.val();
-                self.f_late_reason.d.next = self.h_late_reason.val();
-                self.f_end_beat.d.next = self.h_end_minus_one.val().get_bits::<11>(6);
-                self.f_end_bytes.d.next = self.h_end.val().get_bits::<6>(0);
-                self.f_segment.d.next = self.h_eth_ok.val()
-                    & (self.h_ip_reason.val() == 0)
-                    & (self.h_late_reason.val() == 0)
-                    & (self.h_payload_len.val() != 0);
-                self.f_shift.d.next = self.h_header_len.val().get_bits::<6>(0);
+        if self.advance.val() {
+            self.p_valid.d.next = self.a_valid.q.val();
+            self.p_data.d.next = self.a_data.q.val();
+            self.p_keep.d.next = self.a_keep.q.val();
+            self.p_last.d.next = self.a_last.q.val();
+            self.p_index.d.next = self.a_index.q.val();
+            if self.a_valid.q.val() {
+                // Beat 0 fixes the frame's geometry and header fields; the
+                // record is taken from beat 0 and again, complete, from
+                // beat 1.
+                if self.a_index.q.val() == 0 {
+                    self.first_beat.d.next = self.a_data.q.val();
+                    self.pf_ipv6.d.next = self.h_ipv6.val();
+                    self.pf_eth_ok.d.next = self.h_eth_ok.val();
+                    self.pf_version.d.next =
+                        self.header.val().get_bits::<4>(8 * (128 - 14 - 1) + 4);
+                    self.pf_ihl.d.next = self.header.val().get_bits::<4>(8 * (128 - 14 - 1));
+                    self.pf_fragment.d.next =
+                        self.header.val().get_bits::<14>(8 * (128 - 20 - 2)) != 0;
+                    self.pf_next_header.d.next = self.h_next_header.val();
+                    self.pf_ipv4_total.d.next = self.h_ipv4_total.val();
+                    self.pf_ipv4_checksum_field.d.next =
+                        self.header.val().get_bits::<16>(8 * (128 - 24 - 2));
+                    self.pf_ipv4_checksum_sum.d.next = self.h_ipv4_checksum_sum.val();
+                    self.pf_l3_len.d.next = self.h_l3_len.val();
+                    self.pf_end.d.next = self.h_end.val();
+                    self.pf_end_minus_one.d.next = self.h_end_minus_one.val();
+                    self.pf_udp_region.d.next = self.h_udp_region.val();
+                    self.pf_udp_dst_port.d.next = self.h_udp_dst_port.val();
+                    self.pf_udp_len.d.next = self.h_udp_len.val();
+                    self.pf_tver.d.next = self.h_bth_byte1.val().get_bits::<4>(0);
+                    self.pf_known.d.next = self.opcode_table.known.val();
+                    self.pf_has_payload.d.next = self.opcode_table.has_payload.val();
+                    // H = 14 + IP + 8 + 12 + extension headers.
+                    self.pf_header_len.d.next =
+                        bit_cast::<7, 5>(self.opcode_table.headers_len.val()) + 54;
+                    if self.h_ipv6.val() {
+                        self.pf_header_len.d.next =
+                            bit_cast::<7, 5>(self.opcode_table.headers_len.val()) + 74;
+                    }
+                    self.pf_fixed.d.next = self.h_fixed.val();
+                    self.pf_fixed_pad.d.next = self.h_fixed.val()
+                        + bit_cast::<7, 2>(self.h_bth_byte1.val().get_bits::<2>(4));
+                    self.pf_fixed_pad_plus_one.d.next = self.h_fixed.val()
+                        + bit_cast::<7, 2>(self.h_bth_byte1.val().get_bits::<2>(4))
+                        + 1;
+                }
+                if self.a_index.q.val() <= 1 {
+                    self.record_a.d.next = self.parsed.val();
+                }
+            }
+        }
+
+        // ---- Stage P: the header checks, in the codec's order.
+        self.p_checksum_fold.next =
+            bit_cast::<17, 16>(self.pf_ipv4_checksum_sum.q.val().get_bits::<16>(0))
+                + bit_cast::<17, 4>(self.pf_ipv4_checksum_sum.q.val().get_bits::<4>(16));
+        self.p_checksum_computed.next = !(self.p_checksum_fold.val().get_bits::<16>(0)
+            + bit_cast::<16, 1>(self.p_checksum_fold.val().get_bits::<1>(16)));
+        self.p_ip_reason.next = 0.into();
+        if self.pf_ipv6.q.val() {
+            if self.pf_version.q.val() != 6 {
+                self.p_ip_reason.next = self.reason_ip_version.val();
+            } else if self.pf_next_header.q.val() != 17 {
+                self.p_ip_reason.next = self.reason_not_udp.val();
+            }
+        } else if self.pf_version.q.val() != 4 {
+            self.p_ip_reason.next = self.reason_ip_version.val();
+        } else if self.pf_ihl.q.val() != 5 {
+            self.p_ip_reason.next = self.reason_ipv4_options.val();
+        } else if self.p_checksum_computed.val() != self.pf_ipv4_checksum_field.q.val() {
+            self.p_ip_reason.next = self.reason_ipv4_checksum.val();
+        } else if self.pf_fragment.q.val() {
+            self.p_ip_reason.next = self.reason_ipv4_fragment.val();
+        } else if self.pf_next_header.q.val() != 17 {
+            self.p_ip_reason.next = self.reason_not_udp.val();
+        } else if self.pf_ipv4_total.q.val() < 20 {
+            self.p_ip_reason.next = self.reason_ip_length.val();
+        }
+        // UDP and BTH checks; these assume the frame holds the whole IP
+        // length (truncation is judged in stage B, with higher priority).
+        // Each is a compare of the UDP region against a small number:
+        // "after the BTH < headers + ICRC" is "region < fixed", "padded
+        // != 0" is "region != fixed", "pad > padded" is "region < fixed +
+        // pad", "payload > 4096" is "region > fixed + pad + 4096".
+        self.p_late_reason.next = 0.into();
+        if (!self.pf_ipv6.q.val() & (self.pf_l3_len.q.val() < 28))
+            | (self.pf_ipv6.q.val() & (self.pf_l3_len.q.val() < 48))
+        {
+            self.p_late_reason.next = self.reason_truncated.val();
+        } else if self.pf_udp_dst_port.q.val() != 4791 {
+            self.p_late_reason.next = self.reason_udp_port.val();
+        } else if bit_cast::<17, 16>(self.pf_udp_len.q.val()) != self.pf_udp_region.q.val() {
+            self.p_late_reason.next = self.reason_udp_length.val();
+        } else if self.pf_udp_region.q.val() < 20 {
+            self.p_late_reason.next = self.reason_truncated.val();
+        } else if self.pf_tver.q.val() != 0 {
+            self.p_late_reason.next = self.reason_tver.val();
+        } else if !self.pf_known.q.val() {
+            self.p_late_reason.next = self.reason_opcode.val();
+        } else if self.pf_udp_region.q.val() < bit_cast::<17, 7>(self.pf_fixed.q.val()) {
+            self.p_late_reason.next = self.reason_header_opcode_mismatch.val();
+        } else if !self.pf_has_payload.q.val()
+            & (self.pf_udp_region.q.val() != bit_cast::<17, 7>(self.pf_fixed.q.val()))
+        {
+            self.p_late_reason.next = self.reason_unexpected_payload.val();
+        } else if self.pf_udp_region.q.val() < bit_cast::<17, 7>(self.pf_fixed_pad.q.val()) {
+            self.p_late_reason.next = self.reason_pad.val();
+        } else if self.pf_udp_region.q.val() > bit_cast::<17, 7>(self.pf_fixed_pad.q.val()) + 4096 {
+            self.p_late_reason.next = self.reason_payload_too_large.val();
+        }
+
+        // Payload geometry: it starts at H; output beat j holds bytes
+        // H + 64j ..; the last one holds `last_bytes` and is complete in
+        // the input beat where it starts when it fits there
+        // (`tail_in_one`), else one beat later.
+        self.p_payload_len.next =
+            self.pf_udp_region.q.val() - bit_cast::<17, 7>(self.pf_fixed_pad.q.val());
+        self.p_payload_len_minus_one.next =
+            self.pf_udp_region.q.val() - bit_cast::<17, 7>(self.pf_fixed_pad_plus_one.q.val());
+        self.p_last_bytes.next =
+            bit_cast::<7, 6>(self.p_payload_len_minus_one.val().get_bits::<6>(0)) + 1;
+        self.p_tail_room.next = bit_cast::<8, 6>(self.pf_header_len.q.val().get_bits::<6>(0))
+            + bit_cast::<8, 7>(self.p_last_bytes.val());
+        self.p_low_lane_count.next =
+            bits::<7>(64) - bit_cast::<7, 6>(self.pf_header_len.q.val().get_bits::<6>(0));
+
+        if self.advance.val() & self.p_valid.q.val() {
+            if self.p_index.q.val() == 0 {
+                self.f_ipv6.d.next = self.pf_ipv6.q.val();
+                self.f_eth_ok.d.next = self.pf_eth_ok.q.val();
+                self.f_ip_reason.d.next = self.p_ip_reason.val();
+                self.f_late_reason.d.next = self.p_late_reason.val();
+                self.f_end_beat.d.next = self.pf_end_minus_one.q.val().get_bits::<11>(6);
+                self.f_end_bytes.d.next = self.pf_end.q.val().get_bits::<6>(0);
+                self.f_segment.d.next = self.pf_eth_ok.q.val()
+                    & (self.p_ip_reason.val() == 0)
+                    & (self.p_late_reason.val() == 0)
+                    & (self.p_payload_len.val() != 0);
+                self.f_payload_len.d.next = bit_cast::<13, 17>(self.p_payload_len.val());
+                self.f_shift.d.next = self.pf_header_len.q.val().get_bits::<6>(0);
                 self.f_body_first.d.next =
-                    bit_cast::<7, 1>(self.h_header_len.val().get_bits::<1>(6)) + 1;
+                    bit_cast::<7, 1>(self.pf_header_len.q.val().get_bits::<1>(6)) + 1;
                 self.f_body_last.d.next =
-                    bit_cast::<7, 1>(self.h_header_len.val().get_bits::<1>(6))
-                        + bit_cast::<7, 6>(self.h_payload_len_minus_one.val().get_bits::<6>(6));
+                    bit_cast::<7, 1>(self.pf_header_len.q.val().get_bits::<1>(6))
+                        + bit_cast::<7, 6>(self.p_payload_len_minus_one.val().get_bits::<6>(6));
                 self.f_last_beat.d.next =
-                    bit_cast::<7, 1>(self.h_header_len.val().get_bits::<1>(6))
-                        + bit_cast::<7, 6>(self.h_payload_len_minus_one.val().get_bits::<6>(6));
-                self.f_tail_in_one.d.next = self.h_tail_room.val() <= 64;
-                if self.h_tail_room.val() > 64 {
+                    bit_cast::<7, 1>(self.pf_header_len.q.val().get_bits::<1>(6))
+                        + bit_cast::<7, 6>(self.p_payload_len_minus_one.val().get_bits::<6>(6));
+                self.f_tail_in_one.d.next = self.p_tail_room.val() <= 64;
+                if self.p_tail_room.val() > 64 {
                     self.f_last_beat.d.next =
-                        bit_cast::<7, 1>(self.h_header_len.val().get_bits::<1>(6))
-                            + bit_cast::<7, 6>(self.h_payload_len_minus_one.val().get_bits::<6>(6))
+                        bit_cast::<7, 1>(self.pf_header_len.q.val().get_bits::<1>(6))
+                            + bit_cast::<7, 6>(self.p_payload_len_minus_one.val().get_bits::<6>(6))
                             + 1;
                 }
-                self.f_last_keep.d.next = !(self.all_lanes.val() << self.h_last_bytes.val());
-                self.f_low_lanes.d.next = !(self.all_lanes.val() << self.h_low_lane_count.val());
+                self.f_last_keep.d.next = !(self.all_lanes.val() << self.p_last_bytes.val());
+                self.f_low_lanes.d.next = !(self.all_lanes.val() << self.p_low_lane_count.val());
             }
-            if self.a_index.q.val() <= 1 {
-                self.record_fields.d.next = self.parsed.val();
+            if self.p_index.q.val() <= 1 {
+                self.record_p.d.next = self.record_a.q.val();
             }
         }
 
@@ -826,11 +964,11 @@ impl Logic for RxParser {
         // holding the ICRC's last byte, or the frame's last beat if the
         // frame is shorter); later beats (Ethernet padding) are swallowed.
         if self.advance.val() {
-            self.b_valid.d.next = self.a_valid.q.val();
-            self.b_data.d.next = self.a_data.q.val();
-            self.b_keep.d.next = self.a_keep.q.val();
-            self.b_last.d.next = self.a_last.q.val();
-            self.b_index.d.next = self.a_index.q.val();
+            self.b_valid.d.next = self.p_valid.q.val();
+            self.b_data.d.next = self.p_data.q.val();
+            self.b_keep.d.next = self.p_keep.q.val();
+            self.b_last.d.next = self.p_last.q.val();
+            self.b_index.d.next = self.p_index.q.val();
         }
         self.live.next = self.b_valid.q.val() & !self.closed.q.val();
         self.at_end.next =
@@ -926,7 +1064,8 @@ impl Logic for RxParser {
             self.q2_last.d.next = self.q1_last.q.val();
 
             self.v1_valid.d.next = self.verdict_point.val();
-            self.v1_record.d.next = self.record_fields.q.val();
+            self.v1_record.d.next = self.record_p.q.val();
+            self.v1_record.d.next.payload_len = self.f_payload_len.q.val();
             self.v1_reason.d.next = self.pre_reason.val();
             self.v1_segment.d.next = self.f_segment.q.val();
             self.v2_valid.d.next = self.v1_valid.q.val();
@@ -985,6 +1124,7 @@ impl Logic for RxParser {
         if self.reset.val() {
             self.a_valid.d.next = false;
             self.next_index.d.next = 0.into();
+            self.p_valid.d.next = false;
             self.b_valid.d.next = false;
             self.closed.d.next = false;
             self.pending_last.d.next = false;

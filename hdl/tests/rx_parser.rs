@@ -9,6 +9,7 @@ mod common;
 
 use common::frames::{self, frame_bytes, vectors};
 use common::rx::{judge, run_parser, Traffic, FULL_SPEED};
+use rocenic_hdl::rx_parser::RECORD_LATENCY;
 use rocenic_wire::frame::internet_checksum;
 use rocenic_wire::op;
 
@@ -261,14 +262,14 @@ fn one_beat_frames_back_to_back_at_full_rate() {
     let run = run_parser(&list, FULL_SPEED, Some("rx_one_beat"));
     judge(&list, &run);
     assert_eq!(run.refused, 0, "the parser never refused a beat");
-    // One record per cycle, each a fixed 6 cycles after its frame.
+    // One record per cycle, each a fixed latency after its frame.
     for (i, (&rec, &last)) in run
         .record_cycles
         .iter()
         .zip(&run.last_beat_cycles)
         .enumerate()
     {
-        assert_eq!(rec - last, 6, "frame {i} latency");
+        assert_eq!(rec - last, RECORD_LATENCY, "frame {i} latency");
     }
     assert!(run.record_cycles.windows(2).all(|w| w[1] == w[0] + 1));
 }
@@ -288,7 +289,10 @@ fn mixed_sizes_stream_at_one_beat_per_cycle() {
     // Every beat went in on consecutive cycles; the last record left a
     // fixed latency after the last beat.
     assert_eq!(*run.last_beat_cycles.last().unwrap(), beats - 1);
-    assert_eq!(*run.record_cycles.last().unwrap(), beats - 1 + 6);
+    assert_eq!(
+        *run.record_cycles.last().unwrap(),
+        beats - 1 + RECORD_LATENCY
+    );
 }
 
 #[test]
