@@ -34,14 +34,17 @@
 //! release delay adds to that.
 //!
 //! Throughput: one output beat per cycle, back to back across frames, with
-//! no idle cycles on `frame` as long as records and payload keep up: a
-//! frame takes exactly ceil((H + len + pad + 4) / 64) cycles (H = 54..102
-//! header bytes) and consumes ceil(len / 64) payload beats, so the payload
-//! input pauses one or two cycles per frame (one for the header bytes, one
-//! more when the header and ICRC need an extra beat). The header stage
-//! takes a record every cycle, so back-to-back one-beat frames (ACKs, empty
-//! SENDs) also go out one per cycle. Frames that need a UDP checksum keep
-//! that rate only with the full-rate release delay.
+//! no idle cycle on `frame` as long as records and payload keep up. A frame
+//! with H header bytes (54..=102) and `len` payload bytes is exactly
+//! ceil((H + len + pad + 4) / 64) beats and consumes ceil(len / 64)
+//! payload beats, so per frame the payload input pauses for the difference:
+//! 1 or 2 cycles (1 for a 4096-byte IPv4 SEND, 65 beats out of 64 in; 2 for
+//! a 4096-byte IPv6 WRITE with immediate, 66 out of 64 in). Nothing else
+//! costs a cycle: the header stage takes a record every cycle (one-beat ACKs
+//! go out one per cycle), the next frame's first beat follows the previous
+//! frame's last, and an ICRC that straddles into a beat of its own takes
+//! that beat's cycle only. Frames that need a UDP checksum keep this rate
+//! only with the full-rate release delay.
 
 use crate::register_slice::AxisRegisterSlice;
 use crate::stream::{AxisSink, AxisSource, DATA_BITS, KEEP_BITS};

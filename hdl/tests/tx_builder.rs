@@ -196,6 +196,37 @@ fn every_opcode_on_ipv6_under_random_stalls() {
     check(&t, &out);
 }
 
+#[test]
+fn every_opcode_with_every_payload_size_on_both_ip_versions() {
+    let mut r = rng(64);
+    let mut frames = Vec::new();
+    for code in all_opcodes() {
+        for ipv6 in [false, true] {
+            let sizes: &[usize] = if carries_payload(code) {
+                &[0, 1, 3, 4, 60, 64, 65, 200]
+            } else {
+                &[0]
+            };
+            for &len in sizes {
+                let mut f = random_frame(&mut r, code, ipv6, len);
+                f.udp_checksum = r.gen_bool(0.5);
+                frames.push(f);
+            }
+        }
+    }
+    assert!(frames.len() > 500);
+    let t = traffic(&frames);
+    let (out, _) = run(
+        TxBuilder::new(FULL_RATE_RELEASE_DELAY),
+        &t,
+        NO_STALLS,
+        65,
+        false,
+    );
+    check(&t, &out);
+    assert_back_to_back(&out.at);
+}
+
 /// One-beat frames, frames with two header beats, frames whose ICRC
 /// straddles into an extra beat, 4096-byte payloads, in a row.
 fn full_rate_mix(r: &mut rand_chacha::ChaCha8Rng, ipv6_every: usize) -> Vec<RoceFrame> {

@@ -7,6 +7,7 @@
 mod tx_common;
 
 use rand::Rng;
+use rocenic_hdl::sync_fifo::SyncFifo;
 use rocenic_hdl::testbench::{yosys_synth, CycleSim};
 use rocenic_hdl::tx_udp_checksum::{TxUdpChecksum, FULL_RATE_RELEASE_DELAY};
 use rocenic_hdl::wide::bits_to_bytes;
@@ -278,5 +279,18 @@ fn verilog_agrees_and_synthesizes() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn fifo_synthesizes_with_its_memory_as_a_ram() {
+    let mut fifo = SyncFifo::<Bits<64>, 7, 8>::default();
+    fifo.connect_all();
+    let v = generate_verilog(&fifo);
+    // Yosys's generic `synth` maps memories to flip-flops (it knows no RAM
+    // primitives), so stop at memory inference: one 128 x 64 memory.
+    if let Some(report) = yosys_synth("sync_fifo", &v, "proc; opt; memory -nomap").unwrap() {
+        // (`stat` lists the memory in its module and again in the totals.)
+        assert!(report.count("$mem_v2") >= 1, "{}", report.log);
     }
 }
