@@ -25,15 +25,16 @@
 //!
 //! Latency (no stalls): 3 cycles for a beat of a frame without a checksum
 //! (readable FIFO pointer, registered RAM read, output register); the first
-//! beat of a checksummed frame leaves 6 cycles after its frame's last beat
-//! came in (four sum stages, the checksum FIFO, the output register). A
+//! beat of a checksummed frame leaves 7 cycles after its frame's last beat
+//! came in (five sum stages, the checksum FIFO, the output register). Each
+//! sum stage has at most two adder levels. A
 //! release delay D set at construction ([`TxUdpChecksum::new`]) holds every
 //! beat at least D + 2 cycles instead of 3.
 //!
 //! Throughput: one beat per cycle in and out. Without a release delay,
 //! frames without a checksum leave back to back, but a checksummed frame
 //! cannot start before it has fully arrived, so it leaves a gap behind a
-//! shorter predecessor. With [`FULL_RATE_RELEASE_DELAY`] (69 cycles, the
+//! shorter predecessor. With [`FULL_RATE_RELEASE_DELAY`] (70 cycles, the
 //! smallest that covers the largest frame, 66 beats) every frame is delayed
 //! alike and any mix leaves back to back.
 
@@ -95,10 +96,16 @@ pub struct TxUdpChecksum {
     part_first: DFF<Bit>,
     part_last: DFF<Bit>,
     part_checksum: DFF<Bit>,
-    // Sum stage 2: the running sum of the frame.
+    // Sum stage 2: the beat's sum.
+    beat_sum: DFF<Bits<67>>,
+    beat_valid: DFF<Bit>,
+    beat_first: DFF<Bit>,
+    /// The beat ends a frame that gets a checksum.
+    beat_ends_sum: DFF<Bit>,
+    // Sum stage 3: the running sum of the frame.
     total: DFF<Bits<80>>,
     chunks_valid: DFF<Bit>,
-    // Sum stages 3 and 4: reduce to 16 bits.
+    // Sum stages 4 and 5: reduce to 16 bits.
     chunk_sum: DFF<Bits<19>>,
     fold_valid: DFF<Bit>,
     out_data: DFF<Bits<DATA_BITS>>,
@@ -139,8 +146,8 @@ impl Default for TxUdpChecksum {
 /// A release delay under which frames of any length, checksummed or not,
 /// leave back to back when they came in back to back: the largest frame
 /// (66 beats) has arrived and been summed by the time its first beat is
-/// this old (measured: 68 leaves a gap before such a frame).
-pub const FULL_RATE_RELEASE_DELAY: usize = 69;
+/// this old (measured: 69 leaves a gap before such a frame).
+pub const FULL_RATE_RELEASE_DELAY: usize = 70;
 
 impl TxUdpChecksum {
     /// `release_delay`: cycles a beat stays at least (0..=128). Zero lets
@@ -166,6 +173,10 @@ impl TxUdpChecksum {
             part_first: Default::default(),
             part_last: Default::default(),
             part_checksum: Default::default(),
+            beat_sum: Default::default(),
+            beat_valid: Default::default(),
+            beat_first: Default::default(),
+            beat_ends_sum: Default::default(),
             total: Default::default(),
             chunks_valid: Default::default(),
             chunk_sum: Default::default(),
@@ -212,6 +223,10 @@ impl Logic for TxUdpChecksum {
             part_first,
             part_last,
             part_checksum,
+            beat_sum,
+            beat_valid,
+            beat_first,
+            beat_ends_sum,
             total,
             chunks_valid,
             chunk_sum,
@@ -284,23 +299,28 @@ impl Logic for TxUdpChecksum {
             }
         }
 
-        // ---- sum stage 2: add the beat to its frame's running sum (at most
+        // ---- sum stage 2: the beat's sum (one three-input adder).
+        self.beat_valid.d.next = self.part_valid.q.val();
+        self.beat_first.d.next = self.part_first.q.val();
+        self.beat_ends_sum.d.next = self.part_last.q.val() & self.part_checksum.q.val();
+        self.beat_sum.d.next = bit_cast::<67, 66>(self.part_a.q.val())
+            + bit_cast::<67, 66>(self.part_b.q.val())
+            + bit_cast::<67, 17>(self.part_extra.q.val());
+
+        // ---- sum stage 3: add the beat to its frame's running sum (at most
         // 66 beats of under 2^67 each: 80 bits never overflow).
         self.running.next = self.total.q.val();
-        if self.part_first.q.val() {
+        if self.beat_first.q.val() {
             self.running.next = bits::<80>(0);
         }
-        self.running.next = self.running.val()
-            + bit_cast::<80, 66>(self.part_a.q.val())
-            + bit_cast::<80, 66>(self.part_b.q.val())
-            + bit_cast::<80, 17>(self.part_extra.q.val());
+        self.running.next = self.running.val() + bit_cast::<80, 67>(self.beat_sum.q.val());
         self.chunks_valid.d.next = false;
-        if self.part_valid.q.val() {
+        if self.beat_valid.q.val() {
             self.total.d.next = self.running.val();
-            self.chunks_valid.d.next = self.part_last.q.val() & self.part_checksum.q.val();
+            self.chunks_valid.d.next = self.beat_ends_sum.q.val();
         }
 
-        // ---- sum stage 3: the five 16-bit chunks of the frame's sum.
+        // ---- sum stage 4: the five 16-bit chunks of the frame's sum.
         self.chunk_sum.d.next = (bit_cast::<19, 16>(self.total.q.val().get_bits::<16>(0))
             + bit_cast::<19, 16>(self.total.q.val().get_bits::<16>(16)))
             + (bit_cast::<19, 16>(self.total.q.val().get_bits::<16>(32))
@@ -308,7 +328,7 @@ impl Logic for TxUdpChecksum {
             + bit_cast::<19, 16>(self.total.q.val().get_bits::<16>(64));
         self.fold_valid.d.next = self.chunks_valid.q.val();
 
-        // ---- sum stage 4: fold the carries in, complement, queue.
+        // ---- sum stage 5: fold the carries in, complement, queue.
         self.fold_1.next = bit_cast::<17, 16>(self.chunk_sum.q.val().get_bits::<16>(0))
             + bit_cast::<17, 3>(self.chunk_sum.q.val().get_bits::<3>(16));
         self.fold_2.next = self.fold_1.val().get_bits::<16>(0)
@@ -367,6 +387,7 @@ impl Logic for TxUdpChecksum {
         if self.reset.val() {
             self.in_frame.d.next = false;
             self.part_valid.d.next = false;
+            self.beat_valid.d.next = false;
             self.chunks_valid.d.next = false;
             self.fold_valid.d.next = false;
             self.out_valid.d.next = false;

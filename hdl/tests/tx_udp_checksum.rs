@@ -192,9 +192,9 @@ fn checksummed_frame_waits_for_its_last_byte_without_a_release_delay() {
     let (beats, at, _) = run(TxUdpChecksum::default(), &frames, 1.0, 1.0, 37);
     check(&frames, &beats);
     let n = beats.len();
-    // The last beat is taken at the end of cycle n; sum stages 1 to 4, the
+    // The last beat is taken at the end of cycle n; sum stages 1 to 5, the
     // checksum FIFO's readable pointer and the output register follow.
-    assert_eq!(at[0], n + 6);
+    assert_eq!(at[0], n + 7);
     assert_back_to_back(&at, "one frame");
 }
 
