@@ -44,6 +44,8 @@ pub struct IcrcChecker {
     mask: IcrcMask,
     core: Crc32Beat,
     expected: Signal<Local, Bits<32>>,
+    expected_term: DFF<Bits<32>>,
+    expected_state: DFF<Bits<32>>,
     padded_residue: [Constant<Bits<32>>; 64],
 }
 
@@ -65,6 +67,8 @@ impl Default for IcrcChecker {
             mask: Default::default(),
             core: Default::default(),
             expected: Default::default(),
+            expected_term: Default::default(),
+            expected_state: Default::default(),
             padded_residue: table.map(|r| Constant::new(bits::<32>(u64::from(r)))),
         }
     }
@@ -73,6 +77,7 @@ impl Default for IcrcChecker {
 impl Logic for IcrcChecker {
     #[hdl_gen]
     fn update(&mut self) {
+        dff_setup!(self, clock, expected_term, expected_state);
         self.mask.clock.next = self.clock.val();
         self.mask.reset.next = self.reset.val();
         self.mask.advance.next = self.advance.val();
@@ -90,14 +95,21 @@ impl Logic for IcrcChecker {
         self.core.in_data.next = self.mask.masked_data.val();
         self.core.in_offset.next = self.mask.masked_offset.val();
         self.core.in_tag.next = self.mask.masked_tag.val();
-        // The tag's low six bits are the zero fill of the end beat.
+        // The residue to expect is looked up as the beat enters the core
+        // (the tag's low six bits are the end beat's zero fill) and
+        // follows it through the core's two stages, so the final compare
+        // starts from registers.
         self.expected.next = self.padded_residue[0].val();
         for fill in 0..64 {
-            if self.core.out_tag.val().get_bits::<6>(0).index() == fill {
+            if self.mask.masked_tag.val().get_bits::<6>(0).index() == fill {
                 self.expected.next = self.padded_residue[fill].val();
             }
         }
+        if self.advance.val() {
+            self.expected_term.d.next = self.expected.val();
+            self.expected_state.d.next = self.expected_term.q.val();
+        }
         self.result_valid.next = self.core.out_valid.val() & self.core.out_tag.val().get_bit(6);
-        self.result_ok.next = self.core.out_state.val() == self.expected.val();
+        self.result_ok.next = self.core.out_state.val() == self.expected_state.q.val();
     }
 }

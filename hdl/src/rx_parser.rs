@@ -179,8 +179,7 @@ pub struct RxParser {
     pf_fixed: DFF<Bits<7>>,
     pf_fixed_pad: DFF<Bits<7>>,
     pf_fixed_pad_plus_one: DFF<Bits<7>>,
-    p_checksum_fold: Signal<Local, Bits<17>>,
-    p_checksum_computed: Signal<Local, Bits<16>>,
+    p_checksum_ok: Signal<Local, Bit>,
     p_ip_reason: Signal<Local, Bits<5>>,
     p_late_reason: Signal<Local, Bits<5>>,
     p_payload_len: Signal<Local, Bits<17>>,
@@ -255,6 +254,7 @@ pub struct RxParser {
 
     all_lanes: Constant<Bits<64>>,
     zero_record: Constant<HeaderRecord>,
+    checksum_multiple: [Constant<Bits<20>>; 10],
     reason_truncated: Constant<Bits<5>>,
     reason_ethertype: Constant<Bits<5>>,
     reason_ip_version: Constant<Bits<5>>,
@@ -368,8 +368,7 @@ impl Default for RxParser {
             pf_fixed: Default::default(),
             pf_fixed_pad: Default::default(),
             pf_fixed_pad_plus_one: Default::default(),
-            p_checksum_fold: Default::default(),
-            p_checksum_computed: Default::default(),
+            p_checksum_ok: Default::default(),
             p_ip_reason: Default::default(),
             p_late_reason: Default::default(),
             p_payload_len: Default::default(),
@@ -439,6 +438,9 @@ impl Default for RxParser {
             stat: Default::default(),
             all_lanes: Constant::new(bits_from_words(&[u64::MAX])),
             zero_record: Constant::new(HeaderRecord::default()),
+            checksum_multiple: std::array::from_fn(|k| {
+                Constant::new(bits(0xFFFF * (k as u64 + 1)))
+            }),
             reason_truncated: reason(DropReason::Truncated),
             reason_ethertype: reason(DropReason::Ethertype),
             reason_ip_version: reason(DropReason::IpVersion),
@@ -606,10 +608,9 @@ impl Logic for RxParser {
         self.h_ipv6.next = self.header.val().get_bits::<16>(8 * (128 - 12 - 2)) == 0x86DD;
         self.h_eth_ok.next =
             (self.header.val().get_bits::<16>(8 * (128 - 12 - 2)) == 0x0800) | self.h_ipv6.val();
-        // IPv4 total length at 16, IPv6 payload length at 18; the IPv4
-        // header checksum (at 24) is checked as the codec does: the
-        // complement of the folded sum of the other nine words must equal
-        // it.
+        // IPv4 total length at 16, IPv6 payload length at 18, and the sum
+        // of the ten IPv4 header words, checksum (at 24) included, judged
+        // in stage P.
         self.h_ipv4_total.next = self.header.val().get_bits::<16>(8 * (128 - 16 - 2));
         self.h_ipv6_payload_len.next = self.header.val().get_bits::<16>(8 * (128 - 18 - 2));
         self.h_ipv4_checksum_sum.next =
@@ -618,6 +619,7 @@ impl Logic for RxParser {
                 + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 18 - 2)))
                 + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 20 - 2)))
                 + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 22 - 2)))
+                + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 24 - 2)))
                 + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 26 - 2)))
                 + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 28 - 2)))
                 + bit_cast::<20, 16>(self.header.val().get_bits::<16>(8 * (128 - 30 - 2)))
@@ -850,11 +852,21 @@ impl Logic for RxParser {
         }
 
         // ---- Stage P: the header checks, in the codec's order.
-        self.p_checksum_fold.next =
-            bit_cast::<17, 16>(self.pf_ipv4_checksum_sum.q.val().get_bits::<16>(0))
-                + bit_cast::<17, 4>(self.pf_ipv4_checksum_sum.q.val().get_bits::<4>(16));
-        self.p_checksum_computed.next = !(self.p_checksum_fold.val().get_bits::<16>(0)
-            + bit_cast::<16, 1>(self.p_checksum_fold.val().get_bits::<1>(16)));
+        // The codec accepts an IPv4 checksum equal to the complement of the
+        // folded sum of the other nine words. Once version and IHL have
+        // passed, word 0 is 0x45xx, so that sum is never zero, and the test
+        // is equivalent to: the field is not 0xFFFF and the sum of all ten
+        // words folds to 0xFFFF, i.e. is a non-zero multiple of 0xFFFF
+        // (at most ten times it). Ten constant compares, no carry chain.
+        self.p_checksum_ok.next = false;
+        for k in 0..10 {
+            if self.pf_ipv4_checksum_sum.q.val() == self.checksum_multiple[k].val() {
+                self.p_checksum_ok.next = true;
+            }
+        }
+        if self.pf_ipv4_checksum_field.q.val() == 0xFFFF {
+            self.p_checksum_ok.next = false;
+        }
         self.p_ip_reason.next = 0.into();
         if self.pf_ipv6.q.val() {
             if self.pf_version.q.val() != 6 {
@@ -866,7 +878,7 @@ impl Logic for RxParser {
             self.p_ip_reason.next = self.reason_ip_version.val();
         } else if self.pf_ihl.q.val() != 5 {
             self.p_ip_reason.next = self.reason_ipv4_options.val();
-        } else if self.p_checksum_computed.val() != self.pf_ipv4_checksum_field.q.val() {
+        } else if !self.p_checksum_ok.val() {
             self.p_ip_reason.next = self.reason_ipv4_checksum.val();
         } else if self.pf_fragment.q.val() {
             self.p_ip_reason.next = self.reason_ipv4_fragment.val();

@@ -422,3 +422,27 @@ fn random_damage_under_backpressure() {
     );
     judge(&list, &run);
 }
+
+#[test]
+fn ipv4_checksum_corner_cases_follow_the_codec() {
+    // A header whose checksum is 0x0000 (the other words sum to a
+    // multiple of 0xFFFF): accepted. The same header with 0xFFFF, the other
+    // ones'-complement zero: rejected by the codec, which compares against
+    // the computed value exactly.
+    let mut f = frames::frame(op::SEND_ONLY, false, 16, 31);
+    let zero = (0..=u16::MAX)
+        .find_map(|id| {
+            if let rocenic_wire::IpHeader::V4(h) = &mut f.ip {
+                h.identification = id;
+            }
+            let b = f.encode().unwrap();
+            (b[24] == 0 && b[25] == 0).then_some(b)
+        })
+        .expect("some identification gives checksum 0");
+    let mut ones = zero.clone();
+    ones[24] = 0xFF;
+    ones[25] = 0xFF;
+    let list = vec![zero, ones];
+    let run = run_parser(&list, FULL_SPEED, Some("rx_ipv4_checksum"));
+    assert_eq!(judge(&list, &run), vec!["accepted", "ipv4_checksum"]);
+}
