@@ -111,7 +111,7 @@ pub struct RxParser {
     window_reverse: ByteReverse<1024>,
     rotator: ByteRotator<512>,
     merge: ByteLaneSelect<512, 64>,
-    checker: IcrcChecker,
+    icrc_check: IcrcChecker,
     payload_out: SkidBuffer<PayloadBeat>,
     record_out: SkidBuffer<HeaderRecord>,
 
@@ -304,7 +304,7 @@ impl Default for RxParser {
             window_reverse: Default::default(),
             rotator: ByteRotator::new(&payload_shifts()),
             merge: Default::default(),
-            checker: Default::default(),
+            icrc_check: Default::default(),
             payload_out: Default::default(),
             record_out: Default::default(),
             advance: Default::default(),
@@ -561,8 +561,8 @@ impl Logic for RxParser {
             self.stat[r].clock.next = self.clock.val();
             self.stat[r].d.next = self.stat[r].q.val();
         }
-        self.checker.clock.next = self.clock.val();
-        self.checker.reset.next = self.reset.val();
+        self.icrc_check.clock.next = self.clock.val();
+        self.icrc_check.reset.next = self.reset.val();
         self.payload_out.clock.next = self.clock.val();
         self.payload_out.reset.next = self.reset.val();
         self.record_out.clock.next = self.clock.val();
@@ -994,13 +994,13 @@ impl Logic for RxParser {
             }
         }
 
-        self.checker.advance.next = self.advance.val();
-        self.checker.beat_valid.next = self.live.val();
-        self.checker.beat_first.next = self.b_index.q.val() == 0;
-        self.checker.beat_ipv6.next = self.f_ipv6.q.val();
-        self.checker.beat_end.next = self.at_end.val();
-        self.checker.beat_end_bytes.next = self.f_end_bytes.q.val();
-        self.checker.beat_data.next = self.b_data.q.val();
+        self.icrc_check.advance.next = self.advance.val();
+        self.icrc_check.beat_valid.next = self.live.val();
+        self.icrc_check.beat_first.next = self.b_index.q.val() == 0;
+        self.icrc_check.beat_ipv6.next = self.f_ipv6.q.val();
+        self.icrc_check.beat_end.next = self.at_end.val();
+        self.icrc_check.beat_end_bytes.next = self.f_end_bytes.q.val();
+        self.icrc_check.beat_data.next = self.b_data.q.val();
 
         // Truncation, judged where the codec judges it: the frame must hold
         // the Ethernet header, then the IP header, then the IP length.
@@ -1094,7 +1094,7 @@ impl Logic for RxParser {
         // three advances behind stage B, like v3) and the payload's last
         // beat (two behind the step after the verdict point, like q2).
         self.final_reason.next = self.v3_reason.q.val();
-        if (self.v3_reason.q.val() == 0) & !self.checker.result_ok.val() {
+        if (self.v3_reason.q.val() == 0) & !self.icrc_check.result_ok.val() {
             self.final_reason.next = self.reason_icrc.val();
         }
         self.out_record.next = self.v3_record.q.val();
