@@ -13,6 +13,10 @@
 //! travels through a six-stage delay line in step with the generator, so
 //! the end beat reaches the output stage together with its ICRC.
 //!
+//! The ICRC lands after the pad by a rotation among the 16 lanes a frame
+//! can end at ([`end_lanes`]); `up_end_bytes` must be one of them, as every
+//! frame from `TxFrameMerge` is.
+//!
 //! Throughput: one output beat per cycle. A frame whose pad ends in lanes
 //! 61..63 or fills its beat (bytes mod 64 in {61, 62, 63, 0}) needs one
 //! more output beat than it came in with: the output sends that extra beat
@@ -21,12 +25,29 @@
 //! (54 or 74 plus extension headers in multiples of 4) and payload plus pad
 //! a multiple of 4, so a frame never ends on a beat boundary.
 
+use crate::byte_lane_select::ByteLaneSelect;
+use crate::byte_rotator::ByteRotator;
 use crate::icrc_generator::IcrcGenerator;
 use crate::stream::{AxisSink, AxisSource, DATA_BITS, KEEP_BITS};
+use crate::tx_frame_merge::header_lengths;
 use rust_hdl::prelude::*;
 
 /// Advances from a frame's end beat entering `IcrcGenerator` to its ICRC.
 pub const GENERATOR_LATENCY: usize = 6;
+
+/// The lanes a frame's pad can end before (its byte count mod 64): every
+/// header length is 2 mod 4 and payload plus pad a multiple of 4, so these
+/// are 2, 6, .., 62, never 0. The ICRC is placed by a rotation among just
+/// these, not by a general shifter.
+pub fn end_lanes() -> Vec<usize> {
+    let mut lanes: Vec<usize> = header_lengths()
+        .iter()
+        .flat_map(|h| (0..KEEP_BITS / 4).map(move |m| (h + 4 * m) % KEEP_BITS))
+        .collect();
+    lanes.sort_unstable();
+    lanes.dedup();
+    lanes
+}
 
 #[derive(LogicBlock)]
 pub struct TxIcrcAppend {
@@ -40,6 +61,11 @@ pub struct TxIcrcAppend {
     pub down_ipv6: Signal<Out, Bit>,
     pub down_udp_checksum: Signal<Out, Bit>,
     generator: IcrcGenerator,
+    /// The ICRC (lanes 0..3) rotated up to the end lane; bytes that wrap
+    /// past lane 63 land in lanes 0.. for the extra beat.
+    place_rotate: ByteRotator<DATA_BITS>,
+    /// The rotated ICRC's lanes from the end lane up, for the end beat.
+    place_select: ByteLaneSelect<DATA_BITS, KEEP_BITS>,
     /// The last beat that came in did not end its frame.
     in_frame: DFF<Bit>,
     line_data: [DFF<Bits<DATA_BITS>>; GENERATOR_LATENCY],
@@ -63,15 +89,18 @@ pub struct TxIcrcAppend {
     advance: Signal<Local, Bit>,
     /// Bytes of the end beat before the ICRC, 1..=64.
     end_lanes: Signal<Local, Bits<7>>,
-    icrc_shift: Signal<Local, Bits<10>>,
-    /// The ICRC placed after the end beat's bytes: the low 512 bits go into
-    /// the end beat, the rest into an extra beat.
-    icrc_placed: Signal<Local, Bits<576>>,
     spill: Signal<Local, Bit>,
 }
 
 impl Default for TxIcrcAppend {
     fn default() -> Self {
+        let ends = end_lanes();
+        assert!(
+            ends.iter().all(|&e| e % 4 == 2),
+            "frames end 2 mod 4 bytes into a beat: {ends:?}"
+        );
+        // Rotating lane 0 up to lane e is a rotation down by 64 - e.
+        let amounts: Vec<usize> = ends.iter().map(|e| KEEP_BITS - e).collect();
         TxIcrcAppend {
             clock: Default::default(),
             reset: Default::default(),
@@ -83,6 +112,8 @@ impl Default for TxIcrcAppend {
             down_ipv6: Default::default(),
             down_udp_checksum: Default::default(),
             generator: Default::default(),
+            place_rotate: ByteRotator::new(&amounts),
+            place_select: Default::default(),
             in_frame: Default::default(),
             line_data: Default::default(),
             line_valid: Default::default(),
@@ -103,8 +134,6 @@ impl Default for TxIcrcAppend {
             out_free: Default::default(),
             advance: Default::default(),
             end_lanes: Default::default(),
-            icrc_shift: Default::default(),
-            icrc_placed: Default::default(),
             spill: Default::default(),
         }
     }
@@ -168,9 +197,11 @@ impl Logic for TxIcrcAppend {
         if !self.line_end_bytes[5].q.val().any() {
             self.end_lanes.next = bits::<7>(64);
         }
-        self.icrc_shift.next = bit_cast::<10, 7>(self.end_lanes.val()) << 3;
-        self.icrc_placed.next =
-            bit_cast::<576, 32>(self.generator.icrc.val()) << self.icrc_shift.val();
+        self.place_rotate.operand.next = bit_cast::<DATA_BITS, 32>(self.generator.icrc.val());
+        self.place_rotate.amount.next = bits::<6>(0) - self.line_end_bytes[5].q.val();
+        self.place_select.when_set.next = self.place_rotate.rotated.val();
+        self.place_select.when_clear.next = bits::<DATA_BITS>(0);
+        self.place_select.lane_select.next = self.all_lanes.val() << self.end_lanes.val();
         self.spill.next = self.line_last[5].q.val() & (self.end_lanes.val() > bits::<7>(60));
 
         if self.advance.val() {
@@ -200,15 +231,14 @@ impl Logic for TxIcrcAppend {
             self.out_ipv6.d.next = self.line_ipv6[5].q.val();
             self.out_udp_checksum.d.next = self.line_udp_checksum[5].q.val();
             if self.line_last[5].q.val() {
-                self.out_data.d.next =
-                    self.line_data[5].q.val() | bit_cast::<512, 576>(self.icrc_placed.val());
+                self.out_data.d.next = self.line_data[5].q.val() | self.place_select.chosen.val();
                 if !self.spill.val() {
                     self.out_keep.d.next = !(self.all_lanes.val() << (self.end_lanes.val() + 4));
                 }
             }
             if self.line_valid[5].q.val() & self.spill.val() {
                 self.extra_pending.d.next = true;
-                self.extra_icrc.d.next = bit_cast::<32, 576>(self.icrc_placed.val() >> 512);
+                self.extra_icrc.d.next = bit_cast::<32, DATA_BITS>(self.place_rotate.rotated.val());
                 self.extra_keep.d.next = !(self.all_lanes.val() << (self.end_lanes.val() - 60));
             }
         } else if self.out_free.val() {

@@ -1,6 +1,6 @@
 //! TxIcrcAppend against the codec: frames up to their pad go in, frames
-//! with the codec's ICRC come out, for IPv4 and IPv6, every end lane the
-//! merger produces (including 62, where the ICRC straddles into an extra
+//! with the codec's ICRC come out, for IPv4 and IPv6, each of the 16 lanes
+//! a frame can end at (2, 6, .., 62; at 62 the ICRC straddles into an extra
 //! beat), under random stalls on both sides; without stalls the output
 //! moves a beat every cycle; the Verilog does the same.
 
@@ -8,7 +8,7 @@ mod tx_common;
 
 use rand::Rng;
 use rocenic_hdl::testbench::{yosys_synth, CycleSim};
-use rocenic_hdl::tx_icrc_append::TxIcrcAppend;
+use rocenic_hdl::tx_icrc_append::{end_lanes, TxIcrcAppend};
 use rocenic_hdl::wide::bits_to_bytes;
 use rocenic_wire::{op, IpHeader, RoceFrame};
 use rust_hdl::prelude::*;
@@ -151,14 +151,17 @@ fn check(frames: &[RoceFrame], out: &Outcome) {
     }
 }
 
-/// SEND_ONLY frames whose bytes up to the pad end in every even lane class
-/// the merger produces, on IPv4 and IPv6, among them 62 mod 64.
+/// SEND_ONLY frames whose bytes up to the pad end in each of the 16 lanes
+/// a frame can end at (62 among them, where the ICRC straddles into an
+/// extra beat), on IPv4 and IPv6, with odd payload lengths too.
 fn end_lane_sweep(seed: u64) -> Vec<RoceFrame> {
     let mut r = rng(seed);
     let mut frames = Vec::new();
+    let ipv4_lens = (0..64).step_by(4).chain([1, 3, 65, 200]);
+    let ipv6_lens = [0usize, 1, 3, 50, 52, 64, 65, 116, 200].into_iter();
     for (v6, lens) in [
-        (false, [0usize, 1, 3, 4, 8, 9, 60, 64, 65, 72, 200]),
-        (true, [0, 1, 3, 4, 50, 52, 60, 64, 65, 116, 200]),
+        (false, ipv4_lens.collect::<Vec<_>>()),
+        (true, ipv6_lens.collect()),
     ] {
         for len in lens {
             let mut f = random_frame(&mut r, op::SEND_ONLY, v6, len);
@@ -166,11 +169,13 @@ fn end_lane_sweep(seed: u64) -> Vec<RoceFrame> {
             frames.push(f);
         }
     }
-    let ends: Vec<usize> = frames
+    let mut ends: Vec<usize> = frames
         .iter()
         .map(|f| (f.encode().unwrap().len() - 4) % 64)
         .collect();
-    assert!(ends.contains(&62), "the sweep covers the straddling ICRC");
+    ends.sort_unstable();
+    ends.dedup();
+    assert_eq!(ends, end_lanes(), "the sweep covers every end lane");
     frames
 }
 
