@@ -15,11 +15,12 @@
 //!
 //! Latency: 2 cycles from a job and its first payload beat being offered
 //! to the first output beat (job register, output register); the next job
-//! loads while the current frame's last beat goes out. Throughput: one output beat per
-//! cycle, back to back across frames: a frame of H header bytes and L
-//! payload bytes takes ceil((H + L + pad) / 64) cycles and consumes
-//! ceil(L / 64) payload beats, so the payload waits one cycle per frame for
-//! each header beat the frame's length adds (one or two).
+//! loads while the current frame's last beat goes out.
+//!
+//! Throughput: one output beat per cycle, back to back across frames: a
+//! frame of H header bytes and L payload bytes takes ceil((H + L + pad) /
+//! 64) cycles and consumes ceil(L / 64) payload beats, so the payload waits
+//! the difference, one or two cycles, per frame.
 //!
 //! The header is 54..=102 bytes, so the payload lands at lane
 //! s = H mod 64 of the beat after `H div 64` header-only beats: each payload

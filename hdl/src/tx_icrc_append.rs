@@ -14,16 +14,16 @@
 //! the end beat reaches the output stage together with its ICRC.
 //!
 //! The ICRC lands after the pad by a rotation among the 16 lanes a frame
-//! can end at ([`end_lanes`]); `up_end_bytes` must be one of them, as every
-//! frame from `TxFrameMerge` is.
+//! can end at ([`end_lanes`]: headers are 2 mod 4 bytes long, 54 or 74 plus
+//! extension headers in multiples of 4, and payload plus pad a multiple of
+//! 4, so a frame ends 2, 6, .., 62 bytes into its last beat, never on a
+//! beat boundary). `up_end_bytes` must be one of them, as it is for every
+//! frame from `TxFrameMerge`.
 //!
-//! Throughput: one output beat per cycle. A frame whose pad ends in lanes
-//! 61..63 or fills its beat (bytes mod 64 in {61, 62, 63, 0}) needs one
-//! more output beat than it came in with: the output sends that extra beat
-//! while the input waits one cycle. From `TxFrameMerge` that is exactly the
-//! frames of 62 mod 64 bytes up to the pad: headers are 2 mod 4 bytes long
-//! (54 or 74 plus extension headers in multiples of 4) and payload plus pad
-//! a multiple of 4, so a frame never ends on a beat boundary.
+//! Throughput: one output beat per cycle. A frame ending in lane 62 needs
+//! one more output beat than it came in with (two ICRC bytes in the end
+//! beat, two in a beat of their own): the output sends that extra beat
+//! while the input waits one cycle.
 
 use crate::byte_lane_select::ByteLaneSelect;
 use crate::byte_rotator::ByteRotator;
