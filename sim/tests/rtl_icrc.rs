@@ -145,7 +145,7 @@ fn one_beat_per_cycle_back_to_back_with_a_fixed_latency() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     /// Valid frames pass, a copy with a random covered bit flipped fails,
     /// a masked rewrite passes, as the model says, under random gaps and

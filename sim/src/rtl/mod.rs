@@ -7,7 +7,9 @@
 
 pub mod gen;
 pub mod icrc;
+pub mod rx;
 pub mod stream;
+pub mod tx;
 
 use std::fmt;
 

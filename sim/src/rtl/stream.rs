@@ -254,6 +254,8 @@ pub struct ReceivedFrame {
     pub last_cycle: u64,
     /// The sideband ports' values on the last beat.
     pub sideband: Vec<Vec<u64>>,
+    /// The last beat kept no byte (only with [`StreamSink::allow_null_last`]).
+    pub null_last: bool,
 }
 
 /// Receives beats with ready deasserted at random (ready with probability
@@ -270,6 +272,7 @@ pub struct StreamSink {
     beats: u64,
     valid_cycles: u64,
     ready_cycles: u64,
+    allow_null_last: bool,
 }
 
 impl StreamSink {
@@ -286,7 +289,16 @@ impl StreamSink {
             beats: 0,
             valid_cycles: 0,
             ready_cycles: 0,
+            allow_null_last: false,
         }
+    }
+
+    /// Accepts a last beat that keeps no byte (AXI-Stream null bytes), which
+    /// a block may use to close a packet it is discarding anyway; the frame
+    /// is marked [`ReceivedFrame::null_last`].
+    pub fn allow_null_last(mut self) -> StreamSink {
+        self.allow_null_last = true;
+        self
     }
 
     /// Decides this cycle's ready.
@@ -310,7 +322,7 @@ impl StreamSink {
         let violation = |what: String| AxiViolation {
             cycle,
             channel: self.name.clone(),
-            what,
+            what: format!("{what} (after {} complete frames)", self.frames.len()),
         };
         if let Some((held, held_side)) = self.stalled.take() {
             if !valid {
@@ -342,6 +354,7 @@ impl StreamSink {
         }
         let kept = match beat.kept_bytes() {
             Some(n) if n > 0 => n,
+            Some(0) if beat.last && self.allow_null_last => 0,
             _ => {
                 return Err(violation(format!(
                     "keep {:#018x} is not 1..=64 contiguous bytes from lane 0",
@@ -364,6 +377,7 @@ impl StreamSink {
                 first_cycle: self.partial_first,
                 last_cycle: cycle,
                 sideband: sideband.to_vec(),
+                null_last: kept == 0,
             });
         }
         Ok(true)
@@ -781,6 +795,15 @@ mod tests {
         let mut empty = beats[1];
         empty.keep = 0;
         assert!(sink.observe(0, true, &empty, &[]).is_err());
+        let mut lenient = StreamSink::new("out", 1.0, 3).allow_null_last();
+        lenient.begin_cycle();
+        assert!(lenient.observe(0, true, &beats[0], &[]).unwrap());
+        assert!(lenient.observe(1, true, &empty, &[]).unwrap());
+        assert!(lenient.frames()[0].null_last);
+        assert_eq!(lenient.frames()[0].bytes, frame[..64]);
+        let mut null_middle = empty;
+        null_middle.last = false;
+        assert!(lenient.observe(2, true, &null_middle, &[]).is_err());
     }
 
     #[test]
