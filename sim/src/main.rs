@@ -133,6 +133,17 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Throughput and latency of the Verilated RTL datapath blocks (RX
+    /// parser, TX builder, ICRC checker, register slice) in clock cycles at
+    /// 250 MHz, over frame sizes from one beat to the largest RoCEv2 frame.
+    Bench {
+        /// Back-to-back frames per size.
+        #[arg(long, default_value_t = 32)]
+        frames: usize,
+        /// Also write the rows as a JSON array.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Write seeded random valid RoCEv2 frames (every opcode, IPv4 and
     /// IPv6, payloads up to 4096 bytes) to a pcap, for cross-checking other
     /// decoders and the RTL.
@@ -275,6 +286,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 ExitCode::FAILURE
             })
+        }
+        Command::Bench { frames, json } => {
+            let rows = rocenic_sim::rtl::bench::run_bench(frames)?;
+            print!("{}", rocenic_sim::rtl::bench::table(&rows));
+            println!();
+            for line in rocenic_sim::rtl::bench::summary(&rows) {
+                println!("{line}");
+            }
+            if let Some(path) = &json {
+                std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Frames { count, seed, pcap } => {
             let mut writer = rocenic_fabric::PcapWriter::create(&pcap)

@@ -94,9 +94,10 @@ pub fn frame_with(opcode_index: usize, ipv6: bool, payload_len: usize, seed: u64
     }
 }
 
-/// A valid RC SEND frame (or, below the smallest SEND, an ACK) of exactly
-/// `wire_len` bytes when one exists, else the nearest longer one; IPv4
-/// without UDP checksum, as the NIC sends. For throughput sweeps.
+/// A valid RC SEND_ONLY frame of exactly `wire_len` bytes when one exists
+/// (58 ..= 4154 bytes, 2 more than a multiple of four, as every RoCEv2
+/// frame is), else the nearest longer one; IPv4 without UDP checksum, as
+/// the NIC sends. For throughput sweeps.
 pub fn frame_of_len(wire_len: usize, seed: u64) -> RoceFrame {
     // SEND_ONLY on IPv4: 14 + 20 + 8 + 12 = 54 header bytes + ICRC.
     let overhead = ETH_LEN + IPV4_LEN + UDP_LEN + BTH_LEN + ICRC_LEN;
@@ -456,10 +457,12 @@ mod tests {
                 }
             }
         }
-        for len in [62, 64, 65, 100, 127, 128, 129, 1500, 4150] {
-            let f = frame_of_len(len, 1);
-            let wire = f.encode().unwrap().len();
-            assert!(wire >= len && wire < len + 4, "{len} -> {wire}");
+        for len in (58..=4154).step_by(4) {
+            assert_eq!(frame_of_len(len, 1).encode().unwrap().len(), len);
+        }
+        for len in [59, 64, 65, 127, 128, 129, 1500, 4151] {
+            let wire = frame_of_len(len, 1).encode().unwrap().len();
+            assert!(wire > len && wire < len + 4, "{len} -> {wire}");
         }
     }
 

@@ -5,6 +5,7 @@
 //! Everything here is cycle-stepped and seeded: the same inputs and seed
 //! give the same cycles, so a failure replays.
 
+pub mod bench;
 pub mod decode;
 pub mod gen;
 pub mod icrc;

@@ -1,0 +1,502 @@
+//! `rocenic bench`: throughput and latency of the Verilated datapath blocks,
+//! counted in clock cycles (250 MHz, 4 ns per cycle), over a sweep of frame
+//! sizes from one beat to the largest RoCEv2 frame, including sizes just
+//! over a beat boundary.
+//!
+//! Throughput comes from back-to-back frames with every output always
+//! ready, so any bubble is the block's own; latency from one frame through
+//! an idle block. Every run is also checked for correctness (the RX parser
+//! against the model decoder, the TX builder against `RoceFrame::encode`),
+//! so a figure is never reported for a block that got the frames wrong.
+
+use super::gen::{frame_of_len, frame_with};
+use super::icrc::{run_icrc_checker, IcrcDrive};
+use super::rx::{compare_rx, run_rx_parser, RxDrive};
+use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource, BEAT_BYTES};
+use super::tx::{run_tx_builder, TxDrive};
+use super::RtlError;
+use rocenic_wire::RoceFrame;
+use serde::Serialize;
+use std::fmt::Write as _;
+use verilator_sys::{AxisRegisterSlice, RxParser, Sim, TxBuilder};
+
+/// Core clock of the datapath.
+pub const CLOCK_MHZ: f64 = 250.0;
+/// 512 bits per cycle at 250 MHz.
+pub const RAW_GBPS: f64 = 512.0 * CLOCK_MHZ / 1000.0;
+
+/// Frame sizes of the sweep (bytes on the wire, no FCS). Every RoCEv2
+/// frame is 2 bytes over a multiple of four (14-byte Ethernet header, all
+/// else in 4-byte units), so the sizes around each beat boundary are
+/// 4k + 2: 62 fills one beat, 66 is the smallest two-beat frame, 126/130
+/// straddle the next boundary, and so on up to the largest RoCEv2 frame
+/// (4096-byte payload behind IPv4). 58 is the smallest frame (an empty
+/// SEND); 66..=74 are the sizes at which one frame per beat group falls
+/// short of the 100 GbE frame rate.
+pub const SWEEP: [usize; 24] = [
+    58, 62, 66, 70, 74, 78, 82, 102, 126, 130, 190, 194, 254, 258, 510, 514, 1026, 1502, 2050,
+    2114, 4098, 4130, 4150, 4154,
+];
+
+/// One measurement.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BenchRow {
+    pub block: &'static str,
+    pub metric: &'static str,
+    pub value: f64,
+    pub unit: &'static str,
+    /// Frame size in bytes (without FCS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_bytes: Option<usize>,
+    /// Beats per frame on the 512-bit bus.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_beats: Option<usize>,
+    /// "ipv4" or "ipv6".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ip: Option<&'static str>,
+    /// Frames in the run.
+    pub frames: usize,
+    /// The physical limit of the metric, where one exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound: Option<f64>,
+    /// What 100 GbE carries of frames this size, in Gb/s of frame bytes
+    /// (each frame also costs 4 FCS, 8 preamble and 12 gap bytes on the
+    /// wire); rows in Gb/s must reach it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ethernet_100g_gbps: Option<f64>,
+    pub clock_mhz: f64,
+}
+
+fn row(block: &'static str, metric: &'static str, value: f64, unit: &'static str) -> BenchRow {
+    BenchRow {
+        block,
+        metric,
+        value,
+        unit,
+        frame_bytes: None,
+        frame_beats: None,
+        ip: None,
+        frames: 1,
+        bound: None,
+        ethernet_100g_gbps: None,
+        clock_mhz: CLOCK_MHZ,
+    }
+}
+
+impl BenchRow {
+    fn sized(mut self, bytes: usize, frames: usize) -> BenchRow {
+        self.frame_bytes = Some(bytes);
+        self.frame_beats = Some(bytes.div_ceil(BEAT_BYTES));
+        self.frames = frames;
+        self
+    }
+
+    fn ip(mut self, ipv6: bool) -> BenchRow {
+        self.ip = Some(if ipv6 { "ipv6" } else { "ipv4" });
+        self
+    }
+
+    fn bound(mut self, bound: f64) -> BenchRow {
+        self.bound = Some(bound);
+        self
+    }
+
+    fn line_rate(mut self) -> BenchRow {
+        if let Some(l) = self.frame_bytes {
+            self.ethernet_100g_gbps = Some(100.0 * l as f64 / (l + 24) as f64);
+        }
+        self
+    }
+}
+
+/// Frame bytes per cycle as Gb/s at the core clock.
+fn gbps(bytes: usize, cycles: u64) -> f64 {
+    bytes as f64 * 8.0 * CLOCK_MHZ / 1000.0 / cycles.max(1) as f64
+}
+
+fn copies(bytes: usize, count: usize, ipv6: bool) -> Vec<RoceFrame> {
+    (0..count)
+        .map(|k| {
+            let mut f = frame_of_len(bytes, (bytes * 1000 + k) as u64);
+            if ipv6 {
+                // The same opcode and payload behind an IPv6 header.
+                let send_only = rocenic_wire::opcode::OPCODES
+                    .iter()
+                    .position(|o| o.code == f.bth.opcode)
+                    .unwrap_or(0);
+                f = frame_with(send_only, true, f.payload.len(), k as u64);
+            }
+            f
+        })
+        .collect()
+}
+
+fn encode(frames: &[RoceFrame]) -> Vec<Vec<u8>> {
+    frames
+        .iter()
+        .map(|f| f.encode().expect("generated frames encode"))
+        .collect()
+}
+
+/// RX parser: back-to-back throughput, self-caused input stalls, and the
+/// latency of an idle parser, at every size of the sweep.
+fn bench_rx(count: usize, rows: &mut Vec<BenchRow>) -> Result<(), RtlError> {
+    const B: &str = "rx_parser";
+    for &size in &SWEEP {
+        let frames = encode(&copies(size, count, false));
+        let bytes = frames[0].len();
+        let run = run_rx_parser::<RxParser>(&frames, RxDrive::default())?;
+        check_rx(&frames, &run.outputs)?;
+        let beats = run.input_beats;
+        let span = run.input_last.last().copied().unwrap_or(0) + 1 - run.input_first[0];
+        let total: usize = frames.iter().map(Vec::len).sum();
+        rows.push(
+            row(B, "throughput", beats as f64 / span as f64, "beats/cycle")
+                .sized(bytes, count)
+                .bound(1.0),
+        );
+        rows.push(
+            row(B, "data_rate", gbps(total, span), "Gb/s")
+                .sized(bytes, count)
+                .bound(RAW_GBPS)
+                .line_rate(),
+        );
+        rows.push(
+            row(
+                B,
+                "input_stalls_outputs_ready",
+                run.self_stalls as f64,
+                "cycles",
+            )
+            .sized(bytes, count)
+            .bound(0.0),
+        );
+
+        let one = run_rx_parser::<RxParser>(&frames[..1], RxDrive::default())?;
+        check_rx(&frames[..1], &one.outputs)?;
+        let out = &one.outputs[0];
+        if let Some(seg) = &out.segment {
+            rows.push(
+                row(
+                    B,
+                    "latency_first_beat_in_to_first_payload_out",
+                    (seg.first_cycle - one.input_first[0]) as f64,
+                    "cycles",
+                )
+                .sized(bytes, 1),
+            );
+        }
+        rows.push(
+            row(
+                B,
+                "latency_last_beat_in_to_record",
+                (out.record_cycle - one.input_last[0]) as f64,
+                "cycles",
+            )
+            .sized(bytes, 1),
+        );
+    }
+    Ok(())
+}
+
+fn check_rx(frames: &[Vec<u8>], outputs: &[super::rx::RxOutput]) -> Result<(), RtlError> {
+    for (i, (f, o)) in frames.iter().zip(outputs).enumerate() {
+        let diffs = compare_rx(f, o);
+        if !diffs.is_empty() {
+            return Err(RtlError::Mismatch(format!(
+                "rx_parser frame {i}: {}",
+                diffs.join("; ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// TX builder: back-to-back output rate (IPv4 without UDP checksum, what
+/// the NIC sends, and IPv6, which the builder stores and forwards for its
+/// UDP checksum) and the latency of an idle builder.
+fn bench_tx(count: usize, rows: &mut Vec<BenchRow>) -> Result<(), RtlError> {
+    const B: &str = "tx_builder";
+    for ipv6 in [false, true] {
+        for &size in &SWEEP {
+            let frames = copies(size, count, ipv6);
+            let want = encode(&frames);
+            let bytes = want[0].len();
+            let run = run_tx_builder::<TxBuilder>(&frames, frames.len(), TxDrive::default())?;
+            check_tx(&want, &run.frames)?;
+            let first = run.frames[0].first_cycle;
+            let last = run.frames.last().map_or(first, |f| f.last_cycle);
+            let span = last + 1 - first;
+            let total: usize = want.iter().map(Vec::len).sum();
+            rows.push(
+                row(
+                    B,
+                    "throughput",
+                    run.frame_beats as f64 / span as f64,
+                    "beats/cycle",
+                )
+                .sized(bytes, count)
+                .ip(ipv6)
+                .bound(1.0),
+            );
+            rows.push(
+                row(B, "data_rate", gbps(total, span), "Gb/s")
+                    .sized(bytes, count)
+                    .ip(ipv6)
+                    .bound(RAW_GBPS)
+                    .line_rate(),
+            );
+
+            let one = run_tx_builder::<TxBuilder>(&frames[..1], 1, TxDrive::default())?;
+            check_tx(&want[..1], &one.frames)?;
+            let out = &one.frames[0];
+            rows.push(
+                row(
+                    B,
+                    "latency_record_in_to_first_beat_out",
+                    (out.first_cycle - one.header_moved[0]) as f64,
+                    "cycles",
+                )
+                .sized(bytes, 1)
+                .ip(ipv6),
+            );
+            if let Some(&last_in) = one.payload_last.first() {
+                rows.push(
+                    row(
+                        B,
+                        "latency_last_payload_in_to_last_beat_out",
+                        (out.last_cycle - last_in) as f64,
+                        "cycles",
+                    )
+                    .sized(bytes, 1)
+                    .ip(ipv6),
+                );
+            }
+        }
+    }
+    // Sizes alternating between the largest and the smallest frame: a
+    // frame the builder stores and forwards (IPv6, for its UDP checksum)
+    // cannot leave before it has fully arrived, so it may leave a gap
+    // behind a short predecessor.
+    for ipv6 in [false, true] {
+        let frames: Vec<RoceFrame> = (0..count)
+            .flat_map(|k| {
+                let big = copies(4154, 1, ipv6).remove(0);
+                let mut small = copies(62, 1, ipv6).remove(0);
+                small.bth.psn = k as u32;
+                [big, small]
+            })
+            .collect();
+        let want = encode(&frames);
+        let run = run_tx_builder::<TxBuilder>(&frames, frames.len(), TxDrive::default())?;
+        check_tx(&want, &run.frames)?;
+        let first = run.frames[0].first_cycle;
+        let last = run.frames.last().map_or(first, |f| f.last_cycle);
+        rows.push(BenchRow {
+            frames: frames.len(),
+            ..row(
+                B,
+                "throughput_mixed_largest_smallest",
+                run.frame_beats as f64 / (last + 1 - first) as f64,
+                "beats/cycle",
+            )
+            .ip(ipv6)
+            .bound(1.0)
+        });
+    }
+    Ok(())
+}
+
+fn check_tx(want: &[Vec<u8>], got: &[super::stream::ReceivedFrame]) -> Result<(), RtlError> {
+    for (i, (w, g)) in want.iter().zip(got).enumerate() {
+        if *w != g.bytes {
+            return Err(RtlError::Mismatch(format!(
+                "tx_builder frame {i} differs from RoceFrame::encode"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// ICRC checker: verdict rate and the latency from the end beat to the
+/// verdict.
+fn bench_icrc(count: usize, rows: &mut Vec<BenchRow>) -> Result<(), RtlError> {
+    const B: &str = "icrc_checker";
+    for &size in &SWEEP {
+        let frames = encode(&copies(size, count, false));
+        let bytes = frames[0].len();
+        let run = run_icrc_checker(&frames, IcrcDrive::default())?;
+        if !run.verdicts.iter().all(|&ok| ok) {
+            return Err(RtlError::Mismatch(format!(
+                "icrc_checker failed a valid {bytes}-byte frame"
+            )));
+        }
+        let beats = frames
+            .iter()
+            .map(|f| f.len().div_ceil(BEAT_BYTES) as u64)
+            .sum::<u64>();
+        let latency = run.latency[0];
+        rows.push(
+            row(
+                B,
+                "throughput",
+                beats as f64 / (run.cycles - latency) as f64,
+                "beats/cycle",
+            )
+            .sized(bytes, count)
+            .bound(1.0),
+        );
+        rows.push(
+            row(
+                B,
+                "latency_end_beat_in_to_verdict",
+                latency as f64,
+                "cycles",
+            )
+            .sized(bytes, 1),
+        );
+    }
+    Ok(())
+}
+
+/// The 512-bit register slice, the building block at every timing
+/// boundary: full rate and its one-cycle latency.
+fn bench_register_slice(count: usize, rows: &mut Vec<BenchRow>) -> Result<(), RtlError> {
+    const B: &str = "axis_register_slice";
+    let frames = encode(&copies(1500, count, false));
+    let up = AxisInPorts::<AxisRegisterSlice>::named("up")?;
+    let down = AxisOutPorts::<AxisRegisterSlice>::named("down", &[])?;
+    let mut sim = Sim::<AxisRegisterSlice>::new()?;
+    let mut source = StreamSource::new(1.0, 1);
+    for f in &frames {
+        source.push_frame(f);
+    }
+    let mut sink = StreamSink::new("down", 1.0, 2);
+    sim.set_bit(AxisRegisterSlice::RESET, true);
+    sim.tick();
+    sim.set_bit(AxisRegisterSlice::RESET, false);
+    let limit = sim.cycle() + 10_000 + 100 * count as u64;
+    while sink.frames().len() < frames.len() {
+        if sim.cycle() > limit {
+            return Err(RtlError::Stuck {
+                cycle: sim.cycle(),
+                what: "register slice output".into(),
+            });
+        }
+        source.begin_cycle();
+        sink.begin_cycle();
+        up.drive(sim.dut_mut(), source.current());
+        down.set_ready(sim.dut_mut(), sink.ready());
+        sim.eval();
+        let cycle = sim.cycle();
+        down.observe(sim.dut(), &mut sink, cycle)?;
+        let ready = up.ready(sim.dut());
+        source.end_cycle(cycle, ready);
+        sim.tick();
+    }
+    let out = sink.frames();
+    if out.iter().zip(&frames).any(|(o, f)| o.bytes != *f) {
+        return Err(RtlError::Mismatch("register slice changed a frame".into()));
+    }
+    let beats = sink.beats();
+    let span = out.last().map_or(0, |f| f.last_cycle) + 1 - out[0].first_cycle;
+    let bytes = frames[0].len();
+    rows.push(
+        row(B, "throughput", beats as f64 / span as f64, "beats/cycle")
+            .sized(bytes, count)
+            .bound(1.0),
+    );
+    rows.push(
+        row(
+            B,
+            "latency_first_beat_in_to_first_beat_out",
+            (out[0].first_cycle - source.first_moved()[0]) as f64,
+            "cycles",
+        )
+        .sized(bytes, 1),
+    );
+    Ok(())
+}
+
+/// Runs every benchmark with `count` back-to-back frames per size.
+pub fn run_bench(count: usize) -> Result<Vec<BenchRow>, RtlError> {
+    let count = count.max(2);
+    let mut rows = Vec::new();
+    bench_rx(count, &mut rows)?;
+    bench_tx(count, &mut rows)?;
+    bench_icrc(count, &mut rows)?;
+    bench_register_slice(count, &mut rows)?;
+    Ok(rows)
+}
+
+/// The rows as a human-readable table.
+pub fn table(rows: &[BenchRow]) -> String {
+    let mut out = format!(
+        "{:<20} {:<44} {:>6} {:>5} {:>4} {:>10} {:<12} {:>8} {:>9}\n",
+        "block", "metric", "bytes", "beats", "ip", "value", "unit", "bound", "100GbE"
+    );
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "{:<20} {:<44} {:>6} {:>5} {:>4} {:>10.3} {:<12} {:>8} {:>9}",
+            r.block,
+            r.metric,
+            r.frame_bytes.map_or("-".into(), |b| b.to_string()),
+            r.frame_beats.map_or("-".into(), |b| b.to_string()),
+            r.ip.unwrap_or("-"),
+            r.value,
+            r.unit,
+            opt(r.bound),
+            opt(r.ethernet_100g_gbps),
+        );
+    }
+    out
+}
+
+/// One line per block and metric: its range over the sweep (or the one
+/// value it has at every size), and the sizes at which a data rate falls
+/// short of what 100 GbE delivers.
+pub fn summary(rows: &[BenchRow]) -> Vec<String> {
+    let mut keys: Vec<(&str, &str, Option<&str>)> = Vec::new();
+    for r in rows {
+        let k = (r.block, r.metric, r.ip);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(block, metric, ip)| {
+            let group: Vec<&BenchRow> = rows
+                .iter()
+                .filter(|r| r.block == block && r.metric == metric && r.ip == ip)
+                .collect();
+            let min = group.iter().map(|r| r.value).fold(f64::INFINITY, f64::min);
+            let max = group
+                .iter()
+                .map(|r| r.value)
+                .fold(f64::NEG_INFINITY, f64::max);
+            let unit = group[0].unit;
+            let ip = ip.map_or(String::new(), |ip| format!(" ({ip})"));
+            let mut line = if group.len() == 1 {
+                format!("{block}{ip} {metric}: {min:.3} {unit}")
+            } else if (max - min).abs() < 1e-9 {
+                format!("{block}{ip} {metric}: {min:.3} {unit} at every size")
+            } else {
+                format!("{block}{ip} {metric}: {min:.3} .. {max:.3} {unit}")
+            };
+            let short: Vec<String> = group
+                .iter()
+                .filter(|r| r.ethernet_100g_gbps.is_some_and(|need| r.value < need))
+                .filter_map(|r| r.frame_bytes.map(|b| b.to_string()))
+                .collect();
+            if !short.is_empty() {
+                line.push_str(&format!(
+                    "; below the 100 GbE line rate for {}-byte frames",
+                    short.join(", ")
+                ));
+            }
+            line
+        })
+        .collect()
+}

@@ -1,0 +1,84 @@
+//! `rocenic bench`: the JSON rows it writes hold the figures the blocks
+//! promise (one beat per cycle everywhere, no self-caused RX input stall,
+//! fixed RX record and ICRC verdict latencies, a one-cycle register slice),
+//! every sweep size appears, and no value exceeds its physical bound.
+
+use serde_json::Value;
+use std::process::Command;
+
+#[test]
+fn bench_rows_hold_the_promised_figures() {
+    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_rocenic"))
+        .args(["bench", "--frames", "4", "--json", path.to_str().unwrap()])
+        .output()
+        .expect("rocenic runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("rx_parser throughput: 1.000 beats/cycle at every size"));
+
+    let rows: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let select = |block: &str, metric: &str| -> Vec<&Value> {
+        rows.iter()
+            .filter(|r| r["block"] == block && r["metric"] == metric)
+            .collect()
+    };
+    for r in &rows {
+        for key in ["block", "metric", "value", "unit", "frames", "clock_mhz"] {
+            assert!(!r[key].is_null(), "{key} in {r}");
+        }
+        if let Some(bound) = r["bound"].as_f64() {
+            let v = r["value"].as_f64().unwrap();
+            if r["unit"] == "cycles" {
+                assert!(v >= bound, "{r}");
+            } else {
+                assert!(v <= bound + 1e-9, "{r}");
+            }
+        }
+    }
+    for (block, metric) in [
+        ("rx_parser", "throughput"),
+        ("tx_builder", "throughput"),
+        ("icrc_checker", "throughput"),
+        ("axis_register_slice", "throughput"),
+    ] {
+        let sel = select(block, metric);
+        assert!(!sel.is_empty());
+        assert!(sel.iter().all(|r| r["value"] == 1.0), "{block} {metric}");
+    }
+    let sizes: Vec<u64> = select("rx_parser", "throughput")
+        .iter()
+        .map(|r| r["frame_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        sizes,
+        rocenic_sim::rtl::bench::SWEEP.map(|s| s as u64).to_vec()
+    );
+    assert!(select("rx_parser", "input_stalls_outputs_ready")
+        .iter()
+        .all(|r| r["value"] == 0.0));
+    assert!(select("rx_parser", "latency_last_beat_in_to_record")
+        .iter()
+        .all(|r| r["value"] == 7.0));
+    assert!(select("icrc_checker", "latency_end_beat_in_to_verdict")
+        .iter()
+        .all(|r| r["value"] == 3.0));
+    assert_eq!(
+        select(
+            "axis_register_slice",
+            "latency_first_beat_in_to_first_beat_out"
+        )[0]["value"],
+        1.0
+    );
+    // 512 bits at 250 MHz: a full beat is 128 Gb/s.
+    let largest = select("rx_parser", "data_rate")
+        .into_iter()
+        .find(|r| r["frame_bytes"] == 4154)
+        .unwrap();
+    let expect = 4154.0 * 8.0 / (65.0 * 4.0);
+    assert!((largest["value"].as_f64().unwrap() - expect).abs() < 1e-9);
+}
