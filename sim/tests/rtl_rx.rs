@@ -10,6 +10,7 @@ mod rtl_common;
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rocenic_hdl::rx_parser::RECORD_LATENCY;
 use rocenic_sim::rtl::gen::{frame_of_len, frame_with, malform, Malformation};
 use rocenic_sim::rtl::rx::{
     compare_rx, expected_counters, model_rx, run_rx_parser, RxDrive, RxRun,
@@ -124,15 +125,18 @@ fn one_beat_per_cycle_back_to_back_at_every_size() {
     // Input beats move on consecutive cycles.
     let first = run.input_first[0];
     assert_eq!(*run.input_last.last().unwrap(), first + beats - 1);
-    // Every frame's record comes a fixed number of cycles after its last
-    // beat went in.
+    // Every frame's record comes the promised number of cycles after its
+    // last beat went in.
     let latency: Vec<u64> = run
         .outputs
         .iter()
         .zip(&run.input_last)
         .map(|(o, &last)| o.record_cycle - last)
         .collect();
-    assert!(latency.iter().all(|&l| l == latency[0]), "{latency:?}");
+    assert!(
+        latency.iter().all(|&l| l == RECORD_LATENCY),
+        "the parser promises {RECORD_LATENCY}: {latency:?}"
+    );
 }
 
 /// A valid frame, or a copy broken in one of the ways of [`Malformation`].
@@ -153,7 +157,7 @@ fn any_frame() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 4096, ..ProptestConfig::default() })]
 
     /// Random valid and malformed frames, random gaps and backpressure on
     /// both outputs: every frame agrees with the model.

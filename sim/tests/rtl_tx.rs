@@ -119,7 +119,7 @@ fn ipv4_frames_leave_one_beat_per_cycle_back_to_back() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
 
     /// Random frames (any opcode, IPv4/IPv6, payload 0..=4096) under
     /// random gaps and backpressure come out bit-identical.
