@@ -1,9 +1,10 @@
 //! `rocenic decode`: what the model's receive path makes of each frame of a
-//! capture — accepted with its headers, or dropped with a reason.
+//! capture — accepted with its headers, or dropped with a reason. It checks
+//! what the NIC checks (`DecodeOptions::NIC`).
 
 use anyhow::{Context, Result};
 use pcap_file::pcap::PcapReader;
-use rocenic_wire::{opcode, DecodeError, RoceFrame};
+use rocenic_wire::{opcode, DecodeError, DecodeOptions, RoceFrame};
 use serde::Serialize;
 use std::fs::File;
 use std::path::Path;
@@ -22,6 +23,10 @@ pub struct FrameReport {
     pub dest_qp: Option<u32>,
     pub psn: Option<u32>,
     pub payload_len: Option<usize>,
+    /// The frame's UDP checksum checked on the side: null when the frame
+    /// carries none (zero) or its headers do not parse. The NIC does not
+    /// verify it (`DecodeOptions::NIC`), so `false` here does not drop.
+    pub udp_checksum_ok: Option<bool>,
     /// Every decoded header, present when the headers parsed (also for a
     /// frame dropped only for its ICRC).
     pub headers: Option<Headers>,
@@ -38,6 +43,18 @@ pub struct Headers {
     pub icrc: u32,
 }
 
+/// Whether the frame's UDP checksum is right; `None` when its headers do
+/// not parse or it carries no checksum (zero).
+pub fn udp_checksum_ok(bytes: &[u8]) -> Option<bool> {
+    let parsed = RoceFrame::parse_with(bytes, DecodeOptions::NIC).ok()?;
+    parsed.frame.udp_checksum.then(|| {
+        !matches!(
+            RoceFrame::parse(bytes),
+            Err(DecodeError::BadUdpChecksum { .. })
+        )
+    })
+}
+
 /// Judges one frame.
 pub fn judge(index: usize, bytes: &[u8]) -> FrameReport {
     let mut report = FrameReport {
@@ -50,9 +67,10 @@ pub fn judge(index: usize, bytes: &[u8]) -> FrameReport {
         dest_qp: None,
         psn: None,
         payload_len: None,
+        udp_checksum_ok: None,
         headers: None,
     };
-    let parsed = match RoceFrame::parse(bytes) {
+    let parsed = match RoceFrame::parse_with(bytes, DecodeOptions::NIC) {
         Ok(p) => p,
         Err(e) => {
             report.error = Some(e.reason());
@@ -66,6 +84,7 @@ pub fn judge(index: usize, bytes: &[u8]) -> FrameReport {
     report.dest_qp = Some(f.bth.dest_qp);
     report.psn = Some(f.bth.psn);
     report.payload_len = Some(f.payload.len());
+    report.udp_checksum_ok = udp_checksum_ok(bytes);
     report.headers = Some(Headers {
         eth: f.eth,
         ip: f.ip,

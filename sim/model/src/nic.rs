@@ -17,7 +17,7 @@ use crate::verbs::{
     Access, CqId, Cqe, ModifyQp, PdId, QpCaps, QpState, Qpn, RecvWr, SendWr, VerbsError, WcStatus,
 };
 use crate::Time;
-use rocenic_wire::{ecn, op, psn, Bth, ExtHeaders, RoceFrame, MASK24};
+use rocenic_wire::{ecn, op, psn, Bth, DecodeOptions, ExtHeaders, RoceFrame, MASK24};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::IpAddr;
@@ -500,7 +500,7 @@ impl Nic {
     }
 
     fn handle(&mut self, now: Time, frame: &[u8]) {
-        let f = match RoceFrame::decode(frame) {
+        let f = match RoceFrame::decode_with(frame, DecodeOptions::NIC) {
             Ok(f) => f,
             Err(e) => return self.drop_frame(e.reason()),
         };

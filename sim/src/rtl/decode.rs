@@ -62,6 +62,9 @@ fn report_of(index: usize, bytes: &[u8], out: &RxOutput) -> RtlFrameReport {
         dest_qp: None,
         psn: None,
         payload_len: None,
+        // The parser does not verify it (`DecodeOptions::NIC`); reported
+        // from the bytes for parity with the model backend.
+        udp_checksum_ok: crate::decode::udp_checksum_ok(bytes),
         headers: None,
     };
     if r.dropped() {

@@ -128,6 +128,29 @@ pub enum EncodeError {
     PayloadTooLarge { len: usize },
 }
 
+/// Which optional checks a decode makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecodeOptions {
+    /// Verify a non-zero UDP checksum.
+    pub verify_udp_checksum: bool,
+}
+
+impl DecodeOptions {
+    /// Everything the codec can check: what `decode` and `parse` do.
+    pub const STRICT: DecodeOptions = DecodeOptions {
+        verify_udp_checksum: true,
+    };
+
+    /// What rocenic's NIC receive path checks, in the model and in the RTL
+    /// alike. The UDP checksum is not verified: the ICRC covers every byte
+    /// the UDP checksum covers (IP addresses, protocol, lengths, UDP header,
+    /// payload) and masks only the checksum field itself, so the checksum
+    /// adds no protection on a RoCEv2 receive path.
+    pub const NIC: DecodeOptions = DecodeOptions {
+        verify_udp_checksum: false,
+    };
+}
+
 /// The result of parsing a frame before its ICRC is judged: lets a tool
 /// show the fields of a frame whose ICRC is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -220,7 +243,12 @@ impl RoceFrame {
 
     /// Decodes and checks a frame, ICRC included.
     pub fn decode(bytes: &[u8]) -> Result<RoceFrame, DecodeError> {
-        let parsed = Self::parse(bytes)?;
+        Self::decode_with(bytes, DecodeOptions::STRICT)
+    }
+
+    /// `decode` with a choice of optional checks.
+    pub fn decode_with(bytes: &[u8], options: DecodeOptions) -> Result<RoceFrame, DecodeError> {
+        let parsed = Self::parse_with(bytes, options)?;
         if parsed.icrc_found != parsed.icrc_computed {
             return Err(DecodeError::BadIcrc {
                 found: parsed.icrc_found,
@@ -233,6 +261,11 @@ impl RoceFrame {
     /// Decodes every header and checks everything except the ICRC, which is
     /// reported found and computed.
     pub fn parse(bytes: &[u8]) -> Result<Parsed, DecodeError> {
+        Self::parse_with(bytes, DecodeOptions::STRICT)
+    }
+
+    /// `parse` with a choice of optional checks.
+    pub fn parse_with(bytes: &[u8], options: DecodeOptions) -> Result<Parsed, DecodeError> {
         need(bytes, ETH_LEN, Layer::Ethernet)?;
         let mut dst = [0; 6];
         let mut src = [0; 6];
@@ -265,7 +298,7 @@ impl RoceFrame {
                 ip_payload: l3_len - ip_len,
             });
         }
-        if udp_csum != 0 {
+        if options.verify_udp_checksum && udp_csum != 0 {
             let computed = udp_checksum(l3, ip_len);
             if computed != udp_csum {
                 return Err(DecodeError::BadUdpChecksum {

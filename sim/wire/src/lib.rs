@@ -9,7 +9,9 @@ pub mod headers;
 pub mod icrc;
 pub mod opcode;
 
-pub use frame::{pad_for, DecodeError, EncodeError, Layer, Parsed, RoceFrame, MAX_PAYLOAD};
+pub use frame::{
+    pad_for, DecodeError, DecodeOptions, EncodeError, Layer, Parsed, RoceFrame, MAX_PAYLOAD,
+};
 pub use headers::*;
 pub use opcode::{op, ExtSet, OpcodeInfo};
 

@@ -249,3 +249,54 @@ fn malformed_frames_give_the_right_error() {
     b[bth_at + 1] |= 0x30;
     assert_eq!(RoceFrame::decode(&b).unwrap_err().reason(), "pad");
 }
+
+#[test]
+fn the_nic_receive_path_skips_only_the_udp_checksum() {
+    let mut sample = sample_v6();
+    sample.payload = vec![7; 33];
+    let good = sample.encode().unwrap();
+    let frame = RoceFrame::decode(&good).unwrap();
+    let mut bad_udp = good.clone();
+    let at = ETH_LEN + IPV6_LEN + 6;
+    bad_udp[at] ^= 0x10;
+    assert_eq!(
+        RoceFrame::decode(&bad_udp).unwrap_err().reason(),
+        "udp_checksum"
+    );
+    // The ICRC masks the checksum field, so the frame is otherwise intact.
+    assert_eq!(
+        RoceFrame::decode_with(&bad_udp, DecodeOptions::NIC).unwrap(),
+        frame
+    );
+    let mut bad_payload = good.clone();
+    let n = bad_payload.len();
+    bad_payload[n - 10] ^= 1;
+    assert_eq!(
+        RoceFrame::decode_with(&bad_payload, DecodeOptions::NIC)
+            .unwrap_err()
+            .reason(),
+        "icrc"
+    );
+}
+
+fn sample_v6() -> RoceFrame {
+    RoceFrame {
+        eth: EthHeader {
+            dst: [2, 0, 0, 0, 0, 2],
+            src: [2, 0, 0, 0, 0, 1],
+        },
+        ip: IpHeader::V6(Ipv6Header {
+            src: Ipv6Addr::LOCALHOST,
+            dst: Ipv6Addr::from(7u128),
+            dscp: 26,
+            ecn: ecn::ECT0,
+            flow_label: 0x12345,
+            hop_limit: 64,
+        }),
+        udp_src_port: 0xC001,
+        udp_checksum: true,
+        bth: Bth::new(op::SEND_ONLY, 9, 1),
+        ext: ExtHeaders::default(),
+        payload: Vec::new(),
+    }
+}
