@@ -2,24 +2,27 @@
 //! Verilog for the FPGA flow.
 //!
 //! The datapath is 512 bits wide at 250 MHz, enough for 100 GbE line rate,
-//! and every block talks AXI-Stream ([`stream`]). The blocks to be built
-//! mirror the reference model in `sim/model`, which is their oracle at the
-//! transaction level:
+//! and every block talks AXI-Stream ([`stream`]). Each block mirrors a part
+//! of the reference model in `sim`, which is its oracle; `sim/tests/rtl_*`
+//! run the Verilated blocks against it frame by frame.
 //!
-//! - RX parser: Ethernet/IP/UDP/BTH and extension-header extraction;
-//! - ICRC: check on receive, generation on transmit;
-//! - TX builder: header assembly in front of payload beats;
-//! - QP context RAM: per-QP state (PSNs, MSN, credits, timers);
-//! - requester and responder: the RC/UC/UD send, RDMA read/write and atomic
-//!   state machines;
-//! - retransmit/ACK engine: Go-Back-N, ACK coalescing, NAK and RNR handling,
-//!   the retry timers;
-//! - MR translation: memory-key checks and virtual-to-DMA address lookup;
-//! - DCQCN: ECN-driven rate control per QP (CNP generation and reaction);
-//! - host interface: doorbells, work-queue and completion-queue DMA over PCIe.
+//! The packet datapath exists:
 //!
-//! None of those exist yet. What exists is the shared stream interface and
-//! the register slice that every block boundary will use to close timing.
+//! - [`rx_parser`]: Ethernet/IPv4/IPv6/UDP/BTH and extension headers into a
+//!   [`header_record`], the payload realigned to lane 0, the ICRC checked in
+//!   line ([`icrc_checker`]), drops counted per reason;
+//! - [`tx_builder`]: header record + payload into a whole frame with IPv4
+//!   checksum or IPv6 header, UDP length, pad and ICRC ([`icrc_generator`]);
+//! - the CRC-32 engine behind both ([`crc32_beat`], [`crc32_math`],
+//!   [`gf2_matrix`]) and small shared blocks (skid buffer, register slice,
+//!   FIFO, byte rotator).
+//!
+//! To come, mirroring `sim/model`: QP context RAM; requester and responder;
+//! the retransmit/ACK engine (Go-Back-N, timers); MR translation; the DCQCN
+//! rate shaper; the host interface (doorbells, WQE fetch, CQE write, DMA).
+//!
+//! [`export::blocks`] lists what is exported to Verilog for Verilator and
+//! for `make lint-rtl` / `make synth`.
 
 pub mod byte_lane_select;
 pub mod byte_reverse;
