@@ -294,3 +294,24 @@ fn fifo_synthesizes_with_its_memory_as_a_ram() {
         assert!(report.count("$mem_v2") >= 1, "{}", report.log);
     }
 }
+
+#[test]
+fn a_slow_sink_fills_the_store_and_backpressure_loses_nothing() {
+    let mut r = rng(42);
+    let frames: Vec<RoceFrame> = (0..5)
+        .map(|i| {
+            let mut f = random_frame(&mut r, op::WRITE_ONLY, i % 2 == 0, 4096 - i);
+            f.udp_checksum = true;
+            f
+        })
+        .collect();
+    // 330 beats offered every cycle, taken one cycle in four: the 128-beat
+    // store fills and holds the input back many times over.
+    let (beats, at, _) = run(TxUdpChecksum::default(), &frames, 1.0, 0.25, 43);
+    check(&frames, &beats);
+    let span = at.last().unwrap() - at.first().unwrap();
+    assert!(
+        span > 3 * beats.len(),
+        "the sink set the pace ({span} cycles)"
+    );
+}
