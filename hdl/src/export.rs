@@ -10,6 +10,7 @@
 
 use crate::icrc_checker::IcrcChecker;
 use crate::icrc_generator::IcrcGenerator;
+use crate::mr_translate::MrTranslateDefault;
 use crate::register_slice::AxisRegisterSlice;
 use crate::rx_parser::RxParser;
 use crate::stream::{DATA_BITS, KEEP_BITS};
@@ -54,6 +55,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // Release delay 0: IPv4 frames at full rate and lowest latency;
         // IPv6 frames exact but held until summed (see `TxBuilder::new`).
         ExportedBlock::new("tx_builder", TxBuilder::default()),
+        // 1024 MRs, 16384 MTT entries, both in block RAM.
+        ExportedBlock::new("mr_translate", MrTranslateDefault::default()),
     ]
 }
 

@@ -35,6 +35,7 @@ pub mod header_record;
 pub mod icrc_checker;
 pub mod icrc_generator;
 pub mod icrc_mask;
+pub mod mr_translate;
 pub mod opcode_headers;
 pub mod register_slice;
 pub mod rx_parser;
