@@ -11,6 +11,7 @@
 use crate::icrc_checker::IcrcChecker;
 use crate::icrc_generator::IcrcGenerator;
 use crate::mr_translate::MrTranslateDefault;
+use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
 use crate::register_slice::AxisRegisterSlice;
 use crate::rx_parser::RxParser;
 use crate::stream::{DATA_BITS, KEEP_BITS};
@@ -57,6 +58,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("tx_builder", TxBuilder::default()),
         // 1024 MRs, 16384 MTT entries, both in block RAM.
         ExportedBlock::new("mr_translate", MrTranslateDefault::default()),
+        // 1024 QPs, 288-bit records in block RAM.
+        ExportedBlock::new("qp_context", QpContext::<DEFAULT_QPN_BITS>::default()),
     ]
 }
 

@@ -37,6 +37,8 @@ pub mod icrc_generator;
 pub mod icrc_mask;
 pub mod mr_translate;
 pub mod opcode_headers;
+pub mod qp_context;
+pub mod qp_context_record;
 pub mod register_slice;
 pub mod rx_parser;
 pub mod skid_buffer;
