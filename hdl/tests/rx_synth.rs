@@ -20,9 +20,10 @@ fn synthesizes(name: &str, verilog: &str) {
     assert!(verilog.contains("module top("), "{name}: no top module");
     match yosys_validate(name, verilog) {
         Ok(()) => {}
+        // rust-hdl's check runs `yosys` from PATH; the synthesis below runs
+        // the pinned one (`$YOSYS`) all the same.
         Err(e) if !rocenic_hdl::testbench::tool_available("yosys") => {
-            eprintln!("note: yosys not installed; {name} not validated ({e:?})");
-            return;
+            eprintln!("note: no yosys on PATH for yosys_validate of {name} ({e:?})");
         }
         Err(e) => panic!("{name}: yosys_validate: {e:?}"),
     }
