@@ -86,8 +86,10 @@ lint:
 cargo-test:
 	$(CARGO) test --workspace --release
 
+# Same targets and features as `cargo test --workspace --release`, so after
+# the tests this builds nothing and pytest runs the binary they tested.
 build-release:
-	$(CARGO) build --release -p rocenic-sim
+	$(CARGO) build --release --workspace --all-targets
 
 $(CARGO_FUZZ):
 	$(CARGO) install --locked --root $(CARGO_TOOLS) cargo-fuzz@$(CARGO_FUZZ_VERSION)
