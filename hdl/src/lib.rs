@@ -17,9 +17,17 @@
 //!   [`gf2_matrix`]) and small shared blocks (skid buffer, register slice,
 //!   FIFO, byte rotator).
 //!
-//! To come, mirroring `sim/model`: QP context RAM; requester and responder;
-//! the retransmit/ACK engine (Go-Back-N, timers); MR translation; the DCQCN
-//! rate shaper; the host interface (doorbells, WQE fetch, CQE write, DMA).
+//! The first blocks of the RC transport exist:
+//!
+//! - [`qp_context`]: per-QP state in block RAM with a pipelined
+//!   read-modify-write that forwards in-flight updates;
+//! - [`mr_translate`]: MR table and MTT in block RAM, (key, VA, length) to
+//!   host DMA segments split at page boundaries, every protection check in
+//!   hardware.
+//!
+//! To come, mirroring `sim/model`: requester and responder; the
+//! retransmit/ACK engine (Go-Back-N, timers); the DCQCN rate shaper; the
+//! host interface (doorbells, WQE fetch, CQE write, DMA).
 //!
 //! [`export::blocks`] lists what is exported to Verilog for Verilator and
 //! for `make lint-rtl` / `make synth`.
