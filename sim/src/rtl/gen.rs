@@ -7,91 +7,14 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_wire::opcode::OPCODES;
 use rocenic_wire::*;
-use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// A valid frame with opcode `OPCODES[opcode_index % len]`, IPv6 or IPv4,
 /// `payload_len` payload bytes (0 for opcodes without payload, at most
 /// 4096) and every other field drawn from `seed`.
 pub fn frame_with(opcode_index: usize, ipv6: bool, payload_len: usize, seed: u64) -> RoceFrame {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let info = OPCODES[opcode_index % OPCODES.len()];
-    let ip = if ipv6 {
-        IpHeader::V6(Ipv6Header {
-            src: Ipv6Addr::from(rng.gen::<u128>()),
-            dst: Ipv6Addr::from(rng.gen::<u128>()),
-            dscp: rng.gen_range(0..64),
-            ecn: rng.gen_range(0..4),
-            flow_label: rng.gen_range(0..1 << 20),
-            hop_limit: rng.gen(),
-        })
-    } else {
-        IpHeader::V4(Ipv4Header {
-            src: Ipv4Addr::from(rng.gen::<u32>()),
-            dst: Ipv4Addr::from(rng.gen::<u32>()),
-            dscp: rng.gen_range(0..64),
-            ecn: rng.gen_range(0..4),
-            identification: rng.gen(),
-            dont_fragment: rng.gen(),
-            ttl: rng.gen(),
-        })
-    };
-    let len = if info.has_payload {
-        payload_len.min(MAX_PAYLOAD)
-    } else {
-        0
-    };
-    let payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-    let h = info.headers;
-    let ext = ExtHeaders {
-        deth: h.contains(ExtSet::DETH).then(|| Deth {
-            qkey: rng.gen(),
-            src_qp: rng.gen::<u32>() & MASK24,
-        }),
-        reth: h.contains(ExtSet::RETH).then(|| Reth {
-            va: rng.gen(),
-            rkey: rng.gen(),
-            dma_len: rng.gen(),
-        }),
-        atomic_eth: h.contains(ExtSet::ATOMIC_ETH).then(|| AtomicEth {
-            va: rng.gen(),
-            rkey: rng.gen(),
-            swap_add: rng.gen(),
-            compare: rng.gen(),
-        }),
-        aeth: h.contains(ExtSet::AETH).then(|| Aeth {
-            syndrome: rng.gen(),
-            msn: rng.gen::<u32>() & MASK24,
-        }),
-        atomic_ack_eth: h
-            .contains(ExtSet::ATOMIC_ACK_ETH)
-            .then(|| AtomicAckEth { orig: rng.gen() }),
-        imm: h.contains(ExtSet::IMM).then(|| rng.gen()),
-        ieth: h.contains(ExtSet::IETH).then(|| rng.gen()),
-    };
-    let mut bth = Bth::new(
-        info.code,
-        rng.gen::<u32>() & MASK24,
-        rng.gen::<u32>() & MASK24,
-    );
-    bth.solicited = rng.gen();
-    bth.mig_req = rng.gen();
-    bth.pkey = rng.gen();
-    bth.fecn = rng.gen();
-    bth.becn = rng.gen();
-    bth.ack_req = rng.gen();
-    bth.pad_count = pad_for(payload.len()) as u8;
-    RoceFrame {
-        eth: EthHeader {
-            dst: rng.gen(),
-            src: rng.gen(),
-        },
-        udp_checksum: ipv6 || rng.gen(),
-        ip,
-        udp_src_port: rng.gen_range(0xC000..=0xFFFF),
-        bth,
-        ext,
-        payload,
-    }
+    let info = &OPCODES[opcode_index % OPCODES.len()];
+    rocenic_wire::random::frame_of(&mut rng, info, ipv6, payload_len)
 }
 
 /// A valid RC SEND_ONLY frame of exactly `wire_len` bytes when one exists

@@ -8,6 +8,8 @@ pub mod frame;
 pub mod headers;
 pub mod icrc;
 pub mod opcode;
+#[cfg(feature = "random")]
+pub mod random;
 
 pub use frame::{
     pad_for, DecodeError, DecodeOptions, EncodeError, Layer, Parsed, RoceFrame, MAX_PAYLOAD,
