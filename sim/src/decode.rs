@@ -55,21 +55,46 @@ pub fn udp_checksum_ok(bytes: &[u8]) -> Option<bool> {
     })
 }
 
+impl FrameReport {
+    /// Frame number `index` of `bytes`, nothing judged yet.
+    pub fn new(index: usize, bytes: &[u8]) -> FrameReport {
+        FrameReport {
+            frame: index,
+            ok: false,
+            error: None,
+            error_detail: None,
+            opcode: None,
+            opcode_name: None,
+            dest_qp: None,
+            psn: None,
+            payload_len: None,
+            udp_checksum_ok: udp_checksum_ok(bytes),
+            headers: None,
+        }
+    }
+
+    /// Fills in the fields of a frame whose headers were read, with
+    /// `payload_len` payload bytes and `icrc` as found on the wire.
+    pub fn describe(&mut self, f: &RoceFrame, payload_len: usize, icrc: u32) {
+        self.opcode = Some(f.bth.opcode);
+        self.opcode_name = opcode::info(f.bth.opcode).map(|o| o.name);
+        self.dest_qp = Some(f.bth.dest_qp);
+        self.psn = Some(f.bth.psn);
+        self.payload_len = Some(payload_len);
+        self.headers = Some(Headers {
+            eth: f.eth,
+            ip: f.ip,
+            udp_src_port: f.udp_src_port,
+            bth: f.bth,
+            ext: f.ext,
+            icrc,
+        });
+    }
+}
+
 /// Judges one frame.
 pub fn judge(index: usize, bytes: &[u8]) -> FrameReport {
-    let mut report = FrameReport {
-        frame: index,
-        ok: false,
-        error: None,
-        error_detail: None,
-        opcode: None,
-        opcode_name: None,
-        dest_qp: None,
-        psn: None,
-        payload_len: None,
-        udp_checksum_ok: None,
-        headers: None,
-    };
+    let mut report = FrameReport::new(index, bytes);
     let parsed = match RoceFrame::parse_with(bytes, DecodeOptions::NIC) {
         Ok(p) => p,
         Err(e) => {
@@ -79,20 +104,7 @@ pub fn judge(index: usize, bytes: &[u8]) -> FrameReport {
         }
     };
     let f = &parsed.frame;
-    report.opcode = Some(f.bth.opcode);
-    report.opcode_name = opcode::info(f.bth.opcode).map(|o| o.name);
-    report.dest_qp = Some(f.bth.dest_qp);
-    report.psn = Some(f.bth.psn);
-    report.payload_len = Some(f.payload.len());
-    report.udp_checksum_ok = udp_checksum_ok(bytes);
-    report.headers = Some(Headers {
-        eth: f.eth,
-        ip: f.ip,
-        udp_src_port: f.udp_src_port,
-        bth: f.bth,
-        ext: f.ext,
-        icrc: parsed.icrc_found,
-    });
+    report.describe(f, f.payload.len(), parsed.icrc_found);
     if parsed.icrc_found == parsed.icrc_computed {
         report.ok = true;
     } else {

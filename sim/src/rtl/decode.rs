@@ -9,10 +9,10 @@
 
 use super::icrc::icrc_span;
 use super::rx::{run_rx_parser, RxDrive, RxOutput};
-use crate::decode::{read_pcap, FrameReport, Headers};
+use crate::decode::{read_pcap, FrameReport};
 use anyhow::Result;
 use rocenic_hdl::header_record::DropReason;
-use rocenic_wire::{opcode, ICRC_LEN};
+use rocenic_wire::ICRC_LEN;
 use serde::Serialize;
 use std::path::Path;
 use verilator_sys::RxParser;
@@ -52,21 +52,8 @@ fn report_of(index: usize, bytes: &[u8], out: &RxOutput) -> RtlFrameReport {
     let r = &out.record;
     let code = r.get("reason") as u8;
     let hw_reason = DropReason::from_code(code).map(DropReason::name);
-    let mut report = FrameReport {
-        frame: index,
-        ok: !r.dropped(),
-        error: None,
-        error_detail: None,
-        opcode: None,
-        opcode_name: None,
-        dest_qp: None,
-        psn: None,
-        payload_len: None,
-        // The parser does not verify it (`DecodeOptions::NIC`); reported
-        // from the bytes for parity with the model backend.
-        udp_checksum_ok: crate::decode::udp_checksum_ok(bytes),
-        headers: None,
-    };
+    let mut report = FrameReport::new(index, bytes);
+    report.ok = !r.dropped();
     if r.dropped() {
         report.error = Some(hw_reason.unwrap_or("unknown"));
         report.error_detail = Some(match hw_reason {
@@ -76,23 +63,13 @@ fn report_of(index: usize, bytes: &[u8], out: &RxOutput) -> RtlFrameReport {
     }
     if !r.dropped() || hw_reason == Some("icrc") {
         let f = r.frame(Vec::new());
-        report.opcode = Some(f.bth.opcode);
-        report.opcode_name = opcode::info(f.bth.opcode).map(|o| o.name);
-        report.dest_qp = Some(f.bth.dest_qp);
-        report.psn = Some(f.bth.psn);
-        report.payload_len = Some(r.payload_len());
+        // The parser checks the ICRC without extracting it: read it from the
+        // frame for the report.
         let icrc = icrc_span(bytes).map_or(0, |s| {
             let at = s.end - ICRC_LEN;
             u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
         });
-        report.headers = Some(Headers {
-            eth: f.eth,
-            ip: f.ip,
-            udp_src_port: f.udp_src_port,
-            bth: f.bth,
-            ext: f.ext,
-            icrc,
-        });
+        report.describe(&f, r.payload_len(), icrc);
     }
     RtlFrameReport {
         report,
