@@ -17,7 +17,7 @@ use rocenic_hdl::qp_context_record::{
     field_mask, record_bits, record_words, QpContextRecord, RecordWords, FIELDS, RECORD_WORDS,
     RQ_EPSN, STATE,
 };
-use rocenic_hdl::testbench::{tool_available, yosys_synth, CycleSim};
+use rocenic_hdl::testbench::{tool_available, yosys_program, yosys_synth, CycleSim};
 use rust_hdl::prelude::*;
 use std::path::PathBuf;
 
@@ -462,7 +462,7 @@ fn qp_count_is_a_build_parameter_up_to_16384() {
 
 #[test]
 fn storage_maps_to_block_ram() {
-    if !tool_available("yosys") {
+    if !tool_available(&yosys_program()) {
         eprintln!("note: yosys not installed; block RAM mapping not checked");
         return;
     }
