@@ -11,16 +11,6 @@ use rocenic_model::nic::Nic;
 use rocenic_model::verbs::*;
 use rocenic_wire::op;
 
-fn send_wr(wr_id: u64, op: SendOp, sgl: Vec<Sge>) -> SendWr {
-    SendWr {
-        wr_id,
-        op,
-        sgl,
-        signaled: true,
-        solicited: false,
-    }
-}
-
 #[test]
 fn dead_peer_exhausts_retries_then_flushes() {
     let mut pair = Pair::new(1);

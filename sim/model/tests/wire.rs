@@ -26,16 +26,6 @@ fn record(pair: &mut Pair, mut drop: impl FnMut(usize, &RoceFrame) -> bool + 'st
     log
 }
 
-fn send_wr(wr_id: u64, op: SendOp, sgl: Vec<Sge>) -> SendWr {
-    SendWr {
-        wr_id,
-        op,
-        sgl,
-        signaled: true,
-        solicited: false,
-    }
-}
-
 #[test]
 fn window_limits_unacknowledged_psns_and_ackreq_follows_the_interval() {
     let mut a_cfg = NicConfig::new(mac(0), ip(0));

@@ -579,3 +579,14 @@ pub fn run_workload(pair: &mut Pair, a: Side, b: Side, ops: &[Op], seed: u64, li
     assert_eq!(pair.nics[0].qp_state(a.qpn), Ok(QpState::Rts));
     assert_eq!(pair.nics[1].qp_state(b.qpn), Ok(QpState::Rts));
 }
+
+/// A signaled, unsolicited work request.
+pub fn send_wr(wr_id: u64, op: SendOp, sgl: Vec<Sge>) -> SendWr {
+    SendWr {
+        wr_id,
+        op,
+        sgl,
+        signaled: true,
+        solicited: false,
+    }
+}
