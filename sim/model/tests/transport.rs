@@ -38,26 +38,7 @@ fn one_message(pair: &mut Pair, a: Side, b: Side, verb: Verb, size: u64, seed: u
 
     let wr_id = 0x1000 + seed;
     let imm = 0xC0DE_0000 | seed as u32;
-    let op = match verb {
-        Verb::Send => SendOp::Send,
-        Verb::SendImm => SendOp::SendWithImm { imm },
-        Verb::SendInv => SendOp::SendWithInv {
-            rkey: inv_target.rkey,
-        },
-        Verb::Write => SendOp::Write {
-            remote_addr: dst.va,
-            rkey: dst.rkey,
-        },
-        Verb::WriteImm => SendOp::WriteWithImm {
-            remote_addr: dst.va,
-            rkey: dst.rkey,
-            imm,
-        },
-        Verb::Read => SendOp::Read {
-            remote_addr: src.va,
-            rkey: src.rkey,
-        },
-    };
+    let op = verb.op(&src, &dst, inv_target.rkey, imm);
     let local = if verb == Verb::Read { dst } else { src };
     let needs_recv = matches!(
         verb,

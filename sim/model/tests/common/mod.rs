@@ -351,6 +351,32 @@ pub enum Verb {
     Read,
 }
 
+impl Verb {
+    /// The work request's operation: data moves from `src` to `dst` (the
+    /// remote side is `dst`, or `src` for a READ); SEND with invalidate
+    /// revokes `inv_rkey`.
+    pub fn op(self, src: &Buf, dst: &Buf, inv_rkey: u32, imm: u32) -> SendOp {
+        match self {
+            Verb::Send => SendOp::Send,
+            Verb::SendImm => SendOp::SendWithImm { imm },
+            Verb::SendInv => SendOp::SendWithInv { rkey: inv_rkey },
+            Verb::Write => SendOp::Write {
+                remote_addr: dst.va,
+                rkey: dst.rkey,
+            },
+            Verb::WriteImm => SendOp::WriteWithImm {
+                remote_addr: dst.va,
+                rkey: dst.rkey,
+                imm,
+            },
+            Verb::Read => SendOp::Read {
+                remote_addr: src.va,
+                rkey: src.rkey,
+            },
+        }
+    }
+}
+
 pub const ALL_VERBS: [Verb; 6] = [
     Verb::Send,
     Verb::SendImm,
@@ -431,24 +457,7 @@ pub fn run_workload(pair: &mut Pair, a: Side, b: Side, ops: &[Op], seed: u64, li
                 memory.push((dst_side, dst.va, tail));
                 let local = if verb == Verb::Read { dst } else { src };
                 let inv = buffer(&mut pair.nics[1], b.pd, 64, Access::ALL);
-                let op = match verb {
-                    Verb::Send => SendOp::Send,
-                    Verb::SendImm => SendOp::SendWithImm { imm },
-                    Verb::SendInv => SendOp::SendWithInv { rkey: inv.rkey },
-                    Verb::Write => SendOp::Write {
-                        remote_addr: dst.va,
-                        rkey: dst.rkey,
-                    },
-                    Verb::WriteImm => SendOp::WriteWithImm {
-                        remote_addr: dst.va,
-                        rkey: dst.rkey,
-                        imm,
-                    },
-                    Verb::Read => SendOp::Read {
-                        remote_addr: src.va,
-                        rkey: src.rkey,
-                    },
-                };
+                let op = verb.op(&src, &dst, inv.rkey, imm);
                 if matches!(
                     verb,
                     Verb::Send | Verb::SendImm | Verb::SendInv | Verb::WriteImm
