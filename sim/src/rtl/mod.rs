@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod decode;
 pub mod gen;
+pub mod host_dma;
 pub mod icrc;
 pub mod rx;
 pub mod stream;
