@@ -223,6 +223,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 report.goodput_gbps,
                 report.sim_time_ns as f64 / 1e6
             );
+            if let Some(bound) = report.goodput_bound_gbps {
+                println!("  framing bound for back-to-back messages of this size: {bound:.2} Gb/s");
+            }
             for m in &report.mismatches {
                 println!("  mismatch: {m}");
             }

@@ -4,6 +4,7 @@
 //! completion and every byte of both hosts' buffers is compared with what a
 //! straightforward sequential execution of the same verbs predicts.
 
+use crate::bound::{goodput_bound_gbps, Transfer};
 use anyhow::{bail, Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -90,6 +91,9 @@ pub struct Report {
     /// Time of the last completion.
     pub sim_time_ns: Time,
     pub goodput_gbps: f64,
+    /// The link's framing bound for back-to-back messages of this size
+    /// ([`crate::bound`]); null for atomics and mixed workloads.
+    pub goodput_bound_gbps: Option<f64>,
     /// The first few mismatches, when `data_verified` is false.
     pub mismatches: Vec<String>,
     pub completions_by_status: BTreeMap<String, u64>,
@@ -458,6 +462,7 @@ pub fn run(config: &ScenarioConfig, pcap: Option<&Path>) -> Result<Report> {
         faults: config.faults.clone(),
         ..LinkConfig::default()
     };
+    let link_rate_bps = link.rate_bps;
     let mut fabric = Fabric::new(config.seed, switch);
     let a_id = fabric.add_node(a, link.clone());
     let b_id = fabric.add_node(b, link);
@@ -541,6 +546,15 @@ pub fn run(config: &ScenarioConfig, pcap: Option<&Path>) -> Result<Report> {
     } else {
         0.0
     };
+    let transfer = match config.workload {
+        Workload::Write => Some(Transfer::Write),
+        Workload::Read => Some(Transfer::Read),
+        Workload::Send => Some(Transfer::Send),
+        Workload::Atomic | Workload::Mix => None,
+    };
+    let link_gbps = link_rate_bps / 1e9;
+    let goodput_bound_gbps =
+        transfer.map(|t| goodput_bound_gbps(t, config.size, config.mtu, config.ipv6, link_gbps));
     mismatches.truncate(20);
     Ok(Report {
         backend: "model",
@@ -554,6 +568,7 @@ pub fn run(config: &ScenarioConfig, pcap: Option<&Path>) -> Result<Report> {
         wire_bytes: requester.tx_bytes + responder.tx_bytes,
         sim_time_ns: last_completion,
         goodput_gbps,
+        goodput_bound_gbps,
         mismatches,
         completions_by_status: by_status,
         requester,

@@ -83,6 +83,37 @@ fn one_mebibyte_messages_of_every_verb() {
     }
 }
 
+/// The reference model is a line-rate transport: long back-to-back WRITEs
+/// and READs at MTU 4096 come within 1 % of the 100 GbE framing bound and
+/// never above it (which would mean the fabric or the bound is wrong).
+#[test]
+fn long_transfers_reach_the_framing_bound() {
+    for workload in [Workload::Write, Workload::Read] {
+        let config = ScenarioConfig {
+            workload,
+            size: 1 << 20,
+            count: 16,
+            ..ScenarioConfig::default()
+        };
+        let report = run(&config, None).unwrap();
+        assert_clean(&config, &report);
+        let bound = report
+            .goodput_bound_gbps
+            .expect("a single-verb workload has a bound");
+        assert!(
+            report.goodput_gbps <= bound && report.goodput_gbps >= 0.99 * bound,
+            "{workload:?}: {:.3} Gb/s against a bound of {bound:.3}",
+            report.goodput_gbps
+        );
+    }
+    let atomics = ScenarioConfig {
+        workload: Workload::Atomic,
+        count: 2,
+        ..ScenarioConfig::default()
+    };
+    assert_eq!(run(&atomics, None).unwrap().goodput_bound_gbps, None);
+}
+
 #[test]
 fn loss_duplication_and_reordering_are_survived() {
     for loss in [0.01, 0.05] {
