@@ -16,7 +16,9 @@
 //!   - from the header record ([`crate::header_record`]): `pkt_opcode`,
 //!     `pkt_psn` (24 bits), `pkt_has_aeth`, `pkt_aeth_syndrome` (bit 7 is
 //!     reserved and ignored, as the model's `Aeth::kind` does),
-//!     `pkt_payload_len` (32 bits; the record's 13 zero-extended);
+//!     `pkt_payload_len` (32 bits; the record's 13 zero-extended). Not
+//!     the AETH's MSN: the model's completer (like rxe's) acknowledges by
+//!     PSN alone, so no decision depends on it;
 //!   - from the QP context ([`crate::qp_context_record`]): `ctx_state`,
 //!     `ctx_una_psn` (`sq_una_psn`), `ctx_max_sent_psn`
 //!     (`sq_max_sent_psn`: the PSN after the highest ever sent) and
