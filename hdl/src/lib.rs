@@ -23,7 +23,10 @@
 //!   read-modify-write that forwards in-flight updates;
 //! - [`mr_translate`]: MR table and MTT in block RAM, (key, VA, length) to
 //!   host DMA segments split at page boundaries, every protection check in
-//!   hardware.
+//!   hardware;
+//! - [`response_checker`]: the completer's per-response decision (ACK,
+//!   NAK, RNR NAK, READ response placement, atomic ACK) from the header,
+//!   the QP context and the WQE the response belongs to.
 //!
 //! To come, mirroring `sim/model`: requester and responder; the
 //! retransmit/ACK engine (Go-Back-N, timers); the DCQCN rate shaper; the
@@ -48,6 +51,7 @@ pub mod opcode_headers;
 pub mod qp_context;
 pub mod qp_context_record;
 pub mod register_slice;
+pub mod response_checker;
 pub mod rx_parser;
 pub mod skid_buffer;
 pub mod stream;

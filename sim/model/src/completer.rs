@@ -5,10 +5,11 @@
 
 use crate::dma::{sgl_segments, write_segments, LocalError};
 use crate::nic::Env;
-use crate::qp::{rnr_timer_ns, Qp, RespItem, WqeKind};
+pub use crate::qp::WqeKind;
+use crate::qp::{rnr_timer_ns, Qp, RespItem, SendWqe};
 use crate::verbs::{Access, Cqe, QpState, SendOp, WcOpcode, WcStatus};
 use crate::Time;
-use rocenic_wire::{op, psn, syndrome, AethKind, RoceFrame};
+use rocenic_wire::{op, psn, syndrome, Aeth, AethKind, RoceFrame};
 
 /// Why the requester goes back to the oldest unacknowledged PSN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,165 +21,456 @@ enum Retry {
     Implicit,
 }
 
-/// Handles an RC response packet (opcodes 0x0D..=0x12) for `qp`.
-pub(crate) fn on_response(qp: &mut Qp, env: &mut Env, now: Time, f: &RoceFrame) {
-    if qp.state != QpState::Rts {
-        env.drop_frame("qp_state");
-        return;
-    }
-    let p = f.bth.psn;
-    let una = qp.sq.una();
-    if psn::diff(p, una) < 0 {
-        env.drop_frame("duplicate_response");
-        return;
-    }
-    if psn::diff(p, qp.sq.max_sent_end) >= 0 {
-        env.drop_frame("response_out_of_window");
-        return;
-    }
-    match f.bth.opcode {
-        op::ACKNOWLEDGE => {
-            let Some(aeth) = f.ext.aeth else {
-                env.drop_frame("bad_aeth");
-                return;
-            };
-            match aeth.kind() {
-                AethKind::Ack { .. } => {
-                    env.counters.acks_received += 1;
-                    if implicit_ack(qp, now, psn::add(p, 1)) {
-                        retry(qp, env, Retry::Implicit);
-                    }
-                }
-                AethKind::RnrNak { timer } => {
-                    env.counters.naks_received.rnr += 1;
-                    if implicit_ack(qp, now, p) {
-                        retry(qp, env, Retry::Implicit);
-                    } else {
-                        rnr_wait(qp, env, now, timer);
-                    }
-                }
-                AethKind::Nak { code: 0 } => {
-                    env.counters.naks_received.psn_sequence += 1;
-                    // The NAK acknowledges everything before its PSN, which
-                    // is where the responder wants us to resume.
-                    implicit_ack(qp, now, p);
-                    retry(qp, env, Retry::Implicit);
-                }
-                AethKind::Nak { code } if code <= 4 => {
-                    let status = match code {
-                        2 => {
-                            env.counters.naks_received.remote_access += 1;
-                            WcStatus::RemAccessErr
-                        }
-                        3 => {
-                            env.counters.naks_received.remote_operational += 1;
-                            WcStatus::RemOpErr
-                        }
-                        _ => {
-                            env.counters.naks_received.invalid_request += 1;
-                            WcStatus::RemInvReqErr
-                        }
-                    };
-                    implicit_ack(qp, now, p);
-                    fail_at(qp, env, p, status);
-                }
-                _ => env.drop_frame("bad_aeth"),
-            }
+/// Why the completer drops a response packet before looking at its WQE
+/// (the `rx_dropped` reason is [`ResponseDrop::reason`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResponseDrop {
+    /// The QP is not in RTS.
+    QpState,
+    /// The PSN is before the oldest unacknowledged one.
+    DuplicateResponse,
+    /// The PSN is at or after the end of what was ever sent.
+    ResponseOutOfWindow,
+    /// An ACK without AETH, or with a reserved syndrome or NAK code.
+    BadAeth,
+    /// Not an RC response opcode.
+    UnexpectedOpcode,
+}
+
+impl ResponseDrop {
+    pub fn reason(self) -> &'static str {
+        match self {
+            ResponseDrop::QpState => "qp_state",
+            ResponseDrop::DuplicateResponse => "duplicate_response",
+            ResponseDrop::ResponseOutOfWindow => "response_out_of_window",
+            ResponseDrop::BadAeth => "bad_aeth",
+            ResponseDrop::UnexpectedOpcode => "unexpected_opcode",
         }
-        op::ATOMIC_ACKNOWLEDGE => {
-            if implicit_ack(qp, now, p) {
-                retry(qp, env, Retry::Implicit);
-                return;
-            }
-            let Some(idx) = qp.sq.index_of(p) else {
-                env.drop_frame("unexpected_response");
-                return;
-            };
-            let w = &qp.sq.wqes[idx];
-            if w.kind != WqeKind::Atomic || w.complete || w.first_psn != p {
-                env.drop_frame("unexpected_response");
-                return;
-            }
-            let orig = f.ext.atomic_ack_eth.map_or(0, |a| a.orig);
-            // Host memory is little-endian (x86): the original value lands
-            // as a native u64.
-            match sgl_segments(env.mrs, qp.pd, &w.wr.sgl, 0, 8, Access::LOCAL_WRITE) {
-                Ok(segs) => {
-                    write_segments(env.memory, &segs, &orig.to_le_bytes());
-                    let w = &mut qp.sq.wqes[idx];
-                    w.done_psn = w.end_psn();
-                    w.complete = true;
-                    progress(qp, now);
-                }
-                Err(e) => qp.sq.wqes[idx].error = Some(local_status(e)),
-            }
-        }
-        op::READ_RESPONSE_FIRST
-        | op::READ_RESPONSE_MIDDLE
-        | op::READ_RESPONSE_LAST
-        | op::READ_RESPONSE_ONLY => on_read_response(qp, env, now, f),
-        _ => env.drop_frame("unexpected_opcode"),
     }
 }
 
-fn on_read_response(qp: &mut Qp, env: &mut Env, now: Time, f: &RoceFrame) {
-    let p = f.bth.psn;
-    if implicit_ack(qp, now, p) {
-        retry(qp, env, Retry::Implicit);
-        return;
+/// What the completer does with a response packet, decided from its header
+/// and the QP's state and PSN window alone. Every variant but `Drop`
+/// starts with an implicit ACK of every PSN before `ack_end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResponseAction {
+    Drop(ResponseDrop),
+    /// ACK: then Go-Back-N if the ACK covers an unanswered READ/atomic.
+    Ack {
+        ack_end: u32,
+    },
+    /// RNR NAK: Go-Back-N as for an ACK, else wait for RNR timer `timer`.
+    RnrNak {
+        ack_end: u32,
+        timer: u8,
+    },
+    /// PSN sequence error NAK: Go-Back-N from `ack_end`.
+    SequenceNak {
+        ack_end: u32,
+    },
+    /// NAK invalid request (also code 4, invalid RD request), remote
+    /// access or remote operational error: the WQE holding the PSN fails
+    /// with `status` and the QP goes to ERR.
+    ErrorNak {
+        ack_end: u32,
+        status: WcStatus,
+    },
+    /// Atomic ACK: Go-Back-N if the implicit ACK found a lost response,
+    /// else [`check_atomic_ack`] on the WQE holding the PSN.
+    AtomicAck {
+        ack_end: u32,
+    },
+    /// READ response: Go-Back-N if the implicit ACK found a lost response,
+    /// else [`check_read_response`] on the WQE holding the PSN.
+    ReadResponse {
+        ack_end: u32,
+    },
+}
+
+/// The per-packet decision of [`on_response`] before it touches the send
+/// queue: QP state, PSN window (`una` .. `max_sent_end`), opcode and AETH.
+pub fn classify_response(
+    state: QpState,
+    una: u32,
+    max_sent_end: u32,
+    opcode: u8,
+    aeth: Option<Aeth>,
+    p: u32,
+) -> ResponseAction {
+    if state != QpState::Rts {
+        return ResponseAction::Drop(ResponseDrop::QpState);
     }
-    let Some(idx) = qp.sq.index_of(p) else {
-        env.drop_frame("unexpected_response");
-        return;
+    if psn::diff(p, una) < 0 {
+        return ResponseAction::Drop(ResponseDrop::DuplicateResponse);
+    }
+    if psn::diff(p, max_sent_end) >= 0 {
+        return ResponseAction::Drop(ResponseDrop::ResponseOutOfWindow);
+    }
+    match opcode {
+        op::ACKNOWLEDGE => {
+            let Some(aeth) = aeth else {
+                return ResponseAction::Drop(ResponseDrop::BadAeth);
+            };
+            match aeth.kind() {
+                AethKind::Ack { .. } => ResponseAction::Ack {
+                    ack_end: psn::add(p, 1),
+                },
+                AethKind::RnrNak { timer } => ResponseAction::RnrNak { ack_end: p, timer },
+                // The NAK acknowledges everything before its PSN, which
+                // is where the responder wants us to resume.
+                AethKind::Nak { code: 0 } => ResponseAction::SequenceNak { ack_end: p },
+                AethKind::Nak { code } if code <= 4 => ResponseAction::ErrorNak {
+                    ack_end: p,
+                    status: match code {
+                        2 => WcStatus::RemAccessErr,
+                        3 => WcStatus::RemOpErr,
+                        _ => WcStatus::RemInvReqErr,
+                    },
+                },
+                _ => ResponseAction::Drop(ResponseDrop::BadAeth),
+            }
+        }
+        op::ATOMIC_ACKNOWLEDGE => ResponseAction::AtomicAck { ack_end: p },
+        op::READ_RESPONSE_FIRST
+        | op::READ_RESPONSE_MIDDLE
+        | op::READ_RESPONSE_LAST
+        | op::READ_RESPONSE_ONLY => ResponseAction::ReadResponse { ack_end: p },
+        _ => ResponseAction::Drop(ResponseDrop::UnexpectedOpcode),
+    }
+}
+
+/// What the response checks read of the send WQE holding a response's PSN
+/// (as the tracker of the send queue ring would present it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WqeView {
+    pub kind: WqeKind,
+    pub first_psn: u32,
+    pub npsn: u32,
+    /// First PSN not yet acknowledged / answered.
+    pub done_psn: u32,
+    /// Message length in bytes.
+    pub len: u64,
+    pub complete: bool,
+    /// The WQE has failed (it completes in error in order).
+    pub error: bool,
+}
+
+impl WqeView {
+    pub(crate) fn of(w: &SendWqe) -> WqeView {
+        WqeView {
+            kind: w.kind,
+            first_psn: w.first_psn,
+            npsn: w.npsn,
+            done_psn: w.done_psn,
+            len: w.len,
+            complete: w.complete,
+            error: w.error.is_some(),
+        }
+    }
+
+    pub fn end_psn(&self) -> u32 {
+        psn::add(self.first_psn, self.npsn)
+    }
+
+    pub fn last_psn(&self) -> u32 {
+        psn::add(self.first_psn, self.npsn.wrapping_sub(1))
+    }
+}
+
+/// Why a READ response or atomic ACK is dropped after its WQE was looked
+/// at (the `rx_dropped` reason is [`WqeDrop::reason`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WqeDrop {
+    /// No WQE holds the PSN, or it is of the wrong kind, already complete,
+    /// failed (READ) or the PSN is not its first (atomic).
+    Unexpected,
+    /// A READ response packet already placed.
+    Duplicate,
+    /// A READ response packet after one that was lost: Go-Back-N.
+    Gap,
+    /// Wrong opcode for its place in the READ, or wrong payload length.
+    BadResponse,
+}
+
+impl WqeDrop {
+    pub fn reason(self) -> &'static str {
+        match self {
+            WqeDrop::Unexpected => "unexpected_response",
+            WqeDrop::Duplicate => "duplicate_response",
+            WqeDrop::Gap => "response_gap",
+            WqeDrop::BadResponse => "bad_response",
+        }
+    }
+}
+
+/// Where a READ response packet's payload goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadPlacement {
+    /// Byte offset within the READ's message.
+    pub offset: u64,
+    /// Payload bytes (what the packet must carry).
+    pub len: u64,
+    /// The packet is the READ's last: the WQE completes once it is placed.
+    pub completes_wqe: bool,
+}
+
+/// The checks of a READ response packet against the WQE holding its PSN
+/// (`None`: no WQE does), for a path MTU of `mtu` bytes.
+pub fn check_read_response(
+    wqe: Option<&WqeView>,
+    mtu: u32,
+    opcode: u8,
+    p: u32,
+    payload_len: u64,
+) -> Result<ReadPlacement, WqeDrop> {
+    let Some(w) = wqe else {
+        return Err(WqeDrop::Unexpected);
     };
-    let mtu = u64::from(qp.mtu());
-    let w = &qp.sq.wqes[idx];
-    if w.kind != WqeKind::Read || w.complete || w.error.is_some() {
-        env.drop_frame("unexpected_response");
-        return;
+    if w.kind != WqeKind::Read || w.complete || w.error {
+        return Err(WqeDrop::Unexpected);
     }
     let d = psn::diff(p, w.done_psn);
     if d < 0 {
-        env.drop_frame("duplicate_response");
-        return;
+        return Err(WqeDrop::Duplicate);
     }
     if d > 0 {
-        // A response packet in between was lost: ask again from there.
-        env.drop_frame("response_gap");
-        retry(qp, env, Retry::Implicit);
-        return;
+        return Err(WqeDrop::Gap);
     }
     // Packets of a (possibly resumed) READ: every one but the last carries
     // a full MTU; the last carries the rest. A resumed READ restarts with
     // FIRST (or ONLY) at any PSN of the range.
+    let mtu = u64::from(mtu);
     let i = psn::diff(p, w.first_psn) as u64;
     let is_last = p == w.last_psn();
-    let off = i * mtu;
-    let want = if is_last { w.len - off } else { mtu };
-    let opcode_ok = match f.bth.opcode {
+    let offset = i * mtu;
+    let want = if is_last { w.len - offset } else { mtu };
+    let opcode_ok = match opcode {
         op::READ_RESPONSE_FIRST | op::READ_RESPONSE_MIDDLE => !is_last,
         _ => is_last,
     };
-    if !opcode_ok || f.payload.len() as u64 != want {
+    if !opcode_ok || payload_len != want {
         // IBA C9-... says a malformed response is a Bad Response error;
         // the packet may also be a stale one from an earlier attempt of a
         // READ whose length we see differently, so it is only dropped and
         // the retry machinery repairs the READ.
-        env.drop_frame("bad_response");
-        return;
+        return Err(WqeDrop::BadResponse);
     }
-    match sgl_segments(env.mrs, qp.pd, &w.wr.sgl, off, want, Access::LOCAL_WRITE) {
+    Ok(ReadPlacement {
+        offset,
+        len: want,
+        completes_wqe: psn::add(w.done_psn, 1) == w.end_psn(),
+    })
+}
+
+/// The checks of an atomic ACK against the WQE holding its PSN (`None`: no
+/// WQE does): an atomic, not complete, and the PSN is its own.
+pub fn check_atomic_ack(wqe: Option<&WqeView>, p: u32) -> Result<(), WqeDrop> {
+    match wqe {
+        Some(w) if w.kind == WqeKind::Atomic && !w.complete && w.first_psn == p => Ok(()),
+        _ => Err(WqeDrop::Unexpected),
+    }
+}
+
+/// The outcome of the WQE check of a READ response or atomic ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WqeOutcome {
+    Read(Result<ReadPlacement, WqeDrop>),
+    Atomic(Result<(), WqeDrop>),
+}
+
+/// One response packet as the completer saw it: the inputs of
+/// [`classify_response`] and of the WQE checks, and their outcomes. A
+/// [`crate::nic::Nic`] keeps them when asked to
+/// ([`crate::nic::Nic::record_responses`]), so the RTL of the decision can
+/// be checked against real runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResponseRecord {
+    pub state: QpState,
+    pub una: u32,
+    pub max_sent_end: u32,
+    pub opcode: u8,
+    pub aeth: Option<Aeth>,
+    pub psn: u32,
+    pub payload_len: u64,
+    pub mtu: u32,
+    /// The WQE holding the PSN when the packet arrived.
+    pub wqe: Option<WqeView>,
+    pub action: ResponseAction,
+    /// The WQE check's outcome, when it ran: READ responses and atomic
+    /// ACKs whose implicit ACK found no lost response.
+    pub wqe_outcome: Option<WqeOutcome>,
+}
+
+/// Handles an RC response packet (opcodes 0x0D..=0x12) for `qp`.
+pub(crate) fn on_response(qp: &mut Qp, env: &mut Env, now: Time, f: &RoceFrame) {
+    let p = f.bth.psn;
+    let action = classify_response(
+        qp.state,
+        qp.sq.una(),
+        qp.sq.max_sent_end,
+        f.bth.opcode,
+        f.ext.aeth,
+        p,
+    );
+    let record = env.response_log.is_some().then(|| ResponseRecord {
+        state: qp.state,
+        una: qp.sq.una(),
+        max_sent_end: qp.sq.max_sent_end,
+        opcode: f.bth.opcode,
+        aeth: f.ext.aeth,
+        psn: p,
+        payload_len: f.payload.len() as u64,
+        mtu: qp.mtu(),
+        wqe: qp.sq.index_of(p).map(|i| WqeView::of(&qp.sq.wqes[i])),
+        action,
+        wqe_outcome: None,
+    });
+    let wqe_outcome = act_on_response(qp, env, now, f, action);
+    if let (Some(log), Some(record)) = (env.response_log.as_mut(), record) {
+        log.push(ResponseRecord {
+            wqe_outcome,
+            ..record
+        });
+    }
+}
+
+fn act_on_response(
+    qp: &mut Qp,
+    env: &mut Env,
+    now: Time,
+    f: &RoceFrame,
+    action: ResponseAction,
+) -> Option<WqeOutcome> {
+    match action {
+        ResponseAction::Drop(why) => env.drop_frame(why.reason()),
+        ResponseAction::Ack { ack_end } => {
+            env.counters.acks_received += 1;
+            if implicit_ack(qp, now, ack_end) {
+                retry(qp, env, Retry::Implicit);
+            }
+        }
+        ResponseAction::RnrNak { ack_end, timer } => {
+            env.counters.naks_received.rnr += 1;
+            if implicit_ack(qp, now, ack_end) {
+                retry(qp, env, Retry::Implicit);
+            } else {
+                rnr_wait(qp, env, now, timer);
+            }
+        }
+        ResponseAction::SequenceNak { ack_end } => {
+            env.counters.naks_received.psn_sequence += 1;
+            implicit_ack(qp, now, ack_end);
+            retry(qp, env, Retry::Implicit);
+        }
+        ResponseAction::ErrorNak { ack_end, status } => {
+            let naks = &mut env.counters.naks_received;
+            match status {
+                WcStatus::RemAccessErr => naks.remote_access += 1,
+                WcStatus::RemOpErr => naks.remote_operational += 1,
+                _ => naks.invalid_request += 1,
+            }
+            implicit_ack(qp, now, ack_end);
+            fail_at(qp, env, f.bth.psn, status);
+        }
+        ResponseAction::AtomicAck { ack_end } => {
+            return on_atomic_ack(qp, env, now, f, ack_end).map(WqeOutcome::Atomic)
+        }
+        ResponseAction::ReadResponse { ack_end } => {
+            return on_read_response(qp, env, now, f, ack_end).map(WqeOutcome::Read)
+        }
+    }
+    None
+}
+
+fn on_atomic_ack(
+    qp: &mut Qp,
+    env: &mut Env,
+    now: Time,
+    f: &RoceFrame,
+    ack_end: u32,
+) -> Option<Result<(), WqeDrop>> {
+    if implicit_ack(qp, now, ack_end) {
+        retry(qp, env, Retry::Implicit);
+        return None;
+    }
+    let p = f.bth.psn;
+    let idx = qp.sq.index_of(p);
+    let view = idx.map(|i| WqeView::of(&qp.sq.wqes[i]));
+    let outcome = check_atomic_ack(view.as_ref(), p);
+    let (Ok(()), Some(idx)) = (outcome, idx) else {
+        env.drop_frame(WqeDrop::Unexpected.reason());
+        return Some(outcome);
+    };
+    let w = &qp.sq.wqes[idx];
+    let orig = f.ext.atomic_ack_eth.map_or(0, |a| a.orig);
+    // Host memory is little-endian (x86): the original value lands
+    // as a native u64.
+    match sgl_segments(env.mrs, qp.pd, &w.wr.sgl, 0, 8, Access::LOCAL_WRITE) {
+        Ok(segs) => {
+            write_segments(env.memory, &segs, &orig.to_le_bytes());
+            let w = &mut qp.sq.wqes[idx];
+            w.done_psn = w.end_psn();
+            w.complete = true;
+            progress(qp, now);
+        }
+        Err(e) => qp.sq.wqes[idx].error = Some(local_status(e)),
+    }
+    Some(outcome)
+}
+
+fn on_read_response(
+    qp: &mut Qp,
+    env: &mut Env,
+    now: Time,
+    f: &RoceFrame,
+    ack_end: u32,
+) -> Option<Result<ReadPlacement, WqeDrop>> {
+    if implicit_ack(qp, now, ack_end) {
+        retry(qp, env, Retry::Implicit);
+        return None;
+    }
+    let p = f.bth.psn;
+    let idx = qp.sq.index_of(p);
+    let view = idx.map(|i| WqeView::of(&qp.sq.wqes[i]));
+    let outcome = check_read_response(
+        view.as_ref(),
+        qp.mtu(),
+        f.bth.opcode,
+        p,
+        f.payload.len() as u64,
+    );
+    let (Ok(place), Some(idx)) = (outcome, idx) else {
+        if let Err(why) = outcome {
+            env.drop_frame(why.reason());
+            if why == WqeDrop::Gap {
+                // A response packet in between was lost: ask again from
+                // there.
+                retry(qp, env, Retry::Implicit);
+            }
+        }
+        return Some(outcome);
+    };
+    let w = &qp.sq.wqes[idx];
+    match sgl_segments(
+        env.mrs,
+        qp.pd,
+        &w.wr.sgl,
+        place.offset,
+        place.len,
+        Access::LOCAL_WRITE,
+    ) {
         Ok(segs) => {
             write_segments(env.memory, &segs, &f.payload);
             let w = &mut qp.sq.wqes[idx];
             w.done_psn = psn::add(w.done_psn, 1);
-            if w.done_psn == w.end_psn() {
+            if place.completes_wqe {
                 w.complete = true;
             }
             progress(qp, now);
         }
         Err(e) => qp.sq.wqes[idx].error = Some(local_status(e)),
     }
+    Some(outcome)
 }
 
 fn local_status(e: LocalError) -> WcStatus {

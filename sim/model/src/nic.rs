@@ -4,7 +4,7 @@
 //! transmission (CNPs, then responder output, then requester packets
 //! round-robin over QPs, paced by DCQCN), and keeps the counters.
 
-use crate::completer;
+use crate::completer::{self, ResponseRecord};
 use crate::cq::Cq;
 use crate::dcqcn::DcqcnConfig;
 use crate::dma::sgl_len;
@@ -108,6 +108,8 @@ pub(crate) struct Env<'a> {
     pub counters: &'a mut NicCounters,
     pub cqs: &'a mut BTreeMap<CqId, Cq>,
     pub ip_id: &'a mut u16,
+    /// Where the completer records response packets, when asked to.
+    pub response_log: &'a mut Option<Vec<ResponseRecord>>,
 }
 
 impl Env<'_> {
@@ -157,6 +159,7 @@ pub struct Nic {
     rr_req: Qpn,
     /// Latest time the fabric told us about.
     now: Time,
+    response_log: Option<Vec<ResponseRecord>>,
 }
 
 /// Splits the NIC into one QP and the shared environment.
@@ -170,6 +173,7 @@ macro_rules! with_qp {
             cqs,
             ip_id,
             qps,
+            response_log,
             ..
         } = $self;
         match qps.get_mut(&$qpn) {
@@ -181,6 +185,7 @@ macro_rules! with_qp {
                     counters,
                     cqs,
                     ip_id,
+                    response_log,
                 };
                 Some($body)
             }
@@ -210,7 +215,22 @@ impl Nic {
             rr_resp: 0,
             rr_req: 0,
             now: 0,
+            response_log: None,
         }
+    }
+
+    /// From now on, records every response packet the completer handles
+    /// (its inputs and the decision; see [`ResponseRecord`]).
+    pub fn record_responses(&mut self) {
+        self.response_log.get_or_insert_with(Vec::new);
+    }
+
+    /// The responses recorded since the last call, in arrival order.
+    pub fn take_response_log(&mut self) -> Vec<ResponseRecord> {
+        self.response_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     pub fn config(&self) -> &NicConfig {
@@ -477,6 +497,7 @@ impl Nic {
             cqs,
             ip_id,
             qps,
+            response_log,
             ..
         } = self;
         let mut env = Env {
@@ -486,6 +507,7 @@ impl Nic {
             counters,
             cqs,
             ip_id,
+            response_log,
         };
         if let Some(frame) = crate::tx::frame(
             &mut env,

@@ -38,8 +38,9 @@ pub(crate) struct SendAttrs {
     pub max_rd_atomic: u8,
 }
 
+/// What a send WQE asks for, as far as the transport cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WqeKind {
+pub enum WqeKind {
     Send,
     Write,
     Read,
@@ -83,10 +84,6 @@ pub(crate) struct SendWqe {
 impl SendWqe {
     pub fn end_psn(&self) -> u32 {
         psn::add(self.first_psn, self.npsn)
-    }
-
-    pub fn last_psn(&self) -> u32 {
-        psn::add(self.first_psn, self.npsn - 1)
     }
 
     pub fn contains(&self, p: u32) -> bool {
