@@ -23,11 +23,15 @@
 //!   read-modify-write that forwards in-flight updates;
 //! - [`mr_translate`]: MR table and MTT in block RAM, (key, VA, length) to
 //!   host DMA segments split at page boundaries, every protection check in
-//!   hardware.
+//!   hardware;
+//! - [`request_segmenter`]: the requester's segmentation, a send WQE and
+//!   its resume PSN into request packet descriptors (opcode, PSN, AckReq,
+//!   extension headers, payload offset and length), one per cycle, stopped
+//!   by the send window as the model's requester is.
 //!
-//! To come, mirroring `sim/model`: requester and responder; the
-//! retransmit/ACK engine (Go-Back-N, timers); the DCQCN rate shaper; the
-//! host interface (doorbells, WQE fetch, CQE write, DMA).
+//! To come, mirroring `sim/model`: the rest of the requester, and the
+//! responder; the retransmit/ACK engine (Go-Back-N, timers); the DCQCN
+//! rate shaper; the host interface (doorbells, WQE fetch, CQE write, DMA).
 //!
 //! [`export::blocks`] lists what is exported to Verilog for Verilator and
 //! for `make lint-rtl` / `make synth`.
@@ -48,6 +52,7 @@ pub mod opcode_headers;
 pub mod qp_context;
 pub mod qp_context_record;
 pub mod register_slice;
+pub mod request_segmenter;
 pub mod rx_parser;
 pub mod skid_buffer;
 pub mod stream;

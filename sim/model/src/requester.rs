@@ -311,6 +311,52 @@ pub fn plan_request(
     }
 }
 
+/// The packets of one WQE the requester sends in a row: what it sends of
+/// `w` from PSN `start` while the window (`una`, `max_outstanding`) stays
+/// as given, which is what `next_request` does packet by packet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WqeSegments {
+    pub plans: Vec<RequestPlan>,
+    /// The send cursor after them: the WQE's end, or the first PSN the
+    /// window holds back.
+    pub next_psn: u32,
+    /// The window held the WQE back before its end.
+    pub cut: bool,
+}
+
+/// [`request_psns`], [`window_gate`] and [`plan_request`] packet after
+/// packet from `start` to the end of `w` or to the first packet the window
+/// holds back (the contract of the RTL's request segmenter).
+pub fn segment_wqe(
+    w: &WqePlanInput,
+    start: u32,
+    mtu: u32,
+    ack_req_interval: u32,
+    una: u32,
+    max_outstanding: u32,
+) -> WqeSegments {
+    let end = psn::add(w.first_psn, w.npsn);
+    let mut plans = Vec::new();
+    let mut p = start;
+    while p != end {
+        let psns = request_psns(w, p);
+        let Some(window_full) = window_gate(p, psns, una, max_outstanding) else {
+            return WqeSegments {
+                plans,
+                next_psn: p,
+                cut: true,
+            };
+        };
+        plans.push(plan_request(w, p, mtu, ack_req_interval, window_full));
+        p = psn::add(p, psns);
+    }
+    WqeSegments {
+        plans,
+        next_psn: p,
+        cut: false,
+    }
+}
+
 /// The planner's view of WQE `idx` of `qp`.
 fn plan_input(qp: &Qp, idx: usize) -> WqePlanInput {
     let wqe: &SendWqe = &qp.sq.wqes[idx];
@@ -431,6 +477,17 @@ mod tests {
         );
         assert_eq!((p.psns, p.payload_offset, p.last), (3, 2048, true));
         assert_eq!(message_psns(&SendOp::Send, 0, 4096), 1);
+
+        // The window (4 from una = 11) holds the READ back from PSN 11 on
+        // but lets the oldest go; a SEND is cut after the window fills.
+        let s = segment_wqe(&w, 11, 1024, 0, 11, 4);
+        assert_eq!((s.plans.len(), s.next_psn, s.cut), (1, 15, false));
+        let s = segment_wqe(&w, 12, 1024, 0, 11, 2);
+        assert_eq!((s.plans.len(), s.next_psn, s.cut), (0, 12, true));
+        let send = wqe(SendOp::Send, 10 * 256, 100, 256);
+        let s = segment_wqe(&send, 102, 256, 0, 100, 5);
+        assert_eq!((s.plans.len(), s.next_psn, s.cut), (3, 105, true));
+        assert!(s.plans[2].bth.ack_req && !s.plans[1].bth.ack_req);
         assert_eq!(message_psns(&SendOp::Send, (1 << 31) + 1, 4096), 1);
     }
 }
