@@ -10,7 +10,8 @@
 //! AckReq intervals, under random input gaps and output backpressure. Every
 //! descriptor must equal the model's plan for its PSN, in order, none
 //! missing or extra, and a stalled descriptor must hold still. Also: one
-//! descriptor per cycle across back-to-back WQEs, and the latency.
+//! descriptor per cycle across back-to-back WQEs, the latency, a WQE cut
+//! by the window and resumed, and reset in the middle of a WQE.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -535,4 +536,46 @@ fn a_cut_wqe_resumes_where_the_window_stopped_it() {
     let s = run(&mut sim, &[head, tail], 1.0, 1.0, 7);
     assert_eq!((s.descriptors, s.cut), (101, 1));
     assert_eq!(s.cycles, LATENCY + 101);
+}
+
+/// Reset in the middle of a long SEND, with a descriptor waiting on the
+/// output and the next WQE offered: nothing of either comes out after it,
+/// and the next run starts clean.
+#[test]
+fn reset_drops_the_wqe_in_progress() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5e7);
+    let w = WqePlanInput {
+        op: SendOp::Send,
+        len: 50 * 1024,
+        first_psn: 100,
+        npsn: 50,
+        dest_qp: 1,
+        solicited: false,
+    };
+    let long = Wqe {
+        w,
+        start: 100,
+        mtu: 1024,
+        una: 100,
+        window: 2048,
+        interval: 0,
+    };
+    let mut sim = fresh();
+    drive(&mut sim, 0, &long);
+    sim.set_bit(Dut::WQE_VALID, true);
+    sim.set_bit(Dut::PKT_READY, true);
+    sim.ticks(5);
+    sim.set_bit(Dut::PKT_READY, false);
+    sim.eval();
+    assert!(sim.get_bit(Dut::PKT_VALID) && !sim.get_bit(Dut::PKT_WQE_END));
+    sim.set_bit(Dut::RESET, true);
+    sim.tick();
+    sim.set_bit(Dut::RESET, false);
+    sim.set_bit(Dut::WQE_VALID, false);
+    sim.eval();
+    assert!(!sim.get_bit(Dut::PKT_VALID), "output emptied");
+    assert!(sim.get_bit(Dut::WQE_READY), "no WQE in progress");
+    let wqes: Vec<Wqe> = (0..20).map(|_| random_wqe(&mut rng, 50)).collect();
+    let s = run(&mut sim, &wqes, 0.7, 0.7, 0x5e7);
+    assert!(s.descriptors >= 20);
 }
