@@ -22,8 +22,8 @@
 //!   (AtomicETH), `wqe_solicited`, and the send window as it stands:
 //!   `wqe_una` (oldest unacknowledged PSN), `wqe_window` (the configured
 //!   `max_outstanding_psns`, clamped to 1..=2^22 here as the model does)
-//!   and `wqe_ack_req_interval` (AckReq on every n-th packet of a message;
-//!   0 for none; **a power of two**, so the test is a mask, not a divider).
+//!   and `wqe_ack_req_interval` (AckReq on every n-th packet of a message,
+//!   0 for none).
 //! - Descriptors out (valid/ready, registered, full backpressure): `pkt_tag`;
 //!   `pkt_packet` (low only for a WQE the window stops before its first
 //!   packet: that descriptor carries just `pkt_tag`, `pkt_wqe_end`,
@@ -49,7 +49,11 @@
 //! # Latency and throughput
 //!
 //! A WQE accepted in cycle c presents its first descriptor in cycle c + 2
-//! (the WQE register, then the descriptor register). Descriptors leave at
+//! (the WQE register, then the descriptor register), except a WQE resumed
+//! after its first PSN whose AckReq interval is not a power of two: a
+//! serial divider first finds the packet's place in the interval,
+//! [`DIVIDER_CYCLES`] more cycles (Go-Back-N resumes are rare; a power of
+//! two is a mask). Descriptors leave at
 //! one per cycle while `pkt_ready` is high, across WQEs too: the next WQE
 //! is accepted in the cycle the current one's last descriptor is taken,
 //! so back-to-back WQEs leave no bubble. `wqe_ready` depends
@@ -78,6 +82,10 @@ pub fn mtu_code(mtu: u32) -> u64 {
 
 /// Cycles from a WQE accepted to its first descriptor presented.
 pub const LATENCY: u64 = 2;
+/// Extra cycles before the first descriptor of a WQE resumed after its
+/// first PSN with an AckReq interval that is not a power of two: one per
+/// bit of the 24-bit packet count.
+pub const DIVIDER_CYCLES: u64 = 24;
 
 #[derive(LogicBlock, Default)]
 pub struct RequestSegmenter {
@@ -146,12 +154,17 @@ pub struct RequestSegmenter {
     w_solicited: DFF<Bit>,
     w_una: DFF<Bits<24>>,
     w_window: DFF<Bits<24>>,
+    w_interval: DFF<Bits<32>>,
     w_interval_on: DFF<Bit>,
-    w_interval_mask: DFF<Bits<24>>,
+    /// `(i + 1) mod interval` for the packet at index i: AckReq at 0.
+    w_phase: DFF<Bits<24>>,
+    /// The divider computes `w_phase` of a resumed WQE; nothing leaves.
+    w_dividing: DFF<Bit>,
+    w_divide_step: DFF<Bits<5>>,
+    /// The packet count still to shift into the remainder, MSB first.
+    w_dividend: DFF<Bits<24>>,
     w_psn: DFF<Bits<24>>,
     w_first: DFF<Bit>,
-    /// The packet's index in the message plus one (AckReq interval).
-    w_count: DFF<Bits<24>>,
     w_offset: DFF<Bits<32>>,
     /// Message bytes from `w_offset` on.
     w_rem: DFF<Bits<32>>,
@@ -188,6 +201,11 @@ pub struct RequestSegmenter {
 
     /// The descriptor register is free or being emptied.
     take: Signal<Local, Bit>,
+    /// A WQE is loaded and its phase known: its packet leaves on `take`.
+    emit: Signal<Local, Bit>,
+    load_count: Signal<Local, Bits<24>>,
+    load_interval_pow2: Signal<Local, Bit>,
+    divide_partial: Signal<Local, Bits<32>>,
     load: Signal<Local, Bit>,
     // WQE load: where the start PSN sits in the message.
     load_shift: Signal<Local, Bits<4>>,
@@ -234,11 +252,14 @@ impl Logic for RequestSegmenter {
             w_solicited,
             w_una,
             w_window,
+            w_interval,
             w_interval_on,
-            w_interval_mask,
+            w_phase,
+            w_dividing,
+            w_divide_step,
+            w_dividend,
             w_psn,
             w_first,
-            w_count,
             w_offset,
             w_rem,
             w_read_psns,
@@ -345,12 +366,14 @@ impl Logic for RequestSegmenter {
 
         // ---- handshakes
         self.take.next = !self.o_valid.q.val() | self.pkt_ready.val();
-        self.wqe_ready.next = !self.w_valid.q.val() | (self.take.val() & self.wqe_end.val());
+        self.emit.next = self.w_valid.q.val() & !self.w_dividing.q.val();
+        self.wqe_ready.next =
+            !self.w_valid.q.val() | (self.take.val() & self.emit.val() & self.wqe_end.val());
         self.load.next = self.wqe_valid.val() & self.wqe_ready.val();
 
         // ---- the descriptor register
         if self.take.val() {
-            self.o_valid.d.next = self.w_valid.q.val();
+            self.o_valid.d.next = self.emit.val();
             self.o_tag.d.next = self.w_tag.q.val();
             self.o_packet.d.next = !self.stop_now.val();
             self.o_opcode.d.next = self.opcode.val();
@@ -358,8 +381,7 @@ impl Logic for RequestSegmenter {
             self.o_dest_qp.d.next = self.w_dest_qp.q.val();
             self.o_ack_req.d.next = self.msg_last.val()
                 | self.window_full.val()
-                | (self.w_interval_on.q.val()
-                    & ((self.w_count.q.val() & self.w_interval_mask.q.val()) == 0));
+                | (self.w_interval_on.q.val() & (self.w_phase.q.val() == 0));
             self.o_solicited.d.next = (self.is_send.val() | self.is_write.val())
                 & self.fits.val()
                 & self.w_solicited.q.val();
@@ -400,15 +422,36 @@ impl Logic for RequestSegmenter {
             if self.stop_now.val() {
                 self.o_next_psn.d.next = self.w_psn.q.val();
             }
-
-            // ---- step to the next packet, or finish the WQE
+        }
+        // ---- step to the next packet, or finish the WQE
+        if self.take.val() & self.emit.val() {
             self.w_psn.d.next = self.w_psn.q.val() + 1;
             self.w_first.d.next = false;
-            self.w_count.d.next = self.w_count.q.val() + 1;
+            self.w_phase.d.next = self.w_phase.q.val() + 1;
+            if (bit_cast::<32, 24>(self.w_phase.q.val()) + 1) == self.w_interval.q.val() {
+                self.w_phase.d.next = 0.into();
+            }
             self.w_offset.d.next = self.w_offset.q.val() + bit_cast::<32, 13>(self.w_mtu.q.val());
             self.w_rem.d.next = self.w_rem.q.val() - bit_cast::<32, 13>(self.w_mtu.q.val());
             if self.wqe_end.val() {
                 self.w_valid.d.next = false;
+            }
+        }
+
+        // ---- restoring division, one bit per cycle: w_phase becomes the
+        // packet count modulo the interval.
+        self.divide_partial.next = (bit_cast::<32, 24>(self.w_phase.q.val()) << 1)
+            | bit_cast::<32, 24>(self.w_dividend.q.val() >> 23);
+        if self.w_dividing.q.val() {
+            self.w_phase.d.next = bit_cast::<24, 32>(self.divide_partial.val());
+            if self.divide_partial.val() >= self.w_interval.q.val() {
+                self.w_phase.d.next =
+                    bit_cast::<24, 32>(self.divide_partial.val() - self.w_interval.q.val());
+            }
+            self.w_dividend.d.next = self.w_dividend.q.val() << 1;
+            self.w_divide_step.d.next = self.w_divide_step.q.val() + 1;
+            if self.w_divide_step.q.val() == 23 {
+                self.w_dividing.d.next = false;
             }
         }
 
@@ -432,6 +475,9 @@ impl Logic for RequestSegmenter {
         if self.wqe_len.val() == 0 {
             self.load_npsn.next = 1.into();
         }
+        self.load_count.next = self.load_index.val() + 1;
+        self.load_interval_pow2.next =
+            (self.wqe_ack_req_interval.val() & (self.wqe_ack_req_interval.val() - 1)) == 0;
         if self.load.val() {
             self.w_valid.d.next = true;
             self.w_tag.d.next = self.wqe_tag.val();
@@ -452,11 +498,26 @@ impl Logic for RequestSegmenter {
             } else if self.wqe_window.val() > 0x40_0000 {
                 self.w_window.d.next = 0x40_0000.into();
             }
+            self.w_interval.d.next = self.wqe_ack_req_interval.val();
             self.w_interval_on.d.next = self.wqe_ack_req_interval.val() != 0;
-            self.w_interval_mask.d.next = bit_cast::<24, 32>(self.wqe_ack_req_interval.val() - 1);
+            // The count's phase: a mask for a power of two (and 0), 1 for
+            // a first packet (the interval is then at least 3), else the
+            // divider's remainder.
+            self.w_dividing.d.next = false;
+            self.w_phase.d.next =
+                self.load_count.val() & bit_cast::<24, 32>(self.wqe_ack_req_interval.val() - 1);
+            if !self.load_interval_pow2.val() {
+                if self.load_index.val() == 0 {
+                    self.w_phase.d.next = 1.into();
+                } else {
+                    self.w_dividing.d.next = true;
+                    self.w_phase.d.next = 0.into();
+                    self.w_divide_step.d.next = 0.into();
+                    self.w_dividend.d.next = self.load_count.val();
+                }
+            }
             self.w_psn.d.next = self.wqe_start_psn.val();
             self.w_first.d.next = self.load_index.val() == 0;
-            self.w_count.d.next = self.load_index.val() + 1;
             self.w_offset.d.next = self.load_offset.val();
             self.w_rem.d.next = self.wqe_len.val() - self.load_offset.val();
             self.w_read_psns.d.next =
@@ -492,6 +553,7 @@ impl Logic for RequestSegmenter {
 
         if self.reset.val() {
             self.w_valid.d.next = false;
+            self.w_dividing.d.next = false;
             self.o_valid.d.next = false;
         }
     }

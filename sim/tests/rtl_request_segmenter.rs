@@ -7,7 +7,7 @@
 //! (exact multiples of the MTU, MTU - 1, MTU + 1, 2^31), every MTU from
 //! 256 to 4096, first PSNs near the 2^24 wrap, resume PSNs in the middle
 //! of the WQE, windows that cut messages or hold a WQE back entirely,
-//! AckReq intervals, under random input gaps and output backpressure. Every
+//! AckReq intervals (powers of two and others), under random input gaps and output backpressure. Every
 //! descriptor must equal the model's plan for its PSN, in order, none
 //! missing or extra, and a stalled descriptor must hold still. Also: one
 //! descriptor per cycle across back-to-back WQEs, the latency, a WQE cut
@@ -16,8 +16,8 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::request_segmenter::{
-    mtu_code, KIND_CMP_SWAP, KIND_FETCH_ADD, KIND_READ, KIND_SEND, KIND_SEND_IMM, KIND_SEND_INV,
-    KIND_WRITE, KIND_WRITE_IMM, LATENCY,
+    mtu_code, DIVIDER_CYCLES, KIND_CMP_SWAP, KIND_FETCH_ADD, KIND_READ, KIND_SEND, KIND_SEND_IMM,
+    KIND_SEND_INV, KIND_WRITE, KIND_WRITE_IMM, LATENCY,
 };
 use rocenic_model::requester::{message_psns, segment_wqe, RequestPlan, WqePlanInput};
 use rocenic_model::verbs::SendOp;
@@ -293,11 +293,13 @@ fn random_wqe(rng: &mut ChaCha8Rng, max_packets: usize) -> Wqe {
             4 => u32::MAX,
             _ => rng.gen_range(1..=4096),
         };
-        let interval = match rng.gen_range(0..4) {
+        let interval = match rng.gen_range(0..6) {
             0 => 0,
             1 => 64,
             2 => 1 << rng.gen_range(0..6),
-            _ => 1 << rng.gen_range(0..32),
+            3 => 1 << rng.gen_range(0..32),
+            4 => rng.gen_range(3..=100),
+            _ => rng.gen(),
         };
         let q = Wqe {
             w: WqePlanInput {
@@ -353,7 +355,9 @@ fn run(sim: &mut Sim<Dut>, wqes: &[Wqe], p_valid: f64, p_ready: f64, seed: u64) 
         resumed: wqes.iter().filter(|q| q.start != q.w.first_psn).count(),
         ..Stats::default()
     };
-    let budget = 100 + 4 * want.len() as u64 * (1.0 / p_ready.min(p_valid)).ceil() as u64;
+    let budget = 100
+        + (DIVIDER_CYCLES + 4) * wqes.len() as u64
+        + 4 * want.len() as u64 * (1.0 / p_ready.min(p_valid)).ceil() as u64;
     let mut offered = false;
     let mut held: Option<Desc> = None;
     let mut taken = 0usize;
@@ -578,4 +582,42 @@ fn reset_drops_the_wqe_in_progress() {
     let wqes: Vec<Wqe> = (0..20).map(|_| random_wqe(&mut rng, 50)).collect();
     let s = run(&mut sim, &wqes, 0.7, 0.7, 0x5e7);
     assert!(s.descriptors >= 20);
+}
+
+/// The first descriptor's latency: `LATENCY` for a WQE from its first PSN
+/// or resumed with a power-of-two interval, `DIVIDER_CYCLES` more for one
+/// resumed with another interval (AckReq still on the model's packets).
+#[test]
+fn latency_is_two_cycles_and_the_divider_adds_its_own_for_resumed_wqes() {
+    let w = WqePlanInput {
+        op: SendOp::Send,
+        len: 1000 * 256,
+        first_psn: 0xFF_FF00,
+        npsn: 1000,
+        dest_qp: 9,
+        solicited: false,
+    };
+    for (start_index, interval, extra) in [
+        (0, 7, 0),
+        (0, 64, 0),
+        (993, 64, 0),
+        (993, 0, 0),
+        (993, 7, DIVIDER_CYCLES),
+        (994, 1000, DIVIDER_CYCLES),
+    ] {
+        let start = psn::add(w.first_psn, start_index);
+        let q = Wqe {
+            w,
+            start,
+            mtu: 256,
+            una: start,
+            window: 2048,
+            interval,
+        };
+        let mut sim = fresh();
+        let s = run(&mut sim, &[q], 1.0, 1.0, start_index.into());
+        let n = (1000 - start_index) as u64;
+        assert_eq!(s.descriptors as u64, n);
+        assert_eq!(s.cycles, LATENCY + extra + n, "{start_index} {interval}");
+    }
 }
