@@ -53,11 +53,10 @@
 //! after its first PSN whose AckReq interval is not a power of two: a
 //! serial divider first finds the packet's place in the interval,
 //! [`DIVIDER_CYCLES`] more cycles (Go-Back-N resumes are rare; a power of
-//! two is a mask). Descriptors leave at
-//! one per cycle while `pkt_ready` is high, across WQEs too: the next WQE
-//! is accepted in the cycle the current one's last descriptor is taken,
-//! so back-to-back WQEs leave no bubble. `wqe_ready` depends
-//! combinationally on `pkt_ready`.
+//! two is a mask). Descriptors leave at one per cycle while `pkt_ready` is
+//! high, across WQEs too: the next WQE is accepted in the cycle the
+//! current one's last descriptor is taken, so back-to-back WQEs leave no
+//! bubble. `wqe_ready` depends combinationally on `pkt_ready`.
 //!
 //! Offsets are `i * MTU` by a shift when a WQE is loaded and by adding
 //! the MTU per packet; there are no multipliers.
@@ -218,6 +217,11 @@ pub struct RequestSegmenter {
     is_write: Signal<Local, Bit>,
     is_read: Signal<Local, Bit>,
     is_atomic: Signal<Local, Bit>,
+    is_cmp_swap: Signal<Local, Bit>,
+    /// SEND or WRITE with immediate.
+    is_imm: Signal<Local, Bit>,
+    /// SEND with invalidate.
+    is_inv: Signal<Local, Bit>,
     fits: Signal<Local, Bit>,
     msg_last: Signal<Local, Bit>,
     psns: Signal<Local, Bits<24>>,
@@ -292,10 +296,14 @@ impl Logic for RequestSegmenter {
         );
 
         // ---- the current packet of the WQE in progress
+        // The KIND_* codes.
         self.is_send.next = self.w_kind.q.val() <= 2;
         self.is_write.next = (self.w_kind.q.val() == 3) | (self.w_kind.q.val() == 4);
         self.is_read.next = self.w_kind.q.val() == 5;
         self.is_atomic.next = self.w_kind.q.val() >= 6;
+        self.is_cmp_swap.next = self.w_kind.q.val() == 6;
+        self.is_imm.next = (self.w_kind.q.val() == 1) | (self.w_kind.q.val() == 4);
+        self.is_inv.next = self.w_kind.q.val() == 2;
         self.fits.next = self.w_rem.q.val() <= bit_cast::<32, 13>(self.w_mtu.q.val());
         self.msg_last.next = self.fits.val() | self.is_read.val() | self.is_atomic.val();
         self.psns.next = 1.into();
@@ -323,44 +331,45 @@ impl Logic for RequestSegmenter {
             & ((self.w_psn.q.val() + 1) != self.w_una.q.val());
         self.wqe_end.next = self.stop_now.val() | self.msg_last.val() | self.stop_next.val();
 
+        // Opcodes as `rocenic_wire::op` numbers them.
         self.opcode.next = 0x01.into(); // SEND_MIDDLE
         if self.is_read.val() {
-            self.opcode.next = 0x0C.into();
-        } else if self.w_kind.q.val() == 6 {
-            self.opcode.next = 0x13.into();
-        } else if self.w_kind.q.val() == 7 {
-            self.opcode.next = 0x14.into();
+            self.opcode.next = 0x0C.into(); // RDMA_READ_REQUEST
+        } else if self.is_cmp_swap.val() {
+            self.opcode.next = 0x13.into(); // COMPARE_SWAP
+        } else if self.is_atomic.val() {
+            self.opcode.next = 0x14.into(); // FETCH_ADD
         } else if self.is_write.val() {
             if self.w_first.q.val() & self.fits.val() {
-                self.opcode.next = 0x0A.into();
-                if self.w_kind.q.val() == 4 {
-                    self.opcode.next = 0x0B.into();
+                self.opcode.next = 0x0A.into(); // RDMA_WRITE_ONLY
+                if self.is_imm.val() {
+                    self.opcode.next = 0x0B.into(); // RDMA_WRITE_ONLY_IMM
                 }
             } else if self.w_first.q.val() {
-                self.opcode.next = 0x06.into();
+                self.opcode.next = 0x06.into(); // RDMA_WRITE_FIRST
             } else if self.fits.val() {
-                self.opcode.next = 0x08.into();
-                if self.w_kind.q.val() == 4 {
-                    self.opcode.next = 0x09.into();
+                self.opcode.next = 0x08.into(); // RDMA_WRITE_LAST
+                if self.is_imm.val() {
+                    self.opcode.next = 0x09.into(); // RDMA_WRITE_LAST_IMM
                 }
             } else {
-                self.opcode.next = 0x07.into();
+                self.opcode.next = 0x07.into(); // RDMA_WRITE_MIDDLE
             }
         } else if self.w_first.q.val() & self.fits.val() {
-            self.opcode.next = 0x04.into();
-            if self.w_kind.q.val() == 1 {
-                self.opcode.next = 0x05.into();
-            } else if self.w_kind.q.val() == 2 {
-                self.opcode.next = 0x17.into();
+            self.opcode.next = 0x04.into(); // SEND_ONLY
+            if self.is_imm.val() {
+                self.opcode.next = 0x05.into(); // SEND_ONLY_IMM
+            } else if self.is_inv.val() {
+                self.opcode.next = 0x17.into(); // SEND_ONLY_INV
             }
         } else if self.w_first.q.val() {
-            self.opcode.next = 0x00.into();
+            self.opcode.next = 0x00.into(); // SEND_FIRST
         } else if self.fits.val() {
-            self.opcode.next = 0x02.into();
-            if self.w_kind.q.val() == 1 {
-                self.opcode.next = 0x03.into();
-            } else if self.w_kind.q.val() == 2 {
-                self.opcode.next = 0x16.into();
+            self.opcode.next = 0x02.into(); // SEND_LAST
+            if self.is_imm.val() {
+                self.opcode.next = 0x03.into(); // SEND_LAST_IMM
+            } else if self.is_inv.val() {
+                self.opcode.next = 0x16.into(); // SEND_LAST_INV
             }
         }
 
@@ -389,9 +398,8 @@ impl Logic for RequestSegmenter {
             self.o_last.d.next = self.msg_last.val();
             self.o_has_reth.d.next =
                 self.is_read.val() | (self.is_write.val() & self.w_first.q.val());
-            self.o_has_imm.d.next =
-                ((self.w_kind.q.val() == 1) | (self.w_kind.q.val() == 4)) & self.fits.val();
-            self.o_has_ieth.d.next = (self.w_kind.q.val() == 2) & self.fits.val();
+            self.o_has_imm.d.next = self.is_imm.val() & self.fits.val();
+            self.o_has_ieth.d.next = self.is_inv.val() & self.fits.val();
             self.o_has_atomic.d.next = self.is_atomic.val();
             self.o_remote_va.d.next = self.w_remote_va.q.val();
             self.o_dma_len.d.next = self.w_len.q.val();
@@ -412,7 +420,7 @@ impl Logic for RequestSegmenter {
             self.o_imm.d.next = self.w_imm.q.val();
             self.o_swap_add.d.next = self.w_swap_add.q.val();
             self.o_compare.d.next = 0.into();
-            if self.w_kind.q.val() == 6 {
+            if self.is_cmp_swap.val() {
                 self.o_compare.d.next = self.w_compare.q.val();
             }
             self.o_psns.d.next = self.psns.val();
