@@ -13,6 +13,7 @@ use crate::icrc_generator::IcrcGenerator;
 use crate::mr_translate::MrTranslateDefault;
 use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
 use crate::register_slice::AxisRegisterSlice;
+use crate::request_segmenter::RequestSegmenter;
 use crate::response_checker::ResponseChecker;
 use crate::rx_parser::RxParser;
 use crate::stream::{DATA_BITS, KEEP_BITS};
@@ -63,6 +64,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("qp_context", QpContext::<DEFAULT_QPN_BITS>::default()),
         // The completer's per-response decision; no state.
         ExportedBlock::new("response_checker", ResponseChecker::default()),
+        // One request packet descriptor per cycle from a send WQE.
+        ExportedBlock::new("request_segmenter", RequestSegmenter::default()),
     ]
 }
 

@@ -27,10 +27,14 @@
 //! - [`response_checker`]: the completer's per-response decision (ACK,
 //!   NAK, RNR NAK, READ response placement, atomic ACK) from the header,
 //!   the QP context and the WQE the response belongs to.
+//! - [`request_segmenter`]: the requester's segmentation, a send WQE and
+//!   its resume PSN into request packet descriptors (opcode, PSN, AckReq,
+//!   extension headers, payload offset and length), one per cycle, stopped
+//!   by the send window as the model's requester is.
 //!
-//! To come, mirroring `sim/model`: requester and responder; the
-//! retransmit/ACK engine (Go-Back-N, timers); the DCQCN rate shaper; the
-//! host interface (doorbells, WQE fetch, CQE write, DMA).
+//! To come, mirroring `sim/model`: the rest of the requester, and the
+//! responder; the retransmit/ACK engine (Go-Back-N, timers); the DCQCN
+//! rate shaper; the host interface (doorbells, WQE fetch, CQE write, DMA).
 //!
 //! [`export::blocks`] lists what is exported to Verilog for Verilator and
 //! for `make lint-rtl` / `make synth`.
@@ -51,6 +55,7 @@ pub mod opcode_headers;
 pub mod qp_context;
 pub mod qp_context_record;
 pub mod register_slice;
+pub mod request_segmenter;
 pub mod response_checker;
 pub mod rx_parser;
 pub mod skid_buffer;

@@ -400,15 +400,10 @@ impl Nic {
             if kind.needs_response() && attrs.max_rd_atomic == 0 {
                 return Err(VerbsError::InvalidAttribute("max_rd_atomic is 0"));
             }
-            let mtu = u64::from(qp.mtu());
             // IBA caps a message at 2^31 bytes: longer ones fail with a
             // local length error, in order, without sending anything.
             let too_long = len > 1 << 31;
-            let npsn = match kind {
-                WqeKind::Atomic => 1,
-                _ if too_long => 1,
-                _ => len.div_ceil(mtu).max(1) as u32,
-            };
+            let npsn = requester::message_psns(&wr.op, len, qp.mtu());
             // Keep every live PSN within half the 24-bit space so PSN
             // comparisons stay unambiguous.
             let span = psn::diff(psn::add(qp.sq.next_psn, npsn), qp.sq.una());

@@ -52,16 +52,8 @@ pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<
         break (idx, send_psn);
     };
     let wqe = &qp.sq.wqes[idx];
-    let psns = match wqe.kind {
-        WqeKind::Read => psn::diff(wqe.end_psn(), send_psn) as u32,
-        _ => 1,
-    };
-    let una = qp.sq.una();
-    let in_flight_after = psn::diff(psn::add(send_psn, psns), una).max(0) as u32;
-    let window = env.config.max_outstanding_psns.clamp(1, 1 << 22);
-    if in_flight_after > window && send_psn != una {
-        return None;
-    }
+    let psns = request_psns(&plan_input(qp, idx), send_psn);
+    let window_full = window_gate(send_psn, psns, qp.sq.una(), env.config.max_outstanding_psns)?;
     if wqe.kind.needs_response() {
         let outstanding = qp
             .sq
@@ -74,7 +66,6 @@ pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<
             return None;
         }
     }
-    let window_full = in_flight_after >= window;
     let req = match build(qp, idx, send_psn, env, window_full) {
         Ok(r) => r,
         Err(status) => {
@@ -117,33 +108,145 @@ fn local_status(e: LocalError) -> WcStatus {
     }
 }
 
-/// Builds the packet of WQE `idx` at PSN `p`.
-fn build(
-    qp: &Qp,
-    idx: usize,
-    p: u32,
-    env: &mut Env,
-    window_full: bool,
-) -> Result<Request, WcStatus> {
-    let wqe: &SendWqe = &qp.sq.wqes[idx];
-    let mtu = u64::from(qp.mtu());
-    let dest_qp = qp.path.map_or(0, |a| a.dest_qpn);
-    let i = psn::diff(p, wqe.first_psn) as u32;
-    let n = wqe.npsn;
-    let first = i == 0;
-    let last = i + 1 == n;
-    let mut ext = ExtHeaders::default();
-    let mut payload = Vec::new();
-    let mut bth;
+/// A WQE as the request planner sees it: plain values, without the SGL
+/// (the payload is read through it once the packet is planned).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WqePlanInput {
+    pub op: SendOp,
+    /// Message length in bytes (at most 2^31: longer WQEs fail at post
+    /// time and are never sent).
+    pub len: u64,
+    pub first_psn: u32,
+    /// PSNs the WQE owns ([`message_psns`]).
+    pub npsn: u32,
+    pub dest_qp: u32,
+    pub solicited: bool,
+}
 
-    match wqe.kind {
-        WqeKind::Send | WqeKind::Write => {
+/// Everything about one request packet except its payload bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestPlan {
+    pub bth: Bth,
+    pub ext: ExtHeaders,
+    /// The packet is the message's first.
+    pub first: bool,
+    /// Nothing of the message follows the packet: the last SEND/WRITE
+    /// packet, and every READ request (it asks for all remaining bytes) and
+    /// atomic.
+    pub last: bool,
+    /// SEND/WRITE: where the payload starts in the message. READ: where
+    /// the remaining response bytes land in the local buffer. Atomic: 0.
+    pub payload_offset: u64,
+    /// Payload bytes the packet carries (0 for READ and atomics).
+    pub payload_len: u64,
+    /// PSNs the packet consumes (a READ request covers its responses).
+    pub psns: u32,
+}
+
+/// PSNs a message of `len` bytes owns at path MTU `mtu`: one per packet
+/// (at least one), one for an atomic; a message over 2^31 bytes holds one
+/// PSN for the local length error it completes with.
+pub fn message_psns(op: &SendOp, len: u64, mtu: u32) -> u32 {
+    match WqeKind::of(op) {
+        WqeKind::Atomic => 1,
+        _ if len > 1 << 31 => 1,
+        _ => len.div_ceil(u64::from(mtu)).max(1) as u32,
+    }
+}
+
+/// PSNs the packet of `w` at PSN `p` consumes: a READ request covers every
+/// response from `p` to the end of the WQE, other packets one.
+pub fn request_psns(w: &WqePlanInput, p: u32) -> u32 {
+    match WqeKind::of(&w.op) {
+        WqeKind::Read => psn::diff(psn::add(w.first_psn, w.npsn), p) as u32,
+        _ => 1,
+    }
+}
+
+/// The send window's rule for a packet at PSN `p` consuming `psns` PSNs
+/// while `una` is the oldest unacknowledged PSN and `max_outstanding` the
+/// configured window: `None` when it must wait (it would leave more than
+/// the window outstanding and is not the oldest), else whether it fills
+/// the window (it then asks for an ACK).
+pub fn window_gate(p: u32, psns: u32, una: u32, max_outstanding: u32) -> Option<bool> {
+    let in_flight_after = psn::diff(psn::add(p, psns), una).max(0) as u32;
+    let window = max_outstanding.clamp(1, 1 << 22);
+    if in_flight_after > window && p != una {
+        return None;
+    }
+    Some(in_flight_after >= window)
+}
+
+/// The request packet of `w` at PSN `p` (within the WQE's PSNs) at path
+/// MTU `mtu`: opcode, AckReq (the last packet, a full window, every
+/// `ack_req_interval`-th packet of a message; always for READ and atomics),
+/// extension headers and where its payload lies in the message.
+pub fn plan_request(
+    w: &WqePlanInput,
+    p: u32,
+    mtu: u32,
+    ack_req_interval: u32,
+    window_full: bool,
+) -> RequestPlan {
+    let mtu = u64::from(mtu);
+    let i = psn::diff(p, w.first_psn) as u32;
+    let first = i == 0;
+    let last = i + 1 == w.npsn;
+    let mut ext = ExtHeaders::default();
+    let mut bth;
+    let (payload_offset, payload_len, last) = match w.op {
+        SendOp::Read { remote_addr, rkey } => {
+            // A retried READ resumes at the first PSN whose response has
+            // not arrived, asking only for the remaining bytes.
+            let off = (u64::from(i) * mtu).min(w.len);
+            ext.reth = Some(Reth {
+                va: remote_addr.wrapping_add(off),
+                rkey,
+                dma_len: (w.len - off) as u32,
+            });
+            bth = Bth::new(op::READ_REQUEST, w.dest_qp, p);
+            bth.ack_req = true;
+            (off, 0, true)
+        }
+        SendOp::CompareSwap {
+            remote_addr,
+            rkey,
+            compare,
+            swap,
+        } => {
+            ext.atomic_eth = Some(AtomicEth {
+                va: remote_addr,
+                rkey,
+                swap_add: swap,
+                compare,
+            });
+            bth = Bth::new(op::COMPARE_SWAP, w.dest_qp, p);
+            bth.ack_req = true;
+            (0, 0, true)
+        }
+        SendOp::FetchAdd {
+            remote_addr,
+            rkey,
+            add,
+        } => {
+            ext.atomic_eth = Some(AtomicEth {
+                va: remote_addr,
+                rkey,
+                swap_add: add,
+                compare: 0,
+            });
+            bth = Bth::new(op::FETCH_ADD, w.dest_qp, p);
+            bth.ack_req = true;
+            (0, 0, true)
+        }
+        SendOp::Send
+        | SendOp::SendWithImm { .. }
+        | SendOp::SendWithInv { .. }
+        | SendOp::Write { .. }
+        | SendOp::WriteWithImm { .. } => {
             let off = u64::from(i) * mtu;
-            let len = mtu.min(wqe.len - off);
-            let segs = sgl_segments(env.mrs, qp.pd, &wqe.wr.sgl, off, len, Access::NONE)
-                .map_err(local_status)?;
-            payload = read_segments(env.memory, &segs);
-            let opcode = match (wqe.wr.op, first, last) {
+            let len = mtu.min(w.len - off);
+            let opcode = match (w.op, first, last) {
                 (SendOp::Send, true, true) => op::SEND_ONLY,
                 (SendOp::SendWithImm { .. }, true, true) => op::SEND_ONLY_IMM,
                 (SendOp::SendWithInv { .. }, true, true) => op::SEND_ONLY_INV,
@@ -170,18 +273,18 @@ fn build(
             if let SendOp::Write { remote_addr, rkey }
             | SendOp::WriteWithImm {
                 remote_addr, rkey, ..
-            } = wqe.wr.op
+            } = w.op
             {
                 if first {
                     ext.reth = Some(Reth {
                         va: remote_addr,
                         rkey,
-                        dma_len: wqe.len as u32,
+                        dma_len: w.len as u32,
                     });
                 }
             }
             if last {
-                match wqe.wr.op {
+                match w.op {
                     SendOp::SendWithImm { imm } | SendOp::WriteWithImm { imm, .. } => {
                         ext.imm = Some(imm)
                     }
@@ -189,81 +292,202 @@ fn build(
                     _ => {}
                 }
             }
-            bth = Bth::new(opcode, dest_qp, p);
-            let interval = env.config.ack_req_interval;
-            bth.ack_req = last || window_full || (interval > 0 && (i + 1).is_multiple_of(interval));
-            bth.solicited = last && wqe.wr.solicited;
+            bth = Bth::new(opcode, w.dest_qp, p);
+            bth.ack_req = last
+                || window_full
+                || (ack_req_interval > 0 && (i + 1).is_multiple_of(ack_req_interval));
+            bth.solicited = last && w.solicited;
+            (off, len, last)
         }
-        WqeKind::Read => {
-            let SendOp::Read { remote_addr, rkey } = wqe.wr.op else {
-                return Err(WcStatus::LocQpOpErr);
-            };
-            // A retried READ resumes at the first PSN whose response has
-            // not arrived, asking only for the remaining bytes.
-            let off = (u64::from(i) * mtu).min(wqe.len);
-            sgl_segments(
-                env.mrs,
-                qp.pd,
-                &wqe.wr.sgl,
-                off,
-                wqe.len - off,
-                Access::LOCAL_WRITE,
-            )
-            .map_err(local_status)?;
-            ext.reth = Some(Reth {
-                va: remote_addr.wrapping_add(off),
-                rkey,
-                dma_len: (wqe.len - off) as u32,
-            });
-            bth = Bth::new(op::READ_REQUEST, dest_qp, p);
-            bth.ack_req = true;
-        }
-        WqeKind::Atomic => {
-            sgl_segments(env.mrs, qp.pd, &wqe.wr.sgl, 0, 8, Access::LOCAL_WRITE)
-                .map_err(local_status)?;
-            let (opcode, atomic) = match wqe.wr.op {
-                SendOp::CompareSwap {
-                    remote_addr,
-                    rkey,
-                    compare,
-                    swap,
-                } => (
-                    op::COMPARE_SWAP,
-                    AtomicEth {
-                        va: remote_addr,
-                        rkey,
-                        swap_add: swap,
-                        compare,
-                    },
-                ),
-                SendOp::FetchAdd {
-                    remote_addr,
-                    rkey,
-                    add,
-                } => (
-                    op::FETCH_ADD,
-                    AtomicEth {
-                        va: remote_addr,
-                        rkey,
-                        swap_add: add,
-                        compare: 0,
-                    },
-                ),
-                _ => return Err(WcStatus::LocQpOpErr),
-            };
-            ext.atomic_eth = Some(atomic);
-            bth = Bth::new(opcode, dest_qp, p);
-            bth.ack_req = true;
-        }
-    }
-    let psns = match wqe.kind {
-        WqeKind::Read => n - i,
-        _ => 1,
     };
-    Ok(Request {
+    RequestPlan {
         bth,
         ext,
+        first,
+        last,
+        payload_offset,
+        payload_len,
+        psns: request_psns(w, p),
+    }
+}
+
+/// The packets of one WQE the requester sends in a row: what it sends of
+/// `w` from PSN `start` while the window (`una`, `max_outstanding`) stays
+/// as given, which is what `next_request` does packet by packet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WqeSegments {
+    pub plans: Vec<RequestPlan>,
+    /// The send cursor after them: the WQE's end, or the first PSN the
+    /// window holds back.
+    pub next_psn: u32,
+    /// The window held the WQE back before its end.
+    pub cut: bool,
+}
+
+/// [`request_psns`], [`window_gate`] and [`plan_request`] packet after
+/// packet from `start` to the end of `w` or to the first packet the window
+/// holds back (the contract of the RTL's request segmenter).
+pub fn segment_wqe(
+    w: &WqePlanInput,
+    start: u32,
+    mtu: u32,
+    ack_req_interval: u32,
+    una: u32,
+    max_outstanding: u32,
+) -> WqeSegments {
+    let end = psn::add(w.first_psn, w.npsn);
+    let mut plans = Vec::new();
+    let mut p = start;
+    while p != end {
+        let psns = request_psns(w, p);
+        let Some(window_full) = window_gate(p, psns, una, max_outstanding) else {
+            return WqeSegments {
+                plans,
+                next_psn: p,
+                cut: true,
+            };
+        };
+        plans.push(plan_request(w, p, mtu, ack_req_interval, window_full));
+        p = psn::add(p, psns);
+    }
+    WqeSegments {
+        plans,
+        next_psn: p,
+        cut: false,
+    }
+}
+
+/// The planner's view of WQE `idx` of `qp`.
+fn plan_input(qp: &Qp, idx: usize) -> WqePlanInput {
+    let wqe: &SendWqe = &qp.sq.wqes[idx];
+    WqePlanInput {
+        op: wqe.wr.op,
+        len: wqe.len,
+        first_psn: wqe.first_psn,
+        npsn: wqe.npsn,
+        dest_qp: qp.path.map_or(0, |a| a.dest_qpn),
+        solicited: wqe.wr.solicited,
+    }
+}
+
+/// Builds the packet of WQE `idx` at PSN `p`: [`plan_request`], then the
+/// local buffers checked and the payload read through the SGL.
+fn build(
+    qp: &Qp,
+    idx: usize,
+    p: u32,
+    env: &mut Env,
+    window_full: bool,
+) -> Result<Request, WcStatus> {
+    let wqe: &SendWqe = &qp.sq.wqes[idx];
+    let plan = plan_request(
+        &plan_input(qp, idx),
+        p,
+        qp.mtu(),
+        env.config.ack_req_interval,
+        window_full,
+    );
+    let sgl = &wqe.wr.sgl;
+    let mut payload = Vec::new();
+    match wqe.kind {
+        WqeKind::Send | WqeKind::Write => {
+            let segs = sgl_segments(
+                env.mrs,
+                qp.pd,
+                sgl,
+                plan.payload_offset,
+                plan.payload_len,
+                Access::NONE,
+            )
+            .map_err(local_status)?;
+            payload = read_segments(env.memory, &segs);
+        }
+        WqeKind::Read => {
+            let off = plan.payload_offset;
+            sgl_segments(env.mrs, qp.pd, sgl, off, wqe.len - off, Access::LOCAL_WRITE)
+                .map_err(local_status)?;
+        }
+        WqeKind::Atomic => {
+            sgl_segments(env.mrs, qp.pd, sgl, 0, 8, Access::LOCAL_WRITE).map_err(local_status)?;
+        }
+    }
+    Ok(Request {
+        bth: plan.bth,
+        ext: plan.ext,
         payload,
-        psns,
+        psns: plan.psns,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wqe(op: SendOp, len: u64, first_psn: u32, mtu: u32) -> WqePlanInput {
+        WqePlanInput {
+            op,
+            len,
+            first_psn,
+            npsn: message_psns(&op, len, mtu),
+            dest_qp: 0x12_3456,
+            solicited: true,
+        }
+    }
+
+    #[test]
+    fn window_lets_the_oldest_go_and_stops_past_the_window() {
+        let una = 0xFF_FFFE;
+        assert_eq!(window_gate(una, 100, una, 4), Some(true));
+        assert_eq!(window_gate(psn::add(una, 2), 1, una, 4), Some(false));
+        assert_eq!(window_gate(psn::add(una, 3), 1, una, 4), Some(true));
+        assert_eq!(window_gate(psn::add(una, 4), 1, una, 4), None);
+        // A window of 0 is clamped to 1.
+        assert_eq!(window_gate(psn::add(una, 1), 1, una, 0), None);
+    }
+
+    #[test]
+    fn plans_split_at_the_mtu_and_a_retried_read_asks_for_the_rest() {
+        let op = SendOp::SendWithImm { imm: 7 };
+        let w = wqe(op, 3 * 256 + 1, 0xFF_FFFF, 256);
+        assert_eq!(w.npsn, 4);
+        let mid = plan_request(&w, 0, 256, 0, false);
+        assert_eq!((mid.bth.opcode, mid.bth.ack_req), (op::SEND_MIDDLE, false));
+        assert_eq!((mid.payload_offset, mid.payload_len), (256, 256));
+        let last = plan_request(&w, 2, 256, 0, false);
+        assert_eq!(last.bth.opcode, op::SEND_LAST_IMM);
+        assert!(last.last && last.bth.ack_req && last.bth.solicited);
+        assert_eq!(
+            (last.payload_offset, last.payload_len, last.ext.imm),
+            (768, 1, Some(7))
+        );
+
+        let read = SendOp::Read {
+            remote_addr: 0x1000,
+            rkey: 9,
+        };
+        let w = wqe(read, 4096 + 5, 10, 1024);
+        let p = plan_request(&w, 12, 1024, 0, false);
+        assert_eq!(
+            p.ext.reth,
+            Some(Reth {
+                va: 0x1000 + 2048,
+                rkey: 9,
+                dma_len: 2048 + 5
+            })
+        );
+        assert_eq!((p.psns, p.payload_offset, p.last), (3, 2048, true));
+        assert_eq!(message_psns(&SendOp::Send, 0, 4096), 1);
+
+        // The window (4 from una = 11) holds the READ back from PSN 11 on
+        // but lets the oldest go; a SEND is cut after the window fills.
+        let s = segment_wqe(&w, 11, 1024, 0, 11, 4);
+        assert_eq!((s.plans.len(), s.next_psn, s.cut), (1, 15, false));
+        let s = segment_wqe(&w, 12, 1024, 0, 11, 2);
+        assert_eq!((s.plans.len(), s.next_psn, s.cut), (0, 12, true));
+        let send = wqe(SendOp::Send, 10 * 256, 100, 256);
+        let s = segment_wqe(&send, 102, 256, 0, 100, 5);
+        assert_eq!((s.plans.len(), s.next_psn, s.cut), (3, 105, true));
+        assert!(s.plans[2].bth.ack_req && !s.plans[1].bth.ack_req);
+        assert_eq!(message_psns(&SendOp::Send, (1 << 31) + 1, 4096), 1);
+    }
 }
