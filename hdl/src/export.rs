@@ -13,6 +13,7 @@ use crate::icrc_generator::IcrcGenerator;
 use crate::mr_translate::MrTranslateDefault;
 use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
 use crate::register_slice::AxisRegisterSlice;
+use crate::request_checker::RequestChecker;
 use crate::rx_parser::RxParser;
 use crate::stream::{DATA_BITS, KEEP_BITS};
 use crate::tx_builder::TxBuilder;
@@ -60,6 +61,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("mr_translate", MrTranslateDefault::default()),
         // 1024 QPs, 288-bit records in block RAM.
         ExportedBlock::new("qp_context", QpContext::<DEFAULT_QPN_BITS>::default()),
+        // The responder's per-request decision, one cycle, no memory.
+        ExportedBlock::new("request_checker", RequestChecker::default()),
     ]
 }
 

@@ -23,9 +23,12 @@
 //!   read-modify-write that forwards in-flight updates;
 //! - [`mr_translate`]: MR table and MTT in block RAM, (key, VA, length) to
 //!   host DMA segments split at page boundaries, every protection check in
-//!   hardware.
+//!   hardware;
+//! - [`request_checker`]: the responder's per-request decision (QP state,
+//!   PSN class, opcode sequence and lengths, RNR, ACK/NAK, new context and
+//!   message in progress, placement) from the header and the QP's state.
 //!
-//! To come, mirroring `sim/model`: requester and responder; the
+//! To come, mirroring `sim/model`: requester and the rest of the responder; the
 //! retransmit/ACK engine (Go-Back-N, timers); the DCQCN rate shaper; the
 //! host interface (doorbells, WQE fetch, CQE write, DMA).
 //!
@@ -48,6 +51,7 @@ pub mod opcode_headers;
 pub mod qp_context;
 pub mod qp_context_record;
 pub mod register_slice;
+pub mod request_checker;
 pub mod rx_parser;
 pub mod skid_buffer;
 pub mod stream;
