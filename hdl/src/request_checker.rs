@@ -49,8 +49,8 @@
 //!   `out_verdict` (`VERDICT_*`), `out_dup_class` (`DUP_*`), the ACK/NAK to
 //!   queue (`out_response_valid`, `_syndrome`, `_psn`, `_msn`),
 //!   `out_context` (the record with `state`, `rq_epsn`, `rq_msn`,
-//!   `nak_sent` and `in_progress` updated, every other field as read; write
-//!   it back always), `out_message`; the placement, meaningful for the
+//!   `nak_sent` and `in_progress` updated, every other field as read; the
+//!   update to write back whenever `out_valid`), `out_message` (likewise); the placement, meaningful for the
 //!   verdicts named: `out_take_wqe` and `out_last` (SEND, WRITE),
 //!   `out_recv_offset` (SEND: where in the receive buffer),
 //!   `out_place_va` / `_rkey` / `_len` (WRITE: target of this packet's
@@ -71,7 +71,13 @@
 //!
 //! Widths: PSN and MSN 24 bits, lengths and offsets 32, VAs 64. A SEND's
 //! receive offset is 32 bits (the model's is 64): a SEND past 4 GiB, twice
-//! IBA's largest message, would wrap here.
+//! IBA's largest message, would wrap here. `in_progress` code 3 (unused)
+//! makes every in-sequence request an invalid request. `path_mtu` must be a
+//! valid code (1..5), as the context RAM's writer guarantees.
+//!
+//! Size (Yosys `synth_xilinx -family xcup`): about 1040 LUTs, 881
+//! flip-flops (the outcome register: context and message words, placement,
+//! pass-through), 81 CARRY4, no memory.
 
 use crate::qp_context_record::RECORD_BITS;
 use rust_hdl::prelude::*;
