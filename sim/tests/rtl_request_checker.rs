@@ -15,7 +15,9 @@
 //!   not, NAK already sent or not;
 //! - traces: every request check the model's responders made while two
 //!   NICs ran workloads over a lossy, duplicating, reordering fabric
-//!   (`rocenic_sim::scenario`).
+//!   (`rocenic_sim::scenario`), and while the model's own test harness
+//!   (sim/model/tests/common) provoked RNR NAKs, a QP without the remote
+//!   right and a misaligned atomic.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -31,6 +33,10 @@ use rocenic_sim::scenario::{run, ScenarioConfig, Workload};
 use rocenic_wire::{op, psn, AtomicEth, Reth};
 use std::collections::BTreeMap;
 use verilator_sys::{RequestChecker as Rtl, Sim};
+
+/// The model's two-NIC test harness, shared rather than copied.
+#[path = "../model/tests/common/mod.rs"]
+mod harness;
 
 fn state_code(s: QpState) -> u32 {
     match s {
@@ -727,4 +733,87 @@ fn model_traces_under_loss_match() {
     ] {
         assert!(total.get(v).copied().unwrap_or(0) > 0, "{v}: {total:?}");
     }
+}
+
+/// Runs `trace` through the RTL one request per cycle; the verdict counts.
+fn replay(name: &str, trace: &[(CheckInput, CheckOutcome)]) -> BTreeMap<String, u64> {
+    let mut bench = Bench::new();
+    let rest = random_rest(&mut ChaCha8Rng::seed_from_u64(trace.len() as u64));
+    for (n, (input, outcome)) in trace.iter().enumerate() {
+        assert_eq!(&check_request(input), outcome);
+        bench.cycle(Some((input, &rest)), &format!("{name}: request {n}"));
+    }
+    bench.flush(name);
+    assert_eq!(bench.checked, trace.len() as u64);
+    bench.verdicts
+}
+
+#[test]
+fn model_error_traces_match() {
+    use harness::*;
+    use rocenic_model::verbs::{RecvWr, SendOp};
+
+    // SEND and WRITE-with-immediate without a receive WQE: RNR NAKs until
+    // one is posted.
+    let ((), trace) = record_checks(|| {
+        for verb in [Verb::Send, Verb::WriteImm] {
+            let mut pair = Pair::new(2);
+            let (a, b) = connect(&mut pair, &ConnOpts::default());
+            let src = buffer(&mut pair.nics[0], a.pd, 5000, Access::ALL);
+            let dst = buffer(&mut pair.nics[1], b.pd, 5000, Access::ALL);
+            let op = verb.op(&src, &dst, 0, 0x1234);
+            let wr = send_wr(1, op, vec![src.sge(0, 5000)]);
+            pair.nics[0].post_send(a.qpn, wr).unwrap();
+            assert!(!pair.run(200_000));
+            let recv = RecvWr {
+                wr_id: 2,
+                sgl: vec![dst.sge(0, 5000)],
+            };
+            pair.nics[1].post_recv(b.qpn, recv).unwrap();
+            assert!(pair.run(1_000_000_000));
+        }
+    });
+    let rnr = replay("rnr", &trace);
+    assert!(rnr.get("Rnr").copied().unwrap_or(0) >= 5, "{rnr:?}");
+    assert!(
+        rnr.contains_key("Send") && rnr.contains_key("Write"),
+        "{rnr:?}"
+    );
+
+    // A WRITE to a QP that grants only remote READ: NAK, QP to ERR.
+    let ((), trace) = record_checks(|| {
+        let mut pair = Pair::new(4);
+        let opts = ConnOpts {
+            access: Access::REMOTE_READ,
+            ..ConnOpts::default()
+        };
+        let (a, b) = connect(&mut pair, &opts);
+        let src = buffer(&mut pair.nics[0], a.pd, 3000, Access::ALL);
+        let dst = buffer(&mut pair.nics[1], b.pd, 3000, Access::ALL);
+        let op = Verb::Write.op(&src, &dst, 0, 0);
+        let wr = send_wr(1, op, vec![src.sge(0, 3000)]);
+        pair.nics[0].post_send(a.qpn, wr).unwrap();
+        pair.run(1_000_000_000);
+    });
+    let denied = replay("no remote write", &trace);
+    assert_eq!(denied.get("RemoteAccess"), Some(&1), "{denied:?}");
+
+    // A misaligned atomic: invalid request.
+    let ((), trace) = record_checks(|| {
+        let mut pair = Pair::new(9);
+        let (a, b) = connect(&mut pair, &ConnOpts::default());
+        let target = buffer(&mut pair.nics[1], b.pd, 64, Access::ALL);
+        let res = buffer(&mut pair.nics[0], a.pd, 8, Access::ALL);
+        let op = SendOp::FetchAdd {
+            remote_addr: target.va + 4,
+            rkey: target.rkey,
+            add: 1,
+        };
+        let wr = send_wr(1, op, vec![res.sge(0, 8)]);
+        pair.nics[0].post_send(a.qpn, wr).unwrap();
+        pair.run(1_000_000_000);
+    });
+    let invalid = replay("misaligned atomic", &trace);
+    assert_eq!(invalid.get("InvalidRequest"), Some(&1), "{invalid:?}");
+    eprintln!("error traces: {rnr:?} {denied:?} {invalid:?}");
 }
