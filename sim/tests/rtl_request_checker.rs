@@ -501,7 +501,8 @@ fn random_request(rng: &mut ChaCha8Rng, qp: &CheckInput) -> CheckInput {
             (op::READ_REQUEST, 0..=79) => rng.gen_range(0..=5 * mtu),
             (_, 80..=84) => 1 << 31,
             (_, 85..=89) => (1 << 31) + 1,
-            (_, 90..=94) => mtu,
+            (_, 90..=92) => mtu,
+            (_, 93..=94) => 0,
             _ => rng.gen(),
         };
         let has = rng.gen_bool(0.97)
