@@ -461,10 +461,10 @@ fn synthesizes_to_logic_without_memory() {
         .expect("yosys")
         .expect("yosys present");
     eprintln!(
-        "request_checker: {} LUTs, {} flip-flops, {} CARRY8",
+        "request_checker: {} LUTs, {} flip-flops, {} CARRY4",
         report.luts(),
         report.flip_flops(),
-        report.count("CARRY8")
+        report.count("CARRY4")
     );
     assert!(
         report
