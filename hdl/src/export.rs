@@ -13,6 +13,7 @@ use crate::icrc_generator::IcrcGenerator;
 use crate::mr_translate::MrTranslateDefault;
 use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
 use crate::register_slice::AxisRegisterSlice;
+use crate::request_checker::RequestChecker;
 use crate::request_segmenter::RequestSegmenter;
 use crate::response_checker::ResponseChecker;
 use crate::rx_parser::RxParser;
@@ -66,6 +67,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("response_checker", ResponseChecker::default()),
         // One request packet descriptor per cycle from a send WQE.
         ExportedBlock::new("request_segmenter", RequestSegmenter::default()),
+        // The responder's per-request decision, one cycle, no memory.
+        ExportedBlock::new("request_checker", RequestChecker::default()),
     ]
 }
 

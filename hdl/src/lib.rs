@@ -17,24 +17,30 @@
 //!   [`gf2_matrix`]) and small shared blocks (skid buffer, register slice,
 //!   FIFO, byte rotator).
 //!
-//! The first blocks of the RC transport exist:
+//! The RC transport is being built block by block (the plan and how the
+//! blocks fit: `docs/transport-core.md`). Each decision block mirrors a
+//! pure function of the model, which the model itself calls:
 //!
 //! - [`qp_context`]: per-QP state in block RAM with a pipelined
 //!   read-modify-write that forwards in-flight updates;
 //! - [`mr_translate`]: MR table and MTT in block RAM, (key, VA, length) to
 //!   host DMA segments split at page boundaries, every protection check in
 //!   hardware;
-//! - [`response_checker`]: the completer's per-response decision (ACK,
-//!   NAK, RNR NAK, READ response placement, atomic ACK) from the header,
-//!   the QP context and the WQE the response belongs to.
+//! - [`request_checker`]: the responder's per-request decision (QP state,
+//!   PSN class, opcode sequence and lengths, RNR, ACK/NAK, new context and
+//!   message in progress, placement) from the header and the QP's state;
 //! - [`request_segmenter`]: the requester's segmentation, a send WQE and
 //!   its resume PSN into request packet descriptors (opcode, PSN, AckReq,
 //!   extension headers, payload offset and length), one per cycle, stopped
-//!   by the send window as the model's requester is.
+//!   by the send window as the model's requester is;
+//! - [`response_checker`]: the completer's per-response decision (ACK,
+//!   NAK, RNR NAK, READ response placement, atomic ACK) from the header,
+//!   the QP context and the WQE the response belongs to.
 //!
-//! To come, mirroring `sim/model`: the rest of the requester, and the
-//! responder; the retransmit/ACK engine (Go-Back-N, timers); the DCQCN
-//! rate shaper; the host interface (doorbells, WQE fetch, CQE write, DMA).
+//! To come, mirroring `sim/model`: the core that wires them (event
+//! arbitration, send-queue ring, response queue, TX scheduler, DMA
+//! engines); the DCQCN rate shaper; the host interface (doorbells, WQE
+//! fetch, CQE write).
 //!
 //! [`export::blocks`] lists what is exported to Verilog for Verilator and
 //! for `make lint-rtl` / `make synth`.
@@ -55,6 +61,7 @@ pub mod opcode_headers;
 pub mod qp_context;
 pub mod qp_context_record;
 pub mod register_slice;
+pub mod request_checker;
 pub mod request_segmenter;
 pub mod response_checker;
 pub mod rx_parser;

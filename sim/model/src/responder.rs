@@ -11,7 +11,10 @@ use crate::mr::DmaSegment;
 use crate::nic::Env;
 use crate::qp::{InProgress, Qp, RdResource, RespItem};
 use crate::verbs::{Access, Cqe, QpState, WcOpcode, WcStatus};
-use rocenic_wire::{op, psn, syndrome, Aeth, AtomicAckEth, Bth, ExtHeaders, RoceFrame, MASK24};
+use rocenic_wire::{
+    op, psn, syndrome, Aeth, AtomicAckEth, AtomicEth, Bth, ExtHeaders, Reth, RoceFrame, MASK24,
+};
+use std::cell::RefCell;
 
 /// Largest RDMA message (IBA: 2^31 bytes).
 const MAX_MESSAGE: u32 = 1 << 31;
@@ -29,54 +32,70 @@ enum Fault {
     Receive(u8),
 }
 
-/// Handles an RC request packet for `qp`.
+/// Handles an RC request packet for `qp`: [`check_request`] decides, then
+/// the memory work of an executed request follows.
 pub(crate) fn on_request(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
-    if !matches!(qp.state, QpState::Rtr | QpState::Rts) {
-        env.drop_frame("qp_state");
-        return;
-    }
-    let p = f.bth.psn;
-    let d = psn::diff(p, qp.resp.epsn);
-    if d > 0 {
-        if !qp.resp.nak_sent {
-            qp.resp.nak_sent = true;
-            let epsn = qp.resp.epsn;
-            qp.resp.push_nak(syndrome::NAK_PSN_SEQUENCE_ERROR, epsn);
-            env.counters.naks_sent.psn_sequence += 1;
+    let input = check_input(qp, f);
+    let out = check_request(&input);
+    CHECK_TRACE.with(|t| {
+        if let Some(trace) = t.borrow_mut().as_mut() {
+            trace.push((input, out));
         }
-        env.drop_frame("out_of_sequence");
-        return;
-    }
-    if d < 0 {
-        env.counters.duplicate_requests += 1;
-        duplicate(qp, env, f);
-        return;
-    }
-    qp.resp.nak_sent = false;
-    match execute(qp, env, f) {
-        Ok(()) => {}
-        Err(Fault::Rnr) => {
-            let code = qp.path.map_or(0, |a| a.min_rnr_timer);
-            qp.resp.push_nak(syndrome::RNR_NAK | code, p);
-            // Later packets of the same burst are dropped silently until
-            // the retried one arrives, as after a sequence NAK.
-            qp.resp.nak_sent = true;
+    });
+    qp.resp.nak_sent = out.nak_sent;
+    match out.verdict {
+        Verdict::QpState => env.drop_frame("qp_state"),
+        Verdict::OutOfSequence => {
+            if let Some(r) = out.response {
+                qp.resp.push_nak(r.syndrome, r.psn);
+                env.counters.naks_sent.psn_sequence += 1;
+            }
+            env.drop_frame("out_of_sequence");
+        }
+        Verdict::Duplicate(class) => {
+            env.counters.duplicate_requests += 1;
+            match (class, out.response) {
+                (DuplicateClass::SendWrite, Some(r)) => qp.resp.push_ack(r.psn),
+                _ => duplicate(qp, env, f),
+            }
+        }
+        Verdict::Rnr => {
+            if let Some(r) = out.response {
+                qp.resp.push_nak(r.syndrome, r.psn);
+            }
             env.counters.naks_sent.rnr += 1;
             env.drop_frame("rnr");
         }
-        Err(Fault::InvalidRequest) => {
+        Verdict::InvalidRequest => fail(qp, env, Fault::InvalidRequest, f.bth.psn),
+        Verdict::RemoteAccess => fail(qp, env, Fault::RemoteAccess, f.bth.psn),
+        _ => match execute(qp, env, f, &out) {
+            Ok(()) => {
+                qp.resp.epsn = out.epsn;
+                qp.resp.msn = out.msn;
+                if let Some(r) = out.response {
+                    qp.resp.push_ack(r.psn);
+                }
+            }
+            Err(fault) => fail(qp, env, fault, f.bth.psn),
+        },
+    }
+}
+
+/// NAKs request `p` for `fault` and moves the QP to ERR.
+fn fail(qp: &mut Qp, env: &mut Env, fault: Fault, p: u32) {
+    match fault {
+        Fault::Rnr => unreachable!("RNR is decided by check_request"),
+        Fault::InvalidRequest => {
             qp.resp.push_nak(syndrome::NAK_INVALID_REQUEST, p);
             env.counters.naks_sent.invalid_request += 1;
             env.drop_frame("invalid_request");
-            move_to_error(qp, env);
         }
-        Err(Fault::RemoteAccess) => {
+        Fault::RemoteAccess => {
             qp.resp.push_nak(syndrome::NAK_REMOTE_ACCESS_ERROR, p);
             env.counters.naks_sent.remote_access += 1;
             env.drop_frame("remote_access");
-            move_to_error(qp, env);
         }
-        Err(Fault::Receive(nak)) => {
+        Fault::Receive(nak) => {
             qp.resp.push_nak(nak, p);
             if nak == syndrome::NAK_INVALID_REQUEST {
                 env.counters.naks_sent.invalid_request += 1;
@@ -84,9 +103,9 @@ pub(crate) fn on_request(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
                 env.counters.naks_sent.remote_operational += 1;
             }
             env.drop_frame("receive_wqe");
-            move_to_error(qp, env);
         }
     }
+    move_to_error(qp, env);
 }
 
 fn is_send(opcode: u8) -> bool {
@@ -107,75 +126,91 @@ fn is_write(opcode: u8) -> bool {
     (op::WRITE_FIRST..=op::WRITE_ONLY_IMM).contains(&opcode)
 }
 
-/// Executes an in-sequence request; on success the expected PSN advances.
-fn execute(qp: &mut Qp, env: &mut Env, f: &RoceFrame) -> Result<(), Fault> {
-    let opcode = f.bth.opcode;
-    let p = f.bth.psn;
-    let mtu = qp.mtu() as usize;
-    let len = f.payload.len();
-    let (first, last) = match opcode {
-        op::SEND_FIRST | op::WRITE_FIRST => (true, false),
-        op::SEND_MIDDLE | op::WRITE_MIDDLE => (false, false),
-        op::SEND_LAST
-        | op::SEND_LAST_IMM
-        | op::SEND_LAST_INV
-        | op::WRITE_LAST
-        | op::WRITE_LAST_IMM => (false, true),
-        _ => (true, true),
-    };
-    // Packet length rules (IBA 9.7.5.1.1 / C9-88..C9-92): FIRST and MIDDLE
-    // carry exactly one MTU, LAST 1..=MTU, ONLY 0..=MTU.
-    let len_ok = match (first, last) {
-        (true, false) | (false, false) => len == mtu,
-        (false, true) => (1..=mtu).contains(&len),
-        (true, true) => len <= mtu,
-    };
-    // A new message may only start when none is in progress, and a
-    // continuation must continue a message of the same kind.
-    let seq_ok = match (&qp.resp.cur, first) {
-        (None, true) => true,
-        (Some(InProgress::Send { .. }), false) => is_send(opcode),
-        (Some(InProgress::Write { .. }), false) => is_write(opcode),
-        _ => false,
-    };
-    if !seq_ok || ((is_send(opcode) || is_write(opcode)) && !len_ok) {
-        return Err(Fault::InvalidRequest);
+/// The memory work of a request [`check_request`] executes: receive WQE
+/// placement, MR translation, the data movement and the responses. On
+/// success the caller applies the outcome's PSN, MSN and ACK.
+fn execute(qp: &mut Qp, env: &mut Env, f: &RoceFrame, out: &CheckOutcome) -> Result<(), Fault> {
+    match out.verdict {
+        Verdict::Send {
+            offset,
+            take_wqe,
+            last,
+            ..
+        } => execute_send(qp, env, f, offset, take_wqe, last, out.message),
+        Verdict::Write {
+            va,
+            rkey,
+            len,
+            whole_len,
+            take_wqe,
+            ..
+        } => {
+            if whole_len > 0 {
+                // The whole target range is checked before the first byte
+                // lands.
+                translate(env, qp, rkey, va, whole_len, Access::REMOTE_WRITE)?;
+            }
+            let segs = translate(env, qp, rkey, va, len, Access::REMOTE_WRITE)?;
+            write_segments(env.memory, &segs, &f.payload);
+            let total = match (&qp.resp.cur, f.ext.reth) {
+                (Some(InProgress::Write { len, .. }), _) => *len,
+                (_, Some(reth)) => reth.dma_len,
+                _ => 0,
+            };
+            qp.resp.cur = match out.message {
+                Message::Write {
+                    va,
+                    rkey,
+                    len,
+                    offset,
+                } => Some(InProgress::Write {
+                    va,
+                    rkey,
+                    len,
+                    offset,
+                }),
+                _ => None,
+            };
+            if take_wqe {
+                if let Some(wr) = qp.rq.pop_front() {
+                    env.complete(
+                        qp.recv_cq,
+                        recv_cqe(
+                            qp.qpn,
+                            wr.wr_id,
+                            WcStatus::Success,
+                            WcOpcode::RecvRdmaWithImm,
+                            total,
+                            f.ext.imm,
+                            None,
+                        ),
+                    );
+                }
+            }
+            Ok(())
+        }
+        Verdict::Read { npsn } => execute_read(qp, env, f, npsn, out.msn),
+        Verdict::Atomic => execute_atomic(qp, env, f, out.msn),
+        _ => unreachable!("not an executed verdict"),
     }
-
-    if is_send(opcode) {
-        execute_send(qp, env, f, first, last)?;
-    } else if is_write(opcode) {
-        execute_write(qp, env, f, first, last)?;
-    } else if opcode == op::READ_REQUEST {
-        return execute_read(qp, env, f);
-    } else if opcode == op::COMPARE_SWAP || opcode == op::FETCH_ADD {
-        return execute_atomic(qp, env, f);
-    } else {
-        return Err(Fault::InvalidRequest);
-    }
-    qp.resp.epsn = psn::add(p, 1);
-    if f.bth.ack_req {
-        qp.resp.push_ack(p);
-    }
-    Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn execute_send(
     qp: &mut Qp,
     env: &mut Env,
     f: &RoceFrame,
-    first: bool,
+    offset: u64,
+    take_wqe: bool,
     last: bool,
+    next: Message,
 ) -> Result<(), Fault> {
-    let (wr, offset) = if first {
-        let Some(wr) = qp.rq.pop_front() else {
-            return Err(Fault::Rnr);
-        };
-        (wr, 0)
+    let wr = if take_wqe {
+        qp.rq.pop_front().expect("check_request saw a receive WQE")
     } else {
         match qp.resp.cur.take() {
-            Some(InProgress::Send { wr, offset }) => (wr, offset),
-            _ => return Err(Fault::InvalidRequest),
+            Some(InProgress::Send { wr, .. }) => wr,
+            _ => unreachable!("check_request saw a SEND in progress"),
         }
     };
     let len = f.payload.len() as u64;
@@ -202,7 +237,10 @@ fn execute_send(
     write_segments(env.memory, &segs, &f.payload);
     let total = offset + len;
     if !last {
-        qp.resp.cur = Some(InProgress::Send { wr, offset: total });
+        let Message::Send { offset } = next else {
+            unreachable!("a SEND not yet complete stays in progress")
+        };
+        qp.resp.cur = Some(InProgress::Send { wr, offset });
         return Ok(());
     }
     let mut invalidated = None;
@@ -226,7 +264,6 @@ fn execute_send(
         }
         invalidated = Some(rkey);
     }
-    qp.resp.msn = psn::add(qp.resp.msn, 1);
     env.complete(
         qp.recv_cq,
         recv_cqe(
@@ -242,9 +279,27 @@ fn execute_send(
     Ok(())
 }
 
+/// Translates a remote range through the MR table; the QP's rights were
+/// checked by [`check_request`]. Zero-length transfers check nothing (IBA
+/// 9.4.4: the R_Key of a zero-length RDMA is not validated).
+fn translate(
+    env: &Env,
+    qp: &Qp,
+    rkey: u32,
+    va: u64,
+    len: u32,
+    need: Access,
+) -> Result<Vec<DmaSegment>, Fault> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    env.mrs
+        .translate_remote(rkey, qp.pd, va, u64::from(len), need)
+        .map_err(|_| Fault::RemoteAccess)
+}
+
 /// Translates a remote range, requiring both the QP's and the MR's
-/// rights. Zero-length transfers check nothing (IBA 9.4.4: the R_Key of a
-/// zero-length RDMA is not validated).
+/// rights (for duplicate READs, which are re-executed).
 fn remote(
     qp: &Qp,
     env: &Env,
@@ -264,125 +319,25 @@ fn remote(
         .map_err(|_| Fault::RemoteAccess)
 }
 
-fn execute_write(
+fn execute_read(
     qp: &mut Qp,
     env: &mut Env,
     f: &RoceFrame,
-    first: bool,
-    last: bool,
+    npsn: u32,
+    msn: u32,
 ) -> Result<(), Fault> {
-    let opcode = f.bth.opcode;
-    let mtu = qp.mtu();
-    let plen = f.payload.len() as u32;
-    let (va, rkey, total, offset) = if first {
-        let Some(reth) = f.ext.reth else {
-            return Err(Fault::InvalidRequest);
-        };
-        let fits = if last {
-            reth.dma_len == plen
-        } else {
-            reth.dma_len > mtu && reth.dma_len <= MAX_MESSAGE
-        };
-        if !fits {
-            return Err(Fault::InvalidRequest);
-        }
-        if !last && reth.dma_len > 0 {
-            // The whole target range is checked before the first byte lands.
-            remote(
-                qp,
-                env,
-                reth.rkey,
-                reth.va,
-                u64::from(reth.dma_len),
-                Access::REMOTE_WRITE,
-            )?;
-        }
-        (reth.va, reth.rkey, reth.dma_len, 0u32)
-    } else {
-        match qp.resp.cur {
-            Some(InProgress::Write {
-                va,
-                rkey,
-                len,
-                offset,
-            }) => {
-                let end = u64::from(offset) + u64::from(plen);
-                let fits = if last {
-                    end == u64::from(len)
-                } else {
-                    end < u64::from(len)
-                };
-                if !fits {
-                    return Err(Fault::InvalidRequest);
-                }
-                (va, rkey, len, offset)
-            }
-            _ => return Err(Fault::InvalidRequest),
-        }
-    };
-    let with_imm = opcode == op::WRITE_ONLY_IMM || opcode == op::WRITE_LAST_IMM;
-    if with_imm && qp.rq.is_empty() {
-        return Err(Fault::Rnr);
-    }
-    let segs = remote(
-        qp,
-        env,
-        rkey,
-        va.wrapping_add(u64::from(offset)),
-        u64::from(plen),
-        Access::REMOTE_WRITE,
-    )?;
-    write_segments(env.memory, &segs, &f.payload);
-    let offset = offset + plen;
-    if !last {
-        qp.resp.cur = Some(InProgress::Write {
-            va,
-            rkey,
-            len: total,
-            offset,
-        });
-        return Ok(());
-    }
-    qp.resp.cur = None;
-    qp.resp.msn = psn::add(qp.resp.msn, 1);
-    if with_imm {
-        if let Some(wr) = qp.rq.pop_front() {
-            env.complete(
-                qp.recv_cq,
-                recv_cqe(
-                    qp.qpn,
-                    wr.wr_id,
-                    WcStatus::Success,
-                    WcOpcode::RecvRdmaWithImm,
-                    total,
-                    f.ext.imm,
-                    None,
-                ),
-            );
-        }
-    }
-    Ok(())
-}
-
-fn execute_read(qp: &mut Qp, env: &mut Env, f: &RoceFrame) -> Result<(), Fault> {
     let p = f.bth.psn;
     let max_res = qp.path.map_or(0, |a| a.max_dest_rd_atomic);
-    let Some(reth) = f.ext.reth else {
-        return Err(Fault::InvalidRequest);
-    };
-    if max_res == 0 || reth.dma_len > MAX_MESSAGE {
-        return Err(Fault::InvalidRequest);
-    }
-    let segs = remote(
-        qp,
+    let reth = f.ext.reth.expect("check_request saw the RETH");
+    let segs = translate(
         env,
+        qp,
         reth.rkey,
         reth.va,
-        u64::from(reth.dma_len),
+        reth.dma_len,
         Access::REMOTE_READ,
     )?;
     let data = read_segments(env.memory, &segs);
-    let npsn = read_psns(reth.dma_len, qp.mtu());
     push_resource(
         qp,
         max_res,
@@ -394,34 +349,20 @@ fn execute_read(qp: &mut Qp, env: &mut Env, f: &RoceFrame) -> Result<(), Fault> 
             len: reth.dma_len,
         },
     );
-    qp.resp.msn = psn::add(qp.resp.msn, 1);
-    let msn = qp.resp.msn;
     qp.resp.out.push_back(RespItem::Read {
         psn: p,
         data,
         sent: 0,
         msn,
     });
-    qp.resp.epsn = psn::add(p, npsn);
     Ok(())
 }
 
-fn execute_atomic(qp: &mut Qp, env: &mut Env, f: &RoceFrame) -> Result<(), Fault> {
+fn execute_atomic(qp: &mut Qp, env: &mut Env, f: &RoceFrame, msn: u32) -> Result<(), Fault> {
     let p = f.bth.psn;
     let max_res = qp.path.map_or(0, |a| a.max_dest_rd_atomic);
-    let Some(a) = f.ext.atomic_eth else {
-        return Err(Fault::InvalidRequest);
-    };
-    if max_res == 0 || a.va % 8 != 0 {
-        return Err(Fault::InvalidRequest);
-    }
-    if !qp.access.contains(Access::REMOTE_ATOMIC) {
-        return Err(Fault::RemoteAccess);
-    }
-    let segs = env
-        .mrs
-        .translate_remote(a.rkey, qp.pd, a.va, 8, Access::REMOTE_ATOMIC)
-        .map_err(|_| Fault::RemoteAccess)?;
+    let a = f.ext.atomic_eth.expect("check_request saw the AtomicETH");
+    let segs = translate(env, qp, a.rkey, a.va, 8, Access::REMOTE_ATOMIC)?;
     let mut word = [0u8; 8];
     word.copy_from_slice(&read_segments(env.memory, &segs)[..8]);
     // Host memory is little-endian (x86); the AtomicETH operands are
@@ -438,13 +379,439 @@ fn execute_atomic(qp: &mut Qp, env: &mut Env, f: &RoceFrame) -> Result<(), Fault
     };
     write_segments(env.memory, &segs, &new.to_le_bytes());
     push_resource(qp, max_res, RdResource::Atomic { psn: p, orig });
-    qp.resp.msn = psn::add(qp.resp.msn, 1);
-    let msn = qp.resp.msn;
     qp.resp
         .out
         .push_back(RespItem::AtomicAck { psn: p, orig, msn });
-    qp.resp.epsn = psn::add(p, 1);
     Ok(())
+}
+
+/// The responder's message in progress as the request check sees it (the
+/// RTL keeps it in its own per-QP RAM beside the QP context; a SEND's
+/// receive WQE stays with the placement stage).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Message {
+    #[default]
+    None,
+    /// A SEND: bytes of it already received.
+    Send { offset: u64 },
+    /// An RDMA WRITE: its RETH and the bytes already written.
+    Write {
+        va: u64,
+        rkey: u32,
+        len: u32,
+        offset: u32,
+    },
+}
+
+/// Everything [`check_request`] decides from: the request's header, the
+/// QP's context and message in progress, and whether a receive WQE waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckInput {
+    pub state: QpState,
+    /// Path MTU in bytes.
+    pub mtu: u32,
+    /// Remote rights the QP grants.
+    pub access: Access,
+    /// Expected PSN.
+    pub epsn: u32,
+    pub msn: u32,
+    pub nak_sent: bool,
+    pub max_dest_rd_atomic: u8,
+    pub min_rnr_timer: u8,
+    pub message: Message,
+    /// The receive queue holds a WQE.
+    pub rq_available: bool,
+    pub opcode: u8,
+    pub psn: u32,
+    pub ack_req: bool,
+    /// Payload bytes (pad excluded).
+    pub payload_len: u32,
+    pub reth: Option<Reth>,
+    pub atomic_eth: Option<AtomicEth>,
+}
+
+/// What a duplicate request is, for the stage that answers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DuplicateClass {
+    /// SEND or WRITE: acknowledged again (the outcome's response).
+    SendWrite,
+    /// READ: re-executed from its responder resource, if any.
+    Read,
+    /// Atomic: answered from the replay cache, if any.
+    Atomic,
+    /// Any other opcode: dropped.
+    Other,
+}
+
+/// The decision on one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// QP not in RTR/RTS: dropped, nothing changes.
+    QpState,
+    /// Ahead of the expected PSN: dropped, NAKed once (`response`).
+    OutOfSequence,
+    /// Behind the expected PSN: never executed again.
+    Duplicate(DuplicateClass),
+    /// No receive WQE: RNR NAK, silent until the PSN is retried.
+    Rnr,
+    /// Opcode sequence, length or RETH violation: NAK, QP to ERR.
+    InvalidRequest,
+    /// The QP does not grant the remote right: NAK, QP to ERR.
+    RemoteAccess,
+    /// Place `len` payload bytes at `offset` of the receive WQE's buffer;
+    /// `take_wqe`: the WQE at the head of the receive queue starts this
+    /// message; `last`: the message completes.
+    Send {
+        offset: u64,
+        len: u32,
+        take_wqe: bool,
+        last: bool,
+    },
+    /// Write `len` payload bytes at `va` through `rkey`. `whole_len` is
+    /// the RETH length of a WRITE FIRST, whose whole range is translated
+    /// before its first byte lands (0 otherwise); `take_wqe`: the message
+    /// carries an immediate and consumes a receive WQE as it completes.
+    Write {
+        va: u64,
+        rkey: u32,
+        len: u32,
+        whole_len: u32,
+        take_wqe: bool,
+        last: bool,
+    },
+    /// Execute the READ of the RETH; its response takes `npsn` PSNs.
+    Read { npsn: u32 },
+    /// Execute the atomic of the AtomicETH.
+    Atomic,
+}
+
+/// An ACK or NAK to queue (AETH syndrome, BTH PSN, AETH MSN).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Response {
+    pub syndrome: u8,
+    pub psn: u32,
+    pub msn: u32,
+}
+
+/// The verdict and the responder state after the request, as far as the
+/// header and the QP's state decide them. Memory translation and the
+/// receive WQE may still fail an executed request (then the QP goes to
+/// ERR with a NAK instead, and none of this state is kept).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckOutcome {
+    pub verdict: Verdict,
+    pub response: Option<Response>,
+    /// The QP moves to ERR.
+    pub to_error: bool,
+    pub epsn: u32,
+    pub msn: u32,
+    pub nak_sent: bool,
+    pub message: Message,
+}
+
+/// The responder's decision on one request from its header and the QP's
+/// state alone (rxe_resp.c `check_psn`, `check_op_seq`, `check_op_valid`,
+/// `check_resource`, `check_length`, `check_rkey` up to the MR lookup):
+/// the part of [`on_request`] the RTL request checker computes.
+pub fn check_request(i: &CheckInput) -> CheckOutcome {
+    let mut o = CheckOutcome {
+        verdict: Verdict::QpState,
+        response: None,
+        to_error: false,
+        epsn: i.epsn,
+        msn: i.msn,
+        nak_sent: i.nak_sent,
+        message: i.message,
+    };
+    if !matches!(i.state, QpState::Rtr | QpState::Rts) {
+        return o;
+    }
+    let p = i.psn;
+    let d = psn::diff(p, i.epsn);
+    if d > 0 {
+        o.verdict = Verdict::OutOfSequence;
+        if !i.nak_sent {
+            o.nak_sent = true;
+            o.response = Some(Response {
+                syndrome: syndrome::NAK_PSN_SEQUENCE_ERROR,
+                psn: i.epsn,
+                msn: i.msn,
+            });
+        }
+        return o;
+    }
+    if d < 0 {
+        let class = if is_send(i.opcode) || is_write(i.opcode) {
+            // C9-105: acknowledge again with the latest PSN executed.
+            o.response = Some(Response {
+                syndrome: syndrome::ACK_UNLIMITED_CREDITS,
+                psn: psn::sub(i.epsn, 1),
+                msn: i.msn,
+            });
+            DuplicateClass::SendWrite
+        } else if i.opcode == op::READ_REQUEST {
+            DuplicateClass::Read
+        } else if i.opcode == op::COMPARE_SWAP || i.opcode == op::FETCH_ADD {
+            DuplicateClass::Atomic
+        } else {
+            DuplicateClass::Other
+        };
+        o.verdict = Verdict::Duplicate(class);
+        return o;
+    }
+    o.nak_sent = false;
+    let nak = |syndrome| {
+        Some(Response {
+            syndrome,
+            psn: p,
+            msn: i.msn,
+        })
+    };
+    match check_in_order(i) {
+        Err(Fault::Rnr) => {
+            o.verdict = Verdict::Rnr;
+            o.response = nak(syndrome::RNR_NAK | i.min_rnr_timer);
+            // Later packets of the same burst are dropped silently until
+            // the retried one arrives, as after a sequence NAK.
+            o.nak_sent = true;
+        }
+        Err(Fault::RemoteAccess) => {
+            o.verdict = Verdict::RemoteAccess;
+            o.response = nak(syndrome::NAK_REMOTE_ACCESS_ERROR);
+            o.to_error = true;
+        }
+        Err(_) => {
+            o.verdict = Verdict::InvalidRequest;
+            o.response = nak(syndrome::NAK_INVALID_REQUEST);
+            o.to_error = true;
+        }
+        Ok((verdict, message)) => {
+            o.verdict = verdict;
+            o.message = message;
+            let completes = match verdict {
+                Verdict::Send { last, .. } | Verdict::Write { last, .. } => last,
+                _ => true,
+            };
+            if completes {
+                o.msn = psn::add(i.msn, 1);
+            }
+            o.epsn = match verdict {
+                Verdict::Read { npsn } => psn::add(p, npsn),
+                _ => psn::add(p, 1),
+            };
+            // READ and atomics are answered by their response instead.
+            let answered = matches!(verdict, Verdict::Read { .. } | Verdict::Atomic);
+            if i.ack_req && !answered {
+                o.response = Some(Response {
+                    syndrome: syndrome::ACK_UNLIMITED_CREDITS,
+                    psn: p,
+                    msn: o.msn,
+                });
+            }
+        }
+    }
+    o
+}
+
+/// The checks on an in-sequence request, in rxe's (and the model's
+/// former) order; the verdict and the new message in progress.
+fn check_in_order(i: &CheckInput) -> Result<(Verdict, Message), Fault> {
+    let opcode = i.opcode;
+    let mtu = i.mtu;
+    let len = i.payload_len;
+    let (first, last) = match opcode {
+        op::SEND_FIRST | op::WRITE_FIRST => (true, false),
+        op::SEND_MIDDLE | op::WRITE_MIDDLE => (false, false),
+        op::SEND_LAST
+        | op::SEND_LAST_IMM
+        | op::SEND_LAST_INV
+        | op::WRITE_LAST
+        | op::WRITE_LAST_IMM => (false, true),
+        _ => (true, true),
+    };
+    // Packet length rules (IBA 9.7.5.1.1 / C9-88..C9-92): FIRST and MIDDLE
+    // carry exactly one MTU, LAST 1..=MTU, ONLY 0..=MTU.
+    let len_ok = match (first, last) {
+        (true, false) | (false, false) => len == mtu,
+        (false, true) => (1..=mtu).contains(&len),
+        (true, true) => len <= mtu,
+    };
+    // A new message may only start when none is in progress, and a
+    // continuation must continue a message of the same kind.
+    let seq_ok = match (i.message, first) {
+        (Message::None, true) => true,
+        (Message::Send { .. }, false) => is_send(opcode),
+        (Message::Write { .. }, false) => is_write(opcode),
+        _ => false,
+    };
+    if !seq_ok || ((is_send(opcode) || is_write(opcode)) && !len_ok) {
+        return Err(Fault::InvalidRequest);
+    }
+    if is_send(opcode) {
+        let offset = match i.message {
+            Message::Send { offset } => offset,
+            _ => 0,
+        };
+        if first && !i.rq_available {
+            return Err(Fault::Rnr);
+        }
+        let end = offset + u64::from(len);
+        let message = if last {
+            Message::None
+        } else {
+            Message::Send { offset: end }
+        };
+        let verdict = Verdict::Send {
+            offset,
+            len,
+            take_wqe: first,
+            last,
+        };
+        return Ok((verdict, message));
+    }
+    if is_write(opcode) {
+        let (va, rkey, total, offset) = if first {
+            let Some(reth) = i.reth else {
+                return Err(Fault::InvalidRequest);
+            };
+            let fits = if last {
+                reth.dma_len == len
+            } else {
+                reth.dma_len > mtu && reth.dma_len <= MAX_MESSAGE
+            };
+            if !fits {
+                return Err(Fault::InvalidRequest);
+            }
+            // The whole target range is checked before the first byte
+            // lands; the QP's rights here, the MR's by the translation.
+            if !last && reth.dma_len > 0 && !i.access.contains(Access::REMOTE_WRITE) {
+                return Err(Fault::RemoteAccess);
+            }
+            (reth.va, reth.rkey, reth.dma_len, 0u32)
+        } else {
+            let Message::Write {
+                va,
+                rkey,
+                len: total,
+                offset,
+            } = i.message
+            else {
+                return Err(Fault::InvalidRequest);
+            };
+            let end = u64::from(offset) + u64::from(len);
+            let fits = if last {
+                end == u64::from(total)
+            } else {
+                end < u64::from(total)
+            };
+            if !fits {
+                return Err(Fault::InvalidRequest);
+            }
+            (va, rkey, total, offset)
+        };
+        let with_imm = opcode == op::WRITE_ONLY_IMM || opcode == op::WRITE_LAST_IMM;
+        if with_imm && !i.rq_available {
+            return Err(Fault::Rnr);
+        }
+        // Zero-length transfers check nothing (IBA 9.4.4).
+        if len > 0 && !i.access.contains(Access::REMOTE_WRITE) {
+            return Err(Fault::RemoteAccess);
+        }
+        let message = if last {
+            Message::None
+        } else {
+            Message::Write {
+                va,
+                rkey,
+                len: total,
+                offset: offset + len,
+            }
+        };
+        let verdict = Verdict::Write {
+            va: va.wrapping_add(u64::from(offset)),
+            rkey,
+            len,
+            whole_len: if first && !last { total } else { 0 },
+            take_wqe: with_imm,
+            last,
+        };
+        return Ok((verdict, message));
+    }
+    if opcode == op::READ_REQUEST {
+        let Some(reth) = i.reth else {
+            return Err(Fault::InvalidRequest);
+        };
+        if i.max_dest_rd_atomic == 0 || reth.dma_len > MAX_MESSAGE {
+            return Err(Fault::InvalidRequest);
+        }
+        if reth.dma_len > 0 && !i.access.contains(Access::REMOTE_READ) {
+            return Err(Fault::RemoteAccess);
+        }
+        let npsn = read_psns(reth.dma_len, mtu);
+        return Ok((Verdict::Read { npsn }, i.message));
+    }
+    if opcode == op::COMPARE_SWAP || opcode == op::FETCH_ADD {
+        let Some(a) = i.atomic_eth else {
+            return Err(Fault::InvalidRequest);
+        };
+        if i.max_dest_rd_atomic == 0 || a.va % 8 != 0 {
+            return Err(Fault::InvalidRequest);
+        }
+        if !i.access.contains(Access::REMOTE_ATOMIC) {
+            return Err(Fault::RemoteAccess);
+        }
+        return Ok((Verdict::Atomic, i.message));
+    }
+    Err(Fault::InvalidRequest)
+}
+
+thread_local! {
+    static CHECK_TRACE: RefCell<Option<Vec<(CheckInput, CheckOutcome)>>> =
+        const { RefCell::new(None) };
+}
+
+/// Runs `f` recording every request check the responders of this thread
+/// make (input and outcome, in order): traces for the RTL request checker.
+pub fn record_checks<R>(f: impl FnOnce() -> R) -> (R, Vec<(CheckInput, CheckOutcome)>) {
+    let outer = CHECK_TRACE.with(|t| t.borrow_mut().replace(Vec::new()));
+    let r = f();
+    let trace = CHECK_TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), outer));
+    (r, trace.unwrap_or_default())
+}
+
+fn check_input(qp: &Qp, f: &RoceFrame) -> CheckInput {
+    CheckInput {
+        state: qp.state,
+        mtu: qp.mtu(),
+        access: qp.access,
+        epsn: qp.resp.epsn,
+        msn: qp.resp.msn,
+        nak_sent: qp.resp.nak_sent,
+        max_dest_rd_atomic: qp.path.map_or(0, |a| a.max_dest_rd_atomic),
+        min_rnr_timer: qp.path.map_or(0, |a| a.min_rnr_timer),
+        message: match &qp.resp.cur {
+            None => Message::None,
+            Some(InProgress::Send { offset, .. }) => Message::Send { offset: *offset },
+            Some(InProgress::Write {
+                va,
+                rkey,
+                len,
+                offset,
+            }) => Message::Write {
+                va: *va,
+                rkey: *rkey,
+                len: *len,
+                offset: *offset,
+            },
+        },
+        rq_available: !qp.rq.is_empty(),
+        opcode: f.bth.opcode,
+        psn: f.bth.psn,
+        ack_req: f.bth.ack_req,
+        payload_len: f.payload.len() as u32,
+        reth: f.ext.reth,
+        atomic_eth: f.ext.atomic_eth,
+    }
 }
 
 /// PSNs a READ of `len` bytes occupies: its response packets.
@@ -674,5 +1041,129 @@ pub(crate) fn next_output(qp: &mut Qp, env: &mut Env) -> Option<Vec<u8>> {
         if let Some(bytes) = crate::tx::frame(env, qp, bth, ext, payload, ect) {
             return Some(bytes);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(epsn: u32) -> CheckInput {
+        CheckInput {
+            state: QpState::Rts,
+            mtu: 1024,
+            access: Access::ALL,
+            epsn,
+            msn: 0xFF_FFFF,
+            nak_sent: false,
+            max_dest_rd_atomic: 4,
+            min_rnr_timer: 12,
+            message: Message::None,
+            rq_available: true,
+            opcode: op::SEND_ONLY,
+            psn: epsn,
+            ack_req: true,
+            payload_len: 10,
+            reth: None,
+            atomic_eth: None,
+        }
+    }
+
+    #[test]
+    fn psn_classes_wrap_at_2_pow_24() {
+        let i = CheckInput {
+            psn: 0,
+            ..live(0xFF_FFFF)
+        };
+        let o = check_request(&i);
+        assert_eq!(o.verdict, Verdict::OutOfSequence);
+        assert_eq!(o.response.map(|r| r.psn), Some(0xFF_FFFF));
+        assert!(o.nak_sent);
+        let o = check_request(&CheckInput {
+            nak_sent: true,
+            ..i
+        });
+        assert_eq!((o.verdict, o.response), (Verdict::OutOfSequence, None));
+
+        let o = check_request(&CheckInput {
+            psn: 0xFF_FFFF,
+            ..live(0)
+        });
+        assert_eq!(o.verdict, Verdict::Duplicate(DuplicateClass::SendWrite));
+        assert_eq!(o.response.map(|r| r.psn), Some(0xFF_FFFF));
+
+        // In order: executed, the PSN and the MSN wrap.
+        let o = check_request(&live(0xFF_FFFF));
+        assert_eq!((o.epsn, o.msn), (0, 0));
+        assert_eq!(o.response.map(|r| (r.psn, r.msn)), Some((0xFF_FFFF, 0)));
+    }
+
+    #[test]
+    fn write_sequence_carries_its_reth_and_checks_the_fit() {
+        let reth = Reth {
+            va: 0x1000,
+            rkey: 0xAB,
+            dma_len: 2048 + 5,
+        };
+        let first = CheckInput {
+            opcode: op::WRITE_FIRST,
+            payload_len: 1024,
+            reth: Some(reth),
+            ..live(7)
+        };
+        let o = check_request(&first);
+        assert_eq!(
+            o.verdict,
+            Verdict::Write {
+                va: 0x1000,
+                rkey: 0xAB,
+                len: 1024,
+                whole_len: 2053,
+                take_wqe: false,
+                last: false,
+            }
+        );
+        let mid = CheckInput {
+            opcode: op::WRITE_MIDDLE,
+            psn: 8,
+            epsn: o.epsn,
+            message: o.message,
+            reth: None,
+            ..first
+        };
+        let o = check_request(&mid);
+        assert!(matches!(o.verdict, Verdict::Write { va: 0x1400, .. }));
+        // Five bytes are left: a LAST of six does not fit.
+        let last = CheckInput {
+            opcode: op::WRITE_LAST_IMM,
+            psn: 9,
+            epsn: o.epsn,
+            message: o.message,
+            payload_len: 6,
+            ..mid
+        };
+        let bad = check_request(&last);
+        assert_eq!(bad.verdict, Verdict::InvalidRequest);
+        assert!(bad.to_error);
+        let o = check_request(&CheckInput {
+            payload_len: 5,
+            ..last
+        });
+        assert!(matches!(
+            o.verdict,
+            Verdict::Write {
+                take_wqe: true,
+                last: true,
+                ..
+            }
+        ));
+        assert_eq!(o.message, Message::None);
+        let o = check_request(&CheckInput {
+            payload_len: 5,
+            rq_available: false,
+            ..last
+        });
+        assert_eq!(o.verdict, Verdict::Rnr);
+        assert_eq!(o.response.map(|r| r.syndrome), Some(syndrome::RNR_NAK | 12));
     }
 }
