@@ -5,7 +5,8 @@
 
 use crate::dma::{sgl_segments, write_segments, LocalError};
 use crate::nic::Env;
-use crate::qp::{rnr_timer_ns, Qp, RespItem, WqeKind};
+use crate::qp::{Qp, RespItem, WqeKind};
+use crate::timers::rnr_timer_ns;
 use crate::verbs::{Access, Cqe, QpState, SendOp, WcOpcode, WcStatus};
 use crate::Time;
 use rocenic_wire::{op, psn, syndrome, AethKind, RoceFrame};
