@@ -12,6 +12,7 @@ use crate::icrc_checker::IcrcChecker;
 use crate::icrc_generator::IcrcGenerator;
 use crate::mr_translate::MrTranslateDefault;
 use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
+use crate::qp_timers::QpTimers;
 use crate::register_slice::AxisRegisterSlice;
 use crate::rx_parser::RxParser;
 use crate::stream::{DATA_BITS, KEEP_BITS};
@@ -60,6 +61,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("mr_translate", MrTranslateDefault::default()),
         // 1024 QPs, 288-bit records in block RAM.
         ExportedBlock::new("qp_context", QpContext::<DEFAULT_QPN_BITS>::default()),
+        // 1024 QPs' ACK timeout / RNR wait deadlines in one block RAM.
+        ExportedBlock::new("qp_timers", QpTimers::<DEFAULT_QPN_BITS>::default()),
     ]
 }
 

@@ -23,10 +23,12 @@
 //!   read-modify-write that forwards in-flight updates;
 //! - [`mr_translate`]: MR table and MTT in block RAM, (key, VA, length) to
 //!   host DMA segments split at page boundaries, every protection check in
-//!   hardware.
+//!   hardware;
+//! - [`qp_timers`]: the retransmit engine's per-QP local ACK timeout and
+//!   RNR wait, a RAM of deadlines scanned round robin.
 //!
-//! To come, mirroring `sim/model`: requester and responder; the
-//! retransmit/ACK engine (Go-Back-N, timers); the DCQCN rate shaper; the
+//! To come, mirroring `sim/model`: requester and responder; the rest of
+//! the retransmit/ACK engine (Go-Back-N); the DCQCN rate shaper; the
 //! host interface (doorbells, WQE fetch, CQE write, DMA).
 //!
 //! [`export::blocks`] lists what is exported to Verilog for Verilator and
@@ -47,6 +49,7 @@ pub mod mr_translate;
 pub mod opcode_headers;
 pub mod qp_context;
 pub mod qp_context_record;
+pub mod qp_timers;
 pub mod register_slice;
 pub mod rx_parser;
 pub mod skid_buffer;
