@@ -4,9 +4,9 @@
 //! checked (armed, due, on time, exactly once), replayed on the generated
 //! Verilog under Icarus; a re-arm in each cycle of the scanner's read to
 //! decision window never fires the old deadline; expiries held back by
-//! backpressure come out once each in round-robin order; the QP count as a build
-//! parameter up to 16384 (Verilog, Verilator lint); one block RAM for the
-//! records (Yosys synth_xilinx). The long random runs, wrap of the time
+//! backpressure come out once each in round-robin order; the QP count as
+//! a build parameter up to 16384 (Verilog, Verilator lint); one block RAM
+//! for the records (Yosys synth_xilinx). The long random runs, wrap of the time
 //! base included, are under Verilator (`sim/tests/rtl_qp_timers.rs`).
 
 use rand::{Rng, SeedableRng};
@@ -79,6 +79,7 @@ impl Bench {
 #[test]
 fn random_timers_fire_once_on_time_under_backpressure() {
     let seed = 0x7133_0001;
+    eprintln!("seed {seed:#x}");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut b = Bench::new();
     b.sim.record();
