@@ -3,6 +3,10 @@
 //! visits every QP in turn. With up to 16384 QPs there cannot be a counter
 //! per QP; one 36-bit record per QP in block RAM and one comparator do.
 //!
+//! One timer per QP is enough: in the model's requester an RNR wait stops
+//! the ACK timer and rewinds the outstanding window (`ackreq_end = una`),
+//! and nothing is sent until the wait ends, so the two never run at once.
+//!
 //! The QP count is `2^A` (`A` address bits, 10 = 1024 QPs by default, 2 to
 //! 14 = 16384).
 //!
@@ -30,8 +34,9 @@
 //! than that plus the rounding. The longest timer (ACK code 31, 2^32 units,
 //! 2.44 h) is half the 2^34-unit range, so `now - deadline` taken mod 2^34
 //! tells past from future for every code ("due" is its top bit clear),
-//! across the wrap of the time base, as long as a due timer is seen within
-//! another 2^32 units (2.4 h) of expiry backpressure.
+//! across the wrap of the time base, as long as a due timer is decided
+//! within 2^33 units (4.9 h) of its deadline, i.e. unless backpressure
+//! holds the scan that long.
 //!
 //! The time base starts at [`TIME_ORIGIN`], 256 units (524 us) before it
 //! wraps, as Linux starts `jiffies` just before its wrap: a comparison
@@ -60,19 +65,30 @@
 //! are dropped and redone), still dropping the read if a command for the
 //! QP comes meanwhile. Nothing is lost.
 //!
+//! # Latency and throughput
+//!
+//! - Commands: one per cycle, indefinitely (`ready` is constant high); a
+//!   command acts in the cycle it is presented.
+//! - Scan: one QP read per cycle, less one cycle per expiry and the
+//!   cycles of backpressure stalls. A read is decided 2 cycles later
+//!   ([`DECISION_LATENCY`]) and its expiry presented 3 cycles after the
+//!   read, from a register.
+//!
 //! # Lateness and scan period
 //!
 //! A timer whose deadline unit began in cycle `d` is presented by cycle
 //! `d + 2^A + E + 3 H` ([`lateness_bound`]), where `E` counts the expiries
 //! presented and `H` the cycles an expiry was held (valid, not ready) from
 //! `d - 4` on: a full scan is `2^A` reads, each firing takes one cycle
-//! from the scan and each held cycle at most three. At 1024 QPs a scan is
-//! 4.096 us plus one cycle per expiry, shorter than the shortest timer
-//! (ACK code 1, 8.192 us; RNR code 1, 10 us): a timer fires at most about
-//! one scan period plus one unit (RNR: two units) after it was due. At
-//! 16384 QPs a scan is 65.5 us, so short codes fire up to 65.5 us (plus
-//! expiries) late; codes of 65.5 us and more (ACK 4+, RNR 7+) stay within
-//! about their own duration.
+//! from the scan and each held cycle at most three. The deadline unit
+//! begins at most one unit (ACK timeout) or two (RNR wait) after arm +
+//! duration. So at 1024 QPs, without backpressure, a timer fires at most
+//! one scan (4.096 us, plus 4 ns per expiry in it; 8.2 us if all 1024
+//! fire at once) plus one unit (RNR: two) late; the scan is shorter than
+//! the shortest timer (ACK code 1, 8.192 us; RNR code 1, 10 us). At 16384
+//! QPs a scan is 65.5 us (131 us if all fire at once), so short codes
+//! fire up to that late; codes of 65.5 us and more (ACK 4+, RNR 7+) stay
+//! within about their own duration.
 //!
 //! # Memory
 //!
