@@ -203,7 +203,7 @@ fn backpressure_pauses_the_scan_in_order() {
         // The first due one went to the output register, the rest wait.
         assert_eq!(b.fired.len(), before + 1);
         while b.sim.cycles() < start + 9 * UNIT_CYCLES {
-            let ready = rng.gen_bool(if round % 2 == 0 { 0.5 } else { 0.2 });
+            let ready = rng.gen_bool(if round.is_multiple_of(2) { 0.5 } else { 0.2 });
             b.step(None, ready);
         }
         let order: Vec<u32> = b.fired[before..].iter().map(|f| f.qpn).collect();

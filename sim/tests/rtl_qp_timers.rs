@@ -355,7 +355,7 @@ fn deadlines_across_the_wrap_of_the_time_base() {
         let c = b.cycle();
         // Arms in the 60 units before the wrap, each QP once.
         let window = wrap - 60 * UNIT_CYCLES..wrap;
-        let command = (window.contains(&c) && c % 32 == 0).then(|| {
+        let command = (window.contains(&c) && c.is_multiple_of(32)).then(|| {
             let qpn = ((c / 32) % u64::from(QPS)) as u32;
             match qpn % 4 {
                 0 | 1 => {
@@ -364,7 +364,7 @@ fn deadlines_across_the_wrap_of_the_time_base() {
                         qpn,
                         kind: qpn % 4 == 1,
                         // ACK code 31 (2.4 h) or RNR code 0 (655 ms).
-                        code: if qpn % 4 == 0 { 31 } else { 0 },
+                        code: if qpn.is_multiple_of(4) { 31 } else { 0 },
                     }
                 }
                 _ => {
