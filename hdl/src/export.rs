@@ -12,6 +12,7 @@ use crate::icrc_checker::IcrcChecker;
 use crate::icrc_generator::IcrcGenerator;
 use crate::mr_translate::MrTranslateDefault;
 use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
+use crate::qp_timers::QpTimers;
 use crate::register_slice::AxisRegisterSlice;
 use crate::request_checker::RequestChecker;
 use crate::request_segmenter::RequestSegmenter;
@@ -69,6 +70,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("request_segmenter", RequestSegmenter::default()),
         // The responder's per-request decision, one cycle, no memory.
         ExportedBlock::new("request_checker", RequestChecker::default()),
+        // 1024 QPs' ACK timeout / RNR wait deadlines in one block RAM.
+        ExportedBlock::new("qp_timers", QpTimers::<DEFAULT_QPN_BITS>::default()),
     ]
 }
 

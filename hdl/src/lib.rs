@@ -26,6 +26,8 @@
 //! - [`mr_translate`]: MR table and MTT in block RAM, (key, VA, length) to
 //!   host DMA segments split at page boundaries, every protection check in
 //!   hardware;
+//! - [`qp_timers`]: the retransmit engine's per-QP local ACK timeout and
+//!   RNR wait, a RAM of deadlines scanned round robin;
 //! - [`request_checker`]: the responder's per-request decision (QP state,
 //!   PSN class, opcode sequence and lengths, RNR, ACK/NAK, new context and
 //!   message in progress, placement) from the header and the QP's state;
@@ -60,6 +62,7 @@ pub mod mr_translate;
 pub mod opcode_headers;
 pub mod qp_context;
 pub mod qp_context_record;
+pub mod qp_timers;
 pub mod register_slice;
 pub mod request_checker;
 pub mod request_segmenter;

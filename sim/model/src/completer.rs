@@ -6,7 +6,8 @@
 use crate::dma::{sgl_segments, write_segments, LocalError};
 use crate::nic::Env;
 pub use crate::qp::WqeKind;
-use crate::qp::{rnr_timer_ns, Qp, RespItem, SendWqe};
+use crate::qp::{Qp, RespItem, SendWqe};
+use crate::timers::rnr_timer_ns;
 use crate::verbs::{Access, Cqe, QpState, SendOp, WcOpcode, WcStatus};
 use crate::Time;
 use rocenic_wire::{op, psn, syndrome, Aeth, AethKind, RoceFrame};

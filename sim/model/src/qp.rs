@@ -393,10 +393,8 @@ impl Qp {
 
     /// Local ACK timeout in ns; `None` for timeout 0 (wait forever).
     pub fn ack_timeout_ns(&self) -> Option<Time> {
-        match self.send {
-            Some(a) if a.timeout > 0 => Some(4096u64 << a.timeout),
-            _ => None,
-        }
+        self.send
+            .and_then(|a| crate::timers::ack_timeout_ns(a.timeout))
     }
 
     /// Back to RESET: every queue emptied, attributes forgotten.
@@ -422,14 +420,4 @@ pub(crate) fn source_ip_for(local: IpAddr, remote: IpAddr) -> Option<IpAddr> {
         (IpAddr::V4(l), IpAddr::V6(_)) => Some(IpAddr::V6(l.to_ipv6_mapped())),
         (IpAddr::V6(l), IpAddr::V4(_)) => l.to_ipv4_mapped().map(IpAddr::V4),
     }
-}
-
-/// RNR NAK timer codes in ns (IBA table 45; reference card).
-pub(crate) fn rnr_timer_ns(code: u8) -> Time {
-    // In units of 0.01 ms; code 0 is the longest, 655.36 ms.
-    const UNITS: [u64; 32] = [
-        65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
-        1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
-    ];
-    UNITS[usize::from(code & 31)] * 10_000
 }
