@@ -84,8 +84,32 @@ impl Field {
     }
 }
 
+/// A field's type in [`ContextRecordBits`]: `Bits<width>`, or the type
+/// given after `=>` in the layout (`Bit` for flags).
+macro_rules! field_type {
+    ($width:literal) => { Bits<$width> };
+    ($width:literal, $ty:ty) => { $ty };
+}
+
+/// A layout value into its logic type.
+pub trait FromField {
+    fn from_field(value: u32) -> Self;
+}
+
+impl<const N: usize> FromField for Bits<N> {
+    fn from_field(value: u32) -> Self {
+        Bits::<N>::from(u64::from(value))
+    }
+}
+
+impl FromField for Bit {
+    fn from_field(value: u32) -> Self {
+        value != 0
+    }
+}
+
 macro_rules! layout {
-    ($($konst:ident $field:ident : $offset:literal, $width:literal;)*) => {
+    ($($konst:ident $field:ident : $offset:literal, $width:literal $(=> $ty:ty)?;)*) => {
         $(
             #[doc = concat!("`", stringify!($field), "` field.")]
             pub const $konst: Field = Field {
@@ -97,6 +121,24 @@ macro_rules! layout {
 
         /// Every field, in bit order.
         pub const FIELDS: &[Field] = &[$($konst),*];
+
+        /// The record as a logic struct of its fields, for blocks that
+        /// read and rewrite fields (rust-hdl packs the first field at bit
+        /// 0, so this is the word's layout; `hdl/tests/request_checker.rs`
+        /// checks every offset).
+        #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
+        pub struct ContextRecordBits {
+            $(pub $field: field_type!($width $(, $ty)?),)*
+        }
+
+        impl QpContextRecord {
+            /// The record as the logic struct blocks take.
+            pub fn to_bits(&self) -> ContextRecordBits {
+                ContextRecordBits {
+                    $($field: FromField::from_field(self.$field),)*
+                }
+            }
+        }
 
         /// The typed view of one record (see the module doc for meanings).
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -161,11 +203,13 @@ layout! {
     RD_ATOMIC_OUTSTANDING rd_atomic_outstanding: 222, 5;
     RQ_EPSN rq_epsn: 227, 24;
     RQ_MSN rq_msn: 251, 24;
-    NAK_SENT nak_sent: 275, 1;
+    NAK_SENT nak_sent: 275, 1 => Bit;
     MAX_DEST_RD_ATOMIC max_dest_rd_atomic: 276, 5;
     MIN_RNR_TIMER min_rnr_timer: 281, 5;
     IN_PROGRESS in_progress: 286, 2;
 }
+
+const _: () = assert!(<ContextRecordBits as Synth>::BITS == RECORD_BITS);
 
 /// `state` codes (IBA QP states the model has; 5..7 are free for SQD/SQE).
 pub mod state {

@@ -79,7 +79,7 @@
 //! flip-flops (the outcome register: context and message words, placement,
 //! pass-through), 81 CARRY4, no memory.
 
-use crate::qp_context_record::RECORD_BITS;
+use crate::qp_context_record::ContextRecordBits;
 use rust_hdl::prelude::*;
 
 /// `out_verdict`: QP not in RTR/RTS; dropped, nothing changes.
@@ -111,40 +111,6 @@ pub const DUP_READ: u64 = 1;
 pub const DUP_ATOMIC: u64 = 2;
 /// Anything else: dropped.
 pub const DUP_OTHER: u64 = 3;
-
-/// The QP context record as a struct of its fields, for reading and
-/// rewriting fields in logic. Same layout as
-/// [`crate::qp_context_record`] (a test checks every offset).
-#[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
-pub struct ContextRecordBits {
-    pub state: Bits<3>,
-    pub access: Bits<4>,
-    pub path_mtu: Bits<3>,
-    pub pkey: Bits<16>,
-    pub pd: Bits<16>,
-    pub dest_qpn: Bits<24>,
-    pub addr_index: Bits<14>,
-    pub sq_next_psn: Bits<24>,
-    pub sq_send_psn: Bits<24>,
-    pub sq_una_psn: Bits<24>,
-    pub sq_max_sent_psn: Bits<24>,
-    pub sq_ackreq_end_psn: Bits<24>,
-    pub timeout: Bits<5>,
-    pub retry_cnt: Bits<3>,
-    pub rnr_retry: Bits<3>,
-    pub retry_left: Bits<3>,
-    pub rnr_left: Bits<3>,
-    pub max_rd_atomic: Bits<5>,
-    pub rd_atomic_outstanding: Bits<5>,
-    pub rq_epsn: Bits<24>,
-    pub rq_msn: Bits<24>,
-    pub nak_sent: Bit,
-    pub max_dest_rd_atomic: Bits<5>,
-    pub min_rnr_timer: Bits<5>,
-    pub in_progress: Bits<2>,
-}
-
-const _: () = assert!(<ContextRecordBits as Synth>::BITS == RECORD_BITS);
 
 /// The responder's message in progress, one word of its per-QP RAM (the
 /// context's `in_progress` says which kind). A WRITE: its RETH's `va`,

@@ -7,7 +7,9 @@
 //! Verilog replayed under Icarus agrees cycle by cycle; Yosys maps it to
 //! logic and flip-flops only, no memory.
 
-use rocenic_hdl::qp_context_record::{mtu_code, record_words, state, QpContextRecord, FIELDS};
+use rocenic_hdl::qp_context_record::{
+    mtu_code, record_words, state, ContextRecordBits, QpContextRecord, FIELDS,
+};
 use rocenic_hdl::request_checker::*;
 use rocenic_hdl::testbench::{tool_available, yosys_program, yosys_synth, CycleSim};
 use rust_hdl::prelude::*;
@@ -335,45 +337,13 @@ fn drive(sim: &mut CycleSim<RequestChecker>, r: Option<&Req>, tag: u64) {
     u.req_reth_dma_len.next = bits(len.into());
     u.req_has_atomic_eth.next = false;
     u.req_rq_available.next = r.rq;
-    u.req_context.next = context_of(&r.record);
+    u.req_context.next = r.record.to_bits();
     u.req_message.next = MessageState {
         va: bits(r.message[0]),
         rkey: bits(r.message[1] & 0xFFFF_FFFF),
         len: bits(r.message[1] >> 32),
         offset: bits(r.message[2]),
     };
-}
-
-/// The struct view of a packed record (fields at the layout's offsets,
-/// which `context_word_has_the_record_layout` checks).
-fn context_of(r: &QpContextRecord) -> ContextRecordBits {
-    ContextRecordBits {
-        state: bits(r.state.into()),
-        access: bits(r.access.into()),
-        path_mtu: bits(r.path_mtu.into()),
-        pkey: bits(r.pkey.into()),
-        pd: bits(r.pd.into()),
-        dest_qpn: bits(r.dest_qpn.into()),
-        addr_index: bits(r.addr_index.into()),
-        sq_next_psn: bits(r.sq_next_psn.into()),
-        sq_send_psn: bits(r.sq_send_psn.into()),
-        sq_una_psn: bits(r.sq_una_psn.into()),
-        sq_max_sent_psn: bits(r.sq_max_sent_psn.into()),
-        sq_ackreq_end_psn: bits(r.sq_ackreq_end_psn.into()),
-        timeout: bits(r.timeout.into()),
-        retry_cnt: bits(r.retry_cnt.into()),
-        rnr_retry: bits(r.rnr_retry.into()),
-        retry_left: bits(r.retry_left.into()),
-        rnr_left: bits(r.rnr_left.into()),
-        max_rd_atomic: bits(r.max_rd_atomic.into()),
-        rd_atomic_outstanding: bits(r.rd_atomic_outstanding.into()),
-        rq_epsn: bits(r.rq_epsn.into()),
-        rq_msn: bits(r.rq_msn.into()),
-        nak_sent: r.nak_sent != 0,
-        max_dest_rd_atomic: bits(r.max_dest_rd_atomic.into()),
-        min_rnr_timer: bits(r.min_rnr_timer.into()),
-        in_progress: bits(r.in_progress.into()),
-    }
 }
 
 fn check(sim: &CycleSim<RequestChecker>, w: &Want, tag: u64) {
