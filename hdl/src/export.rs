@@ -15,6 +15,7 @@ use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
 use crate::register_slice::AxisRegisterSlice;
 use crate::response_checker::ResponseChecker;
 use crate::rx_parser::RxParser;
+use crate::send_queue_tracker::SendQueueTrackerDefault;
 use crate::stream::{DATA_BITS, KEEP_BITS};
 use crate::tx_builder::TxBuilder;
 use rust_hdl::prelude::*;
@@ -63,6 +64,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("qp_context", QpContext::<DEFAULT_QPN_BITS>::default()),
         // The completer's per-response decision; no state.
         ExportedBlock::new("response_checker", ResponseChecker::default()),
+        // The ACK engine's WQE rings: 1024 QPs x 16 slots in block RAM.
+        ExportedBlock::new("send_queue_tracker", SendQueueTrackerDefault::default()),
     ]
 }
 

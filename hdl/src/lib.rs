@@ -26,10 +26,13 @@
 //!   hardware;
 //! - [`response_checker`]: the completer's per-response decision (ACK,
 //!   NAK, RNR NAK, READ response placement, atomic ACK) from the header,
-//!   the QP context and the WQE the response belongs to.
+//!   the QP context and the WQE the response belongs to;
+//! - [`send_queue_tracker`]: the ACK engine's per-QP rings of outstanding
+//!   send WQEs (implicit-ACK walk, response lookup and marking, errors,
+//!   flush) and the send CQEs due in posting order.
 //!
-//! To come, mirroring `sim/model`: requester and responder; the
-//! retransmit/ACK engine (Go-Back-N, timers); the DCQCN rate shaper; the
+//! To come, mirroring `sim/model`: requester and responder; the rest of
+//! the retransmit/ACK engine (Go-Back-N, timers); the DCQCN rate shaper; the
 //! host interface (doorbells, WQE fetch, CQE write, DMA).
 //!
 //! [`export::blocks`] lists what is exported to Verilog for Verilator and
@@ -53,6 +56,7 @@ pub mod qp_context_record;
 pub mod register_slice;
 pub mod response_checker;
 pub mod rx_parser;
+pub mod send_queue_tracker;
 pub mod skid_buffer;
 pub mod stream;
 pub mod sync_fifo;

@@ -271,6 +271,11 @@ impl Ring {
         (self.head + index) % self.depth
     }
 
+    /// The slot of the first WQE holding `p`.
+    pub fn slot_of(&self, p: u32) -> Option<usize> {
+        index_of(&self.wqes, p).map(|i| self.slot(i))
+    }
+
     /// Index in posting order of the WQE in `slot`, if it holds one.
     pub fn index_of_slot(&self, slot: usize) -> Option<usize> {
         let i = (slot + self.depth - self.head) % self.depth;
