@@ -68,6 +68,24 @@ fn cmd(op: u64, qpn: u64, psn: u64) -> Cmd {
     }
 }
 
+/// Settles the cycle with `cqe_ready` high every other cycle, keeping the
+/// CQE taken.
+fn take_cqe(sim: &mut CycleSim<Small>, cqes: &mut Vec<Cqe>) {
+    let ready = sim.cycles().is_multiple_of(2);
+    sim.uut.cqe_ready.next = ready;
+    sim.settle();
+    let u = &sim.uut;
+    if u.cqe_valid.val() && ready {
+        cqes.push((
+            u.cqe_qpn.val().to_u64(),
+            u.cqe_slot.val().to_u64(),
+            u.cqe_status.val().to_u64(),
+            u.cqe_opcode.val().to_u64(),
+            u.cqe_byte_len.val().to_u64(),
+        ));
+    }
+}
+
 /// Runs one command to its result; CQEs taken every other cycle.
 fn run(sim: &mut CycleSim<Small>, c: &Cmd, cqes: &mut Vec<Cqe>) -> Res {
     let u = &mut sim.uut;
@@ -86,19 +104,8 @@ fn run(sim: &mut CycleSim<Small>, c: &Cmd, cqes: &mut Vec<Cqe>) -> Res {
     u.cmd_len.next = bits(c.len);
     u.cmd_signaled.next = c.signaled;
     for _ in 0..100 {
-        let ready = sim.cycles() % 2 == 0;
-        sim.uut.cqe_ready.next = ready;
-        sim.settle();
+        take_cqe(sim, cqes);
         let u = &sim.uut;
-        if u.cqe_valid.val() && ready {
-            cqes.push((
-                u.cqe_qpn.val().to_u64(),
-                u.cqe_slot.val().to_u64(),
-                u.cqe_status.val().to_u64(),
-                u.cqe_opcode.val().to_u64(),
-                u.cqe_byte_len.val().to_u64(),
-            ));
-        }
         let taken = u.cmd_valid.val() && u.cmd_ready.val();
         let result = u.res_valid.val().then(|| {
             assert_eq!(u.res_op.val().to_u64(), c.op);
@@ -134,19 +141,7 @@ fn run(sim: &mut CycleSim<Small>, c: &Cmd, cqes: &mut Vec<Cqe>) -> Res {
 
 fn drain_cqes(sim: &mut CycleSim<Small>, cqes: &mut Vec<Cqe>) {
     for _ in 0..6 {
-        let ready = sim.cycles() % 2 == 0;
-        sim.uut.cqe_ready.next = ready;
-        sim.settle();
-        let u = &sim.uut;
-        if u.cqe_valid.val() && ready {
-            cqes.push((
-                u.cqe_qpn.val().to_u64(),
-                u.cqe_slot.val().to_u64(),
-                u.cqe_status.val().to_u64(),
-                u.cqe_opcode.val().to_u64(),
-                u.cqe_byte_len.val().to_u64(),
-            ));
-        }
+        take_cqe(sim, cqes);
         sim.tick();
     }
 }
