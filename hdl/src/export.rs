@@ -18,6 +18,7 @@ use crate::request_checker::RequestChecker;
 use crate::request_segmenter::RequestSegmenter;
 use crate::response_checker::ResponseChecker;
 use crate::rx_parser::RxParser;
+use crate::send_queue_tracker::SendQueueTrackerDefault;
 use crate::stream::{DATA_BITS, KEEP_BITS};
 use crate::tx_builder::TxBuilder;
 use rust_hdl::prelude::*;
@@ -72,6 +73,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("request_checker", RequestChecker::default()),
         // 1024 QPs' ACK timeout / RNR wait deadlines in one block RAM.
         ExportedBlock::new("qp_timers", QpTimers::<DEFAULT_QPN_BITS>::default()),
+        // The ACK engine's WQE rings: 1024 QPs x 16 slots in block RAM.
+        ExportedBlock::new("send_queue_tracker", SendQueueTrackerDefault::default()),
     ]
 }
 

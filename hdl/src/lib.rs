@@ -37,11 +37,13 @@
 //!   by the send window as the model's requester is;
 //! - [`response_checker`]: the completer's per-response decision (ACK,
 //!   NAK, RNR NAK, READ response placement, atomic ACK) from the header,
-//!   the QP context and the WQE the response belongs to.
+//!   the QP context and the WQE the response belongs to;
+//! - [`send_queue_tracker`]: the ACK engine's per-QP rings of outstanding
+//!   send WQEs (implicit-ACK walk, response lookup and marking, errors,
+//!   flush) and the send CQEs due in posting order.
 //!
 //! To come, mirroring `sim/model`: the core that wires them (event
-//! arbitration, send-queue ring, response queue, TX scheduler, DMA
-//! engines); the DCQCN rate shaper; the host interface (doorbells, WQE
+//! arbitration, response queue, TX scheduler, DMA engines); the DCQCN rate shaper; the host interface (doorbells, WQE
 //! fetch, CQE write).
 //!
 //! [`export::blocks`] lists what is exported to Verilog for Verilator and
@@ -68,6 +70,7 @@ pub mod request_checker;
 pub mod request_segmenter;
 pub mod response_checker;
 pub mod rx_parser;
+pub mod send_queue_tracker;
 pub mod skid_buffer;
 pub mod stream;
 pub mod sync_fifo;

@@ -7,6 +7,7 @@ use crate::dma::{sgl_segments, write_segments, LocalError};
 use crate::nic::Env;
 pub use crate::qp::WqeKind;
 use crate::qp::{Qp, RespItem, SendWqe};
+use crate::send_queue::{self, RingOp, RingWqe, SendCqe};
 use crate::timers::rnr_timer_ns;
 use crate::verbs::{Access, Cqe, QpState, SendOp, WcOpcode, WcStatus};
 use crate::Time;
@@ -346,13 +347,13 @@ fn act_on_response(
         ResponseAction::Drop(why) => env.drop_frame(why.reason()),
         ResponseAction::Ack { ack_end } => {
             env.counters.acks_received += 1;
-            if implicit_ack(qp, now, ack_end) {
+            if implicit_ack(qp, env, now, ack_end) {
                 retry(qp, env, Retry::Implicit);
             }
         }
         ResponseAction::RnrNak { ack_end, timer } => {
             env.counters.naks_received.rnr += 1;
-            if implicit_ack(qp, now, ack_end) {
+            if implicit_ack(qp, env, now, ack_end) {
                 retry(qp, env, Retry::Implicit);
             } else {
                 rnr_wait(qp, env, now, timer);
@@ -360,7 +361,7 @@ fn act_on_response(
         }
         ResponseAction::SequenceNak { ack_end } => {
             env.counters.naks_received.psn_sequence += 1;
-            implicit_ack(qp, now, ack_end);
+            implicit_ack(qp, env, now, ack_end);
             retry(qp, env, Retry::Implicit);
         }
         ResponseAction::ErrorNak { ack_end, status } => {
@@ -370,7 +371,7 @@ fn act_on_response(
                 WcStatus::RemOpErr => naks.remote_operational += 1,
                 _ => naks.invalid_request += 1,
             }
-            implicit_ack(qp, now, ack_end);
+            implicit_ack(qp, env, now, ack_end);
             fail_at(qp, env, f.bth.psn, status);
         }
         ResponseAction::AtomicAck { ack_end } => {
@@ -390,12 +391,12 @@ fn on_atomic_ack(
     f: &RoceFrame,
     ack_end: u32,
 ) -> Option<Result<(), WqeDrop>> {
-    if implicit_ack(qp, now, ack_end) {
+    if implicit_ack(qp, env, now, ack_end) {
         retry(qp, env, Retry::Implicit);
         return None;
     }
     let p = f.bth.psn;
-    let idx = qp.sq.index_of(p);
+    let idx = lookup(qp, env, p);
     let view = idx.map(|i| WqeView::of(&qp.sq.wqes[i]));
     let outcome = check_atomic_ack(view.as_ref(), p);
     let (Ok(()), Some(idx)) = (outcome, idx) else {
@@ -409,12 +410,11 @@ fn on_atomic_ack(
     match sgl_segments(env.mrs, qp.pd, &w.wr.sgl, 0, 8, Access::LOCAL_WRITE) {
         Ok(segs) => {
             write_segments(env.memory, &segs, &orig.to_le_bytes());
-            let w = &mut qp.sq.wqes[idx];
-            w.done_psn = w.end_psn();
-            w.complete = true;
+            let end = qp.sq.wqes[idx].end_psn();
+            complete_response(qp, env, idx, p, end, true);
             progress(qp, now);
         }
-        Err(e) => qp.sq.wqes[idx].error = Some(local_status(e)),
+        Err(e) => local_error(qp, env, idx, p, local_status(e)),
     }
     Some(outcome)
 }
@@ -426,12 +426,12 @@ fn on_read_response(
     f: &RoceFrame,
     ack_end: u32,
 ) -> Option<Result<ReadPlacement, WqeDrop>> {
-    if implicit_ack(qp, now, ack_end) {
+    if implicit_ack(qp, env, now, ack_end) {
         retry(qp, env, Retry::Implicit);
         return None;
     }
     let p = f.bth.psn;
-    let idx = qp.sq.index_of(p);
+    let idx = lookup(qp, env, p);
     let view = idx.map(|i| WqeView::of(&qp.sq.wqes[i]));
     let outcome = check_read_response(
         view.as_ref(),
@@ -462,16 +462,41 @@ fn on_read_response(
     ) {
         Ok(segs) => {
             write_segments(env.memory, &segs, &f.payload);
-            let w = &mut qp.sq.wqes[idx];
-            w.done_psn = psn::add(w.done_psn, 1);
-            if place.completes_wqe {
-                w.complete = true;
-            }
+            let done = psn::add(qp.sq.wqes[idx].done_psn, 1);
+            complete_response(qp, env, idx, p, done, place.completes_wqe);
             progress(qp, now);
         }
-        Err(e) => qp.sq.wqes[idx].error = Some(local_status(e)),
+        Err(e) => local_error(qp, env, idx, p, local_status(e)),
     }
     Some(outcome)
+}
+
+/// The WQE holding `p`, for a READ response or atomic ACK.
+fn lookup(qp: &Qp, env: &mut Env, p: u32) -> Option<usize> {
+    let idx = qp.sq.index_of(p);
+    env.log_ring(qp.qpn, || RingOp::Lookup {
+        psn: p,
+        found: idx.map(|i| qp.sq.wqes[i].record()),
+    });
+    idx
+}
+
+/// [`send_queue::mark_response`] on WQE `idx`, which holds `p`.
+fn complete_response(qp: &mut Qp, env: &mut Env, idx: usize, p: u32, done: u32, completes: bool) {
+    env.log_ring(qp.qpn, || RingOp::CompleteResponse {
+        psn: p,
+        new_done: done,
+        completes,
+    });
+    send_queue::mark_response(&mut qp.sq.wqes[idx], done, completes);
+}
+
+/// WQE `idx`, which holds `p` and is not complete, fails its local
+/// checks: it completes in error when it reaches the head.
+pub(crate) fn local_error(qp: &mut Qp, env: &mut Env, idx: usize, p: u32, status: WcStatus) {
+    env.log_ring(qp.qpn, || RingOp::Fail { psn: p, status });
+    debug_assert_eq!(send_queue::fail_choice(&qp.sq.wqes, p), Some(idx));
+    qp.sq.wqes[idx].set_error(status);
 }
 
 fn local_status(e: LocalError) -> WcStatus {
@@ -481,35 +506,19 @@ fn local_status(e: LocalError) -> WcStatus {
     }
 }
 
-/// Acknowledges every PSN before `end`: SEND/WRITE WQEs entirely before it
-/// complete. Returns true when that range covers a READ or atomic whose
-/// response has not (fully) arrived: the responder has executed it, so
-/// its response was lost and the requester must retry.
-fn implicit_ack(qp: &mut Qp, now: Time, end: u32) -> bool {
+/// Acknowledges every PSN before `end` ([`send_queue::implicit_ack`]);
+/// true when a READ or atomic response was lost.
+fn implicit_ack(qp: &mut Qp, env: &mut Env, now: Time, end: u32) -> bool {
     let before = qp.sq.una();
-    let mut lost = false;
-    for w in qp.sq.wqes.iter_mut() {
-        if w.complete {
-            continue;
-        }
-        if w.error.is_some() {
-            break;
-        }
-        if psn::diff(end, w.end_psn()) >= 0 {
-            if w.kind.needs_response() {
-                lost = true;
-                break;
-            }
-            w.done_psn = w.end_psn();
-            w.complete = true;
-        } else {
-            if !w.kind.needs_response() && psn::diff(end, w.done_psn) > 0 {
-                w.done_psn = end;
-            }
-            break;
-        }
-    }
-    if qp.sq.una() != before {
+    let lost = send_queue::implicit_ack(&mut qp.sq.wqes, end);
+    let una = qp.sq.una();
+    env.log_ring(qp.qpn, || RingOp::Ack {
+        end,
+        next_psn: qp.sq.next_psn,
+        lost,
+        una,
+    });
+    if una != before {
         progress(qp, now);
     }
     lost
@@ -581,13 +590,9 @@ fn rnr_wait(qp: &mut Qp, env: &mut Env, now: Time, code: u8) {
 /// The WQE holding `p` (or the oldest incomplete one) fails with
 /// `status`; completions run and the QP goes to ERR.
 fn fail_at(qp: &mut Qp, env: &mut Env, p: u32, status: WcStatus) {
-    let idx = qp
-        .sq
-        .index_of(p)
-        .filter(|&i| !qp.sq.wqes[i].complete)
-        .or_else(|| qp.sq.wqes.iter().position(|w| !w.complete));
-    if let Some(i) = idx {
-        qp.sq.wqes[i].error = Some(status);
+    env.log_ring(qp.qpn, || RingOp::Fail { psn: p, status });
+    if let Some(i) = send_queue::fail_choice(&qp.sq.wqes, p) {
+        qp.sq.wqes[i].set_error(status);
     }
     drain(qp, env);
     if qp.state != QpState::Err {
@@ -615,7 +620,7 @@ pub(crate) fn on_timer(qp: &mut Qp, env: &mut Env, now: Time) {
     drain(qp, env);
 }
 
-fn wc_opcode(op: &SendOp) -> WcOpcode {
+pub(crate) fn wc_opcode(op: &SendOp) -> WcOpcode {
     match op {
         SendOp::Send | SendOp::SendWithImm { .. } | SendOp::SendWithInv { .. } => WcOpcode::Send,
         SendOp::Write { .. } | SendOp::WriteWithImm { .. } => WcOpcode::RdmaWrite,
@@ -628,29 +633,29 @@ fn wc_opcode(op: &SendOp) -> WcOpcode {
 /// Writes the completions that are due, in posting order: finished WQEs
 /// at the head of the queue; a failed one moves the QP to ERR.
 pub(crate) fn drain(qp: &mut Qp, env: &mut Env) {
-    while let Some(w) = qp.sq.wqes.front() {
-        if w.complete {
-            let w = qp.sq.wqes.pop_front().expect("front exists");
-            if w.wr.signaled {
-                env.complete(
-                    qp.send_cq,
-                    Cqe {
-                        wr_id: w.wr.wr_id,
-                        status: WcStatus::Success,
-                        opcode: wc_opcode(&w.wr.op),
-                        qpn: qp.qpn,
-                        byte_len: w.len as u32,
-                        imm: None,
-                        invalidated_rkey: None,
-                    },
-                );
-            }
-        } else if w.error.is_some() {
-            move_to_error(qp, env);
-            return;
-        } else {
-            return;
-        }
+    let (done, failed) = send_queue::drain(&mut qp.sq.wqes);
+    let mut logged = Vec::new();
+    for w in done.iter().filter(|w| w.wr.signaled) {
+        let cqe = Cqe {
+            wr_id: w.wr.wr_id,
+            status: WcStatus::Success,
+            opcode: wc_opcode(&w.wr.op),
+            qpn: qp.qpn,
+            byte_len: w.len as u32,
+            imm: None,
+            invalidated_rkey: None,
+        };
+        logged.push(SendCqe::of(&cqe));
+        env.complete(qp.send_cq, cqe);
+    }
+    if !done.is_empty() || failed {
+        env.log_ring(qp.qpn, || RingOp::Drain {
+            cqes: logged,
+            failed,
+        });
+    }
+    if failed {
+        move_to_error(qp, env);
     }
 }
 
@@ -660,20 +665,21 @@ pub(crate) fn drain(qp: &mut Qp, env: &mut Env) {
 /// learns why.
 pub(crate) fn move_to_error(qp: &mut Qp, env: &mut Env) {
     qp.state = QpState::Err;
-    for w in std::mem::take(&mut qp.sq.wqes) {
-        env.complete(
-            qp.send_cq,
-            Cqe {
-                wr_id: w.wr.wr_id,
-                status: w.error.unwrap_or(WcStatus::WrFlushErr),
-                opcode: wc_opcode(&w.wr.op),
-                qpn: qp.qpn,
-                byte_len: 0,
-                imm: None,
-                invalidated_rkey: None,
-            },
-        );
+    let mut logged = Vec::new();
+    for (w, status) in send_queue::flush(&mut qp.sq.wqes) {
+        let cqe = Cqe {
+            wr_id: w.wr.wr_id,
+            status,
+            opcode: wc_opcode(&w.wr.op),
+            qpn: qp.qpn,
+            byte_len: 0,
+            imm: None,
+            invalidated_rkey: None,
+        };
+        logged.push(SendCqe::of(&cqe));
+        env.complete(qp.send_cq, cqe);
     }
+    env.log_ring(qp.qpn, || RingOp::Flush { cqes: logged });
     qp.sq.ack_timer = None;
     qp.sq.rnr_until = None;
     if let Some(crate::qp::InProgress::Send { wr, .. }) = qp.resp.cur.take() {

@@ -13,6 +13,7 @@ use crate::mr::{MrKeys, MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use crate::qp::{Qp, SendWqe, WqeKind};
 use crate::requester;
 use crate::responder;
+use crate::send_queue::{RingOp, RingRecord};
 use crate::verbs::{
     Access, CqId, Cqe, ModifyQp, PdId, QpCaps, QpState, Qpn, RecvWr, SendWr, VerbsError, WcStatus,
 };
@@ -110,6 +111,8 @@ pub(crate) struct Env<'a> {
     pub ip_id: &'a mut u16,
     /// Where the completer records response packets, when asked to.
     pub response_log: &'a mut Option<Vec<ResponseRecord>>,
+    /// Where the send-queue operations are recorded, when asked to.
+    pub ring_log: &'a mut Option<Vec<RingRecord>>,
 }
 
 impl Env<'_> {
@@ -127,6 +130,13 @@ impl Env<'_> {
             .tx_errors
             .entry(reason.to_string())
             .or_default() += 1;
+    }
+
+    /// Records a send-queue operation of `qpn` when asked to.
+    pub fn log_ring(&mut self, qpn: Qpn, op: impl FnOnce() -> RingOp) {
+        if let Some(log) = self.ring_log.as_mut() {
+            log.push(RingRecord { qpn, op: op() });
+        }
     }
 
     pub fn complete(&mut self, cq: CqId, cqe: Cqe) {
@@ -160,6 +170,7 @@ pub struct Nic {
     /// Latest time the fabric told us about.
     now: Time,
     response_log: Option<Vec<ResponseRecord>>,
+    ring_log: Option<Vec<RingRecord>>,
 }
 
 /// Splits the NIC into one QP and the shared environment.
@@ -174,6 +185,7 @@ macro_rules! with_qp {
             ip_id,
             qps,
             response_log,
+            ring_log,
             ..
         } = $self;
         match qps.get_mut(&$qpn) {
@@ -186,6 +198,7 @@ macro_rules! with_qp {
                     cqs,
                     ip_id,
                     response_log,
+                    ring_log,
                 };
                 Some($body)
             }
@@ -216,6 +229,7 @@ impl Nic {
             rr_req: 0,
             now: 0,
             response_log: None,
+            ring_log: None,
         }
     }
 
@@ -223,6 +237,21 @@ impl Nic {
     /// (its inputs and the decision; see [`ResponseRecord`]).
     pub fn record_responses(&mut self) {
         self.response_log.get_or_insert_with(Vec::new);
+    }
+
+    /// From now on, records every operation on the send queues and what
+    /// it found (see [`RingRecord`]), for the send-queue tracker's RTL
+    /// checks.
+    pub fn record_ring_ops(&mut self) {
+        self.ring_log.get_or_insert_with(Vec::new);
+    }
+
+    /// The send-queue operations recorded since the last call, in order.
+    pub fn take_ring_log(&mut self) -> Vec<RingRecord> {
+        self.ring_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The responses recorded since the last call, in arrival order.
@@ -344,6 +373,9 @@ impl Nic {
                 Ok(())
             }
             ModifyQp::ToReset => {
+                if !qp.sq.wqes.is_empty() {
+                    env.log_ring(qpn, || RingOp::Clear);
+                }
                 qp.reset(&dcqcn, rate);
                 Ok(())
             }
@@ -412,7 +444,7 @@ impl Nic {
             }
             let first = qp.sq.next_psn;
             qp.sq.next_psn = psn::add(first, npsn);
-            qp.sq.wqes.push_back(SendWqe {
+            let wqe = SendWqe {
                 wr,
                 kind,
                 len,
@@ -421,7 +453,12 @@ impl Nic {
                 done_psn: first,
                 complete: false,
                 error: too_long.then_some(WcStatus::LocLenErr),
+            };
+            env.log_ring(qpn, || RingOp::Post {
+                record: wqe.record(),
+                wr_id: wqe.wr.wr_id,
             });
+            qp.sq.wqes.push_back(wqe);
             completer::drain(qp, &mut env);
             Ok(())
         })
@@ -493,6 +530,7 @@ impl Nic {
             ip_id,
             qps,
             response_log,
+            ring_log,
             ..
         } = self;
         let mut env = Env {
@@ -503,6 +541,7 @@ impl Nic {
             cqs,
             ip_id,
             response_log,
+            ring_log,
         };
         if let Some(frame) = crate::tx::frame(
             &mut env,

@@ -5,6 +5,7 @@
 //! replay resources, queued responses).
 
 use crate::dcqcn::{DcqcnConfig, NotificationPoint, ReactionPoint};
+use crate::send_queue::{self, RingWqe, WqeRecord};
 use crate::verbs::{
     Access, CqId, ModifyQp, PdId, QpCaps, QpState, Qpn, RecvWr, RemoteAddress, SendOp, SendWr,
     VerbsError, WcStatus,
@@ -82,13 +83,49 @@ pub(crate) struct SendWqe {
 }
 
 impl SendWqe {
-    pub fn end_psn(&self) -> u32 {
-        psn::add(self.first_psn, self.npsn)
+    /// What the send-queue tracker keeps of it.
+    pub fn record(&self) -> WqeRecord {
+        WqeRecord {
+            kind: self.kind,
+            opcode: crate::completer::wc_opcode(&self.wr.op),
+            first_psn: self.first_psn,
+            npsn: self.npsn,
+            done_psn: self.done_psn,
+            len: self.len as u32,
+            signaled: self.wr.signaled,
+            complete: self.complete,
+            error: self.error,
+        }
     }
+}
 
-    pub fn contains(&self, p: u32) -> bool {
-        let d = psn::diff(p, self.first_psn);
-        d >= 0 && (d as u32) < self.npsn
+impl RingWqe for SendWqe {
+    fn kind(&self) -> WqeKind {
+        self.kind
+    }
+    fn first_psn(&self) -> u32 {
+        self.first_psn
+    }
+    fn npsn(&self) -> u32 {
+        self.npsn
+    }
+    fn done_psn(&self) -> u32 {
+        self.done_psn
+    }
+    fn set_done_psn(&mut self, p: u32) {
+        self.done_psn = p;
+    }
+    fn complete(&self) -> bool {
+        self.complete
+    }
+    fn set_complete(&mut self) {
+        self.complete = true;
+    }
+    fn error(&self) -> Option<WcStatus> {
+        self.error
+    }
+    fn set_error(&mut self, status: WcStatus) {
+        self.error = Some(status);
     }
 }
 
@@ -122,10 +159,7 @@ pub(crate) struct SendQueue {
 impl SendQueue {
     /// Oldest PSN not yet acknowledged.
     pub fn una(&self) -> u32 {
-        self.wqes
-            .iter()
-            .find(|w| !w.complete)
-            .map_or(self.next_psn, |w| w.done_psn)
+        send_queue::una(&self.wqes, self.next_psn)
     }
 
     /// A request that asked for an ACK is still unacknowledged: the local
@@ -136,7 +170,7 @@ impl SendQueue {
     }
 
     pub fn index_of(&self, p: u32) -> Option<usize> {
-        self.wqes.iter().position(|w| w.contains(p))
+        send_queue::index_of(&self.wqes, p)
     }
 }
 

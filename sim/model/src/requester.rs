@@ -6,6 +6,7 @@
 use crate::dma::{read_segments, sgl_segments, LocalError};
 use crate::nic::Env;
 use crate::qp::{Qp, SendWqe, WqeKind};
+use crate::send_queue::RingWqe;
 use crate::verbs::{Access, QpState, SendOp, WcStatus};
 use crate::Time;
 use rocenic_wire::{op, psn, AtomicEth, Bth, ExtHeaders, Reth};
@@ -69,7 +70,7 @@ pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<
     let req = match build(qp, idx, send_psn, env, window_full) {
         Ok(r) => r,
         Err(status) => {
-            qp.sq.wqes[idx].error = Some(status);
+            crate::completer::local_error(qp, env, idx, send_psn, status);
             return None;
         }
     };
