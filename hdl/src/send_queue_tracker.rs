@@ -97,7 +97,10 @@
 //! [`record`]) in one simple dual-port, synchronous-read RAM addressed
 //! `{qpn, slot}` (block RAM: 52 RAMB36 at the defaults). The pointers: a
 //! second such RAM of `2^A` 16-bit words `{count, head}` (one RAMB18).
-//! Zero at power-up: every ring empty. A read never meets a write to the
+//! The pointers are zero at power-up: every ring empty. The ring itself
+//! has no initial value: only slots a post wrote are ever decided (every
+//! walk stops at `count`), and leaving out a 16K-entry initialisation loop
+//! keeps Yosys from unrolling it (minutes per run). A read never meets a write to the
 //! same address (the walk writes the slot it decided and reads the next;
 //! a command reads its pointers a cycle after the last command wrote
 //! them), so neither RAM needs collision logic (`no_rw_check`).
@@ -761,7 +764,7 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
 
 /// The ring RAM: `2^(A+D)` records addressed `{qpn, slot}`, simple dual
 /// port, read data registered at the edge that samples the read address,
-/// zero at power-up; reading the address written at the same edge is
+/// contents undefined at power-up (see the module doc); reading the address written at the same edge is
 /// don't-care (`no_rw_check`), which the tracker never does.
 #[derive(LogicBlock, Default)]
 pub struct RingRam<const A: usize, const D: usize> {
@@ -803,13 +806,7 @@ impl<const A: usize, const D: usize> Logic for RingRam<A, D> {
             "\
 (* no_rw_check *)
 reg [{top}:0] mem [0:{last}];
-integer i;
-initial begin
-    for (i = 0; i <= {last}; i = i + 1) begin
-        mem[i] = {width}'d0;
-    end
-    read_data = {width}'d0;
-end
+initial read_data = {width}'d0;
 
 always @(posedge clock) begin
     if (write_enable) begin
