@@ -74,6 +74,7 @@ pub mod send_queue_tracker;
 pub mod skid_buffer;
 pub mod stream;
 pub mod sync_fifo;
+pub mod sync_ram;
 pub mod testbench;
 pub mod tx_builder;
 pub mod tx_frame_merge;

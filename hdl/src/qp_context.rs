@@ -71,16 +71,15 @@
 //!
 //! # Memory
 //!
-//! [`QpContextRam`]: simple dual-port (one read, one write port),
+//! [`SyncRam`]: simple dual-port (one read, one write port),
 //! synchronous read, zero at power-up (every QP RESET), read-during-write
 //! of one address undefined (`no_rw_check`): the pipeline forwards that
 //! case itself, so the RAM needs no collision logic and maps to block RAM
 //! in SDP mode (`make synth`).
 
 use crate::qp_context_record::{RecordWords, RECORD_BITS, RECORD_WORDS};
-use rust_hdl::core::timing::TimingInfo;
+use crate::sync_ram::SyncRam;
 use rust_hdl::prelude::*;
-use std::collections::BTreeMap;
 
 /// Client tag width.
 pub const TAG_BITS: usize = 16;
@@ -137,7 +136,7 @@ pub struct QpContext<const A: usize> {
     pub context: ContextResult<A>,
     pub update: ContextUpdate<A>,
     pub host: ContextConfig<A>,
-    ram: QpContextRam<A>,
+    ram: SyncRam<Record, A>,
     /// High in real use; low only in tests that show what forwarding
     /// prevents ([`QpContext::without_forwarding`]).
     forwarding: Constant<Bit>,
@@ -343,82 +342,6 @@ impl<const A: usize> Logic for QpContext<A> {
             self.config_done.d.next = false;
             self.config_stalled.d.next = false;
         }
-    }
-}
-
-/// Simple dual-port RAM of `2^A` records: read data registered at the edge
-/// that samples `read_address`; a write at `write_address` when
-/// `write_enable` is high at the edge. Zero at power-up, as FPGA block RAM
-/// is after configuration. Reading the address written at the same edge
-/// gives the old record in simulation and is declared don't-care to Yosys
-/// (`no_rw_check`): the BRAM's cross-port collision behaviour varies by
-/// write mode and family, and [`QpContext`] never uses that value.
-#[derive(LogicBlock, Default)]
-pub struct QpContextRam<const A: usize> {
-    pub clock: Signal<In, Clock>,
-    pub read_address: Signal<In, Bits<A>>,
-    pub read_data: Signal<Out, Record>,
-    pub write_enable: Signal<In, Bit>,
-    pub write_address: Signal<In, Bits<A>>,
-    pub write_data: Signal<In, Record>,
-    /// Written entries only; the rest read as zero.
-    _contents: BTreeMap<u64, Record>,
-}
-
-impl<const A: usize> Logic for QpContextRam<A> {
-    fn update(&mut self) {
-        if self.clock.pos_edge() {
-            let read = self.read_address.val().to_u64();
-            self.read_data.next = self._contents.get(&read).copied().unwrap_or_default();
-            if self.write_enable.val() {
-                self._contents
-                    .insert(self.write_address.val().to_u64(), self.write_data.val());
-            }
-        }
-    }
-
-    fn connect(&mut self) {
-        self.read_data.connect();
-    }
-
-    fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
-            "\
-(* no_rw_check *)
-reg [{top}:0] mem [0:{last}];
-integer i;
-initial begin
-    for (i = 0; i <= {last}; i = i + 1) begin
-        mem[i] = {width}'d0;
-    end
-    read_data = {width}'d0;
-end
-
-always @(posedge clock) begin
-    if (write_enable) begin
-        mem[write_address] <= write_data;
-    end
-    read_data <= mem[read_address];
-end
-",
-            top = RECORD_BITS - 1,
-            last = (1usize << A) - 1,
-            width = RECORD_BITS,
-        ))
-    }
-
-    fn timing(&self) -> Vec<TimingInfo> {
-        vec![TimingInfo {
-            name: "qp_context_ram".into(),
-            clock: "clock".into(),
-            inputs: vec![
-                "read_address".into(),
-                "write_enable".into(),
-                "write_address".into(),
-                "write_data".into(),
-            ],
-            outputs: vec!["read_data".into()],
-        }]
     }
 }
 

@@ -105,6 +105,7 @@
 //! a command reads its pointers a cycle after the last command wrote
 //! them), so neither RAM needs collision logic (`no_rw_check`).
 
+use crate::sync_ram::SyncRam;
 use rust_hdl::core::timing::TimingInfo;
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
@@ -228,7 +229,8 @@ pub struct SendQueueTracker<const A: usize, const D: usize> {
     pub cqe_byte_len: Signal<Out, Bits<32>>,
 
     ring: RingRam<A, D>,
-    pointers: PointerRam<A>,
+    /// `{count[15:8], head[7:0]}` per QP, zero (every ring empty) at power-up.
+    pointers: SyncRam<Bits<16>, A>,
 
     state: DFF<Bits<3>>,
     // The command.
@@ -831,74 +833,6 @@ end
                 "write_enable".into(),
                 "write_qpn".into(),
                 "write_slot".into(),
-                "write_data".into(),
-            ],
-            outputs: vec!["read_data".into()],
-        }]
-    }
-}
-
-/// The pointer RAM: `2^A` words `{count[15:8], head[7:0]}`, otherwise as
-/// [`RingRam`].
-#[derive(LogicBlock, Default)]
-pub struct PointerRam<const A: usize> {
-    pub clock: Signal<In, Clock>,
-    pub read_address: Signal<In, Bits<A>>,
-    pub read_data: Signal<Out, Bits<16>>,
-    pub write_enable: Signal<In, Bit>,
-    pub write_address: Signal<In, Bits<A>>,
-    pub write_data: Signal<In, Bits<16>>,
-    _contents: BTreeMap<u64, Bits<16>>,
-}
-
-impl<const A: usize> Logic for PointerRam<A> {
-    fn update(&mut self) {
-        if self.clock.pos_edge() {
-            let read = self.read_address.val().to_u64();
-            self.read_data.next = self._contents.get(&read).copied().unwrap_or_default();
-            if self.write_enable.val() {
-                self._contents
-                    .insert(self.write_address.val().to_u64(), self.write_data.val());
-            }
-        }
-    }
-
-    fn connect(&mut self) {
-        self.read_data.connect();
-    }
-
-    fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
-            "\
-(* no_rw_check *)
-reg [15:0] mem [0:{last}];
-integer i;
-initial begin
-    for (i = 0; i <= {last}; i = i + 1) begin
-        mem[i] = 16'd0;
-    end
-    read_data = 16'd0;
-end
-
-always @(posedge clock) begin
-    if (write_enable) begin
-        mem[write_address] <= write_data;
-    end
-    read_data <= mem[read_address];
-end
-",
-            last = (1usize << A) - 1,
-        ))
-    }
-
-    fn timing(&self) -> Vec<TimingInfo> {
-        vec![TimingInfo {
-            name: "send_queue_pointer_ram".into(),
-            clock: "clock".into(),
-            inputs: vec![
-                "read_address".into(),
-                "write_enable".into(),
-                "write_address".into(),
                 "write_data".into(),
             ],
             outputs: vec!["read_data".into()],
