@@ -15,6 +15,7 @@ use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
 use crate::register_slice::AxisRegisterSlice;
 use crate::request_checker::RequestChecker;
 use crate::request_segmenter::RequestSegmenter;
+use crate::responder_datapath::ResponderDatapath;
 use crate::response_checker::ResponseChecker;
 use crate::rx_parser::RxParser;
 use crate::stream::{DATA_BITS, KEEP_BITS};
@@ -69,6 +70,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("request_segmenter", RequestSegmenter::default()),
         // The responder's per-request decision, one cycle, no memory.
         ExportedBlock::new("request_checker", RequestChecker::default()),
+        // RDMA WRITE receive path: frames to DMA writes and verdicts.
+        ExportedBlock::new("responder_datapath", ResponderDatapath::default()),
     ]
 }
 

@@ -35,7 +35,10 @@
 //!   by the send window as the model's requester is;
 //! - [`response_checker`]: the completer's per-response decision (ACK,
 //!   NAK, RNR NAK, READ response placement, atomic ACK) from the header,
-//!   the QP context and the WQE the response belongs to.
+//!   the QP context and the WQE the response belongs to;
+//! - [`responder_datapath`]: the responder's receive path for RDMA WRITE,
+//!   frames in (parser, QP context and message RAM, request checker, MR
+//!   translation) to host DMA writes and per-packet verdicts and ACK/NAKs.
 //!
 //! To come, mirroring `sim/model`: the core that wires them (event
 //! arbitration, send-queue ring, response queue, TX scheduler, DMA
@@ -63,6 +66,7 @@ pub mod qp_context_record;
 pub mod register_slice;
 pub mod request_checker;
 pub mod request_segmenter;
+pub mod responder_datapath;
 pub mod response_checker;
 pub mod rx_parser;
 pub mod skid_buffer;
