@@ -1187,4 +1187,34 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Rnr);
         assert_eq!(o.response.map(|r| r.syndrome), Some(syndrome::RNR_NAK | 12));
     }
+
+    /// A WRITE FIRST's whole range is checked before its own bytes: a
+    /// first packet inside the MR is refused when the message overruns
+    /// it; zero bytes check nothing, not even the key; the packet's bytes
+    /// come back split at page boundaries.
+    #[test]
+    fn write_translation_checks_the_whole_message_first() {
+        use crate::memory::HostMemory;
+        use crate::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
+        let mut mem = HostMemory::new(5);
+        let mut mrs = MrTable::new(DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES);
+        let va = mem.alloc(3 * 4096, 4096);
+        let pd = PdId(1);
+        let key = mrs
+            .register(pd, va, 3 * 4096, Access::ALL, &mem)
+            .expect("register")
+            .rkey;
+        let segs = write_translation(&mrs, pd, key, va + 4000, 1024, 0).expect("inside");
+        assert_eq!(segs.iter().map(|s| s.len).collect::<Vec<_>>(), [96, 928]);
+        assert_eq!(
+            write_translation(&mrs, pd, key, va + 4096, 1024, 4 * 4096),
+            Err(MrError::OutOfBounds)
+        );
+        assert!(write_translation(&mrs, pd, key, va + 4096, 1024, 2 * 4096).is_ok());
+        assert_eq!(write_translation(&mrs, pd, key ^ 0x100, va, 0, 0), Ok(vec![]));
+        assert_eq!(
+            write_translation(&mrs, PdId(2), key, va, 1, 0),
+            Err(MrError::PdMismatch)
+        );
+    }
 }
