@@ -107,6 +107,10 @@
 //! the parser's two-record output buffer fills and the input waits (12
 //! cycles measured for that message, once). The parser's `rx.tready` also
 //! drops when the payload FIFO is full.
+//!
+//! Size (Yosys `synth_xilinx -family xcup`, the whole block with its
+//! parser, context RAM, checker and MR translation): about 17100 LUTs,
+//! 14200 flip-flops, 46 RAMB36 and 24 RAMB18.
 
 use crate::byte_lane_select::ByteLaneSelect;
 use crate::byte_rotator::ByteRotator;

@@ -232,7 +232,7 @@ fn setup(seed: u64, n: usize, bytes_per_qp: u32, protection: bool) -> Setup {
             let (a_qpn, a_pd, _, b_pd) = connect_with(&mut s, &mut rng, mtu, qp_access);
             let src = source(&mut s, &mut rng, a_pd, 1 << 16);
             let len = 20_000u64;
-            let (va, rkey, lkey) = target(&mut s, b_pd, len, 4096, Access::ALL);
+            let (va, rkey, _) = target(&mut s, b_pd, len, 4096, Access::ALL);
             let (bad_rkey, bad_va, wlen) = match case {
                 // No MR at that index.
                 0 => ((900 << 8) | 7, va, 3000),
@@ -261,7 +261,6 @@ fn setup(seed: u64, n: usize, bytes_per_qp: u32, protection: bool) -> Setup {
                 5 => (rkey, va + len - 2 * u64::from(mtu), 3 * mtu + 100),
                 _ => (rkey, va, 3000),
             };
-            let _ = lkey;
             post_write(&mut s, a_qpn, src, wlen, bad_va, bad_rkey, None);
             // Behind it, a good WRITE: dropped by the responder in ERR if
             // the requester sends it before the NAK arrives.
@@ -614,7 +613,18 @@ struct Summary {
 }
 
 /// Runs the model, replays the responder's frames into the RTL, compares.
-fn check_run(seed: u64, mut s: Setup, faults: Faults, handshakes: (f64, f64, f64)) -> Summary {
+/// `corrupt`: the probability that a frame is preceded by a copy with a
+/// payload byte flipped, which the parser drops on its ICRC: its payload
+/// must be discarded and its outcome say so, the frames around it
+/// unaffected.
+fn check_run(
+    seed: u64,
+    mut s: Setup,
+    faults: Faults,
+    handshakes: (f64, f64, f64),
+    corrupt: f64,
+) -> Summary {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xC0);
     s.pair.faults = faults;
     s.pair.delivered = Some(Vec::new());
     let image = s.pair.nics[1].memory().clone();
@@ -654,6 +664,28 @@ fn check_run(seed: u64, mut s: Setup, faults: Faults, handshakes: (f64, f64, f64
         want.push(outcome);
     }
     let rq: Vec<bool> = trace.iter().map(|(i, _)| i.rq_available).collect();
+    let mut fed = Vec::new();
+    let mut fed_want = Vec::new();
+    let mut dropped = 0;
+    for (f, w) in frames.iter().zip(&want) {
+        let frame = RoceFrame::decode(f).expect("a valid frame");
+        if !frame.payload.is_empty() && rng.gen_bool(corrupt) {
+            let mut bad = f.clone();
+            let at = f.len() - 4 - usize::from(frame.bth.pad_count) - frame.payload.len();
+            bad[at + rng.gen_range(0..frame.payload.len())] ^= 0x40;
+            fed.push(bad);
+            fed_want.push(Outcome {
+                verdict: VERDICT_PARSER_DROP,
+                dup_class: None,
+                response: None,
+                ..w.clone()
+            });
+            dropped += 1;
+        }
+        fed.push(f.clone());
+        fed_want.push(w.clone());
+    }
+    let (frames, want) = (fed, fed_want);
 
     let mut sim = fresh();
     load_mrs(&mut sim, mrs);
@@ -688,7 +720,7 @@ fn check_run(seed: u64, mut s: Setup, faults: Faults, handshakes: (f64, f64, f64
     }
     assert_eq!(host.memory().stray_writes(), 0, "seed {seed}: stray DMA");
     assert_eq!(r.stats[STAT_FRAMES as usize], frames.len() as u64);
-    assert_eq!(r.stats[STAT_PARSER_DROPS as usize], 0);
+    assert_eq!(r.stats[STAT_PARSER_DROPS as usize], dropped, "seed {seed}");
     assert_eq!(r.stats[STAT_WRITES as usize], writes, "seed {seed}");
     assert_eq!(r.stats[STAT_MR_FAULTS as usize], faults_n, "seed {seed}");
     assert_eq!(r.stats[STAT_DMA_BEATS as usize], r.dma_beats, "seed {seed}");
@@ -724,7 +756,7 @@ fn writes_over_a_lossy_wire_match_the_model() {
     let mut verdicts: BTreeMap<u64, u64> = BTreeMap::new();
     for seed in [11u64, 12, 13] {
         let s = setup(seed, 4, 1 << 20, false);
-        let sum = check_run(seed, s, LOSSY, (0.8, 0.7, 0.6));
+        let sum = check_run(seed, s, LOSSY, (0.8, 0.7, 0.6), 0.02);
         println!(
             "seed {seed}: {} frames, {} WRITE packets executed, {} bytes written, {} cycles, verdicts {:?}",
             sum.frames, sum.writes, sum.bytes, sum.cycles, sum.verdicts
@@ -734,8 +766,9 @@ fn writes_over_a_lossy_wire_match_the_model() {
             *verdicts.entry(v).or_insert(0) += n;
         }
     }
-    // The runs exercised executed WRITEs, duplicates and sequence NAKs.
-    for v in [1, 2, 7] {
+    // The runs exercised executed WRITEs, duplicates, sequence NAKs and
+    // parser drops.
+    for v in [1, 2, 7, VERDICT_PARSER_DROP] {
         assert!(
             verdicts.get(&v).copied().unwrap_or(0) > 0,
             "verdict {v} seen: {verdicts:?}"
@@ -749,7 +782,7 @@ fn protection_faults_write_nothing_and_move_the_qp_to_err() {
     for seed in [21u64, 22] {
         let s = setup(seed, 1, 1 << 16, true);
         let faults = if seed == 21 { Faults::default() } else { LOSSY };
-        let sum = check_run(seed, s, faults, (0.9, 0.5, 0.5));
+        let sum = check_run(seed, s, faults, (0.9, 0.5, 0.5), 0.0);
         println!(
             "seed {seed}: {} frames, {} MR refusals, verdicts {:?}",
             sum.frames, sum.faults, sum.verdicts
