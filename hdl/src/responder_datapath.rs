@@ -993,30 +993,27 @@ impl Logic for ResponderDatapath {
         }
         // The next job starts in the cycle the previous one ends, so
         // packets follow each other without an idle beat.
-        if (self.mover.q.val() == 0) | self.finishing.val() {
-            if !self.job_fifo.empty.val() {
-                self.job_fifo.read.next = true;
-                self.shift.d.next =
-                    bit_cast::<6, 64>(self.job_fifo.data_out.val().seg0_phys & self.low6.val());
-                self.lane.d.next =
-                    bit_cast::<6, 64>(self.job_fifo.data_out.val().seg0_phys & self.low6.val());
-                self.inputs_left.d.next = bit_cast::<7, 14>(
-                    (bit_cast::<14, 13>(self.job_fifo.data_out.val().len) + 63) >> 6,
-                );
-                self.previous.d.next = 0.into();
-                self.beat_addr.d.next = self.job_fifo.data_out.val().seg0_phys & !self.low6.val();
-                self.seg_addr.d.next = self.job_fifo.data_out.val().seg0_phys;
-                self.seg_len.d.next = self.job_fifo.data_out.val().seg0_len;
-                self.seg_left.d.next = self.job_fifo.data_out.val().seg0_len;
-                self.first_beat.d.next = true;
-                self.second_pending.d.next = self.job_fifo.data_out.val().two_segments;
-                self.seg1_phys.d.next = self.job_fifo.data_out.val().seg1_phys;
-                self.seg1_len.d.next = self.job_fifo.data_out.val().seg1_len;
-                if self.job_fifo.data_out.val().write {
-                    self.mover.d.next = bits::<2>(2);
-                } else {
-                    self.mover.d.next = bits::<2>(1);
-                }
+        if ((self.mover.q.val() == 0) | self.finishing.val()) & !self.job_fifo.empty.val() {
+            self.job_fifo.read.next = true;
+            self.shift.d.next =
+                bit_cast::<6, 64>(self.job_fifo.data_out.val().seg0_phys & self.low6.val());
+            self.lane.d.next =
+                bit_cast::<6, 64>(self.job_fifo.data_out.val().seg0_phys & self.low6.val());
+            self.inputs_left.d.next =
+                bit_cast::<7, 14>((bit_cast::<14, 13>(self.job_fifo.data_out.val().len) + 63) >> 6);
+            self.previous.d.next = 0.into();
+            self.beat_addr.d.next = self.job_fifo.data_out.val().seg0_phys & !self.low6.val();
+            self.seg_addr.d.next = self.job_fifo.data_out.val().seg0_phys;
+            self.seg_len.d.next = self.job_fifo.data_out.val().seg0_len;
+            self.seg_left.d.next = self.job_fifo.data_out.val().seg0_len;
+            self.first_beat.d.next = true;
+            self.second_pending.d.next = self.job_fifo.data_out.val().two_segments;
+            self.seg1_phys.d.next = self.job_fifo.data_out.val().seg1_phys;
+            self.seg1_len.d.next = self.job_fifo.data_out.val().seg1_len;
+            if self.job_fifo.data_out.val().write {
+                self.mover.d.next = bits::<2>(2);
+            } else {
+                self.mover.d.next = bits::<2>(1);
             }
         }
 

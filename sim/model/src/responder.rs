@@ -1211,7 +1211,10 @@ mod tests {
             Err(MrError::OutOfBounds)
         );
         assert!(write_translation(&mrs, pd, key, va + 4096, 1024, 2 * 4096).is_ok());
-        assert_eq!(write_translation(&mrs, pd, key ^ 0x100, va, 0, 0), Ok(vec![]));
+        assert_eq!(
+            write_translation(&mrs, pd, key ^ 0x100, va, 0, 0),
+            Ok(vec![])
+        );
         assert_eq!(
             write_translation(&mrs, PdId(2), key, va, 1, 0),
             Err(MrError::PdMismatch)
