@@ -16,6 +16,7 @@ use crate::qp_timers::QpTimers;
 use crate::register_slice::AxisRegisterSlice;
 use crate::request_checker::RequestChecker;
 use crate::request_segmenter::RequestSegmenter;
+use crate::responder_datapath::ResponderDatapath;
 use crate::response_checker::ResponseChecker;
 use crate::rx_parser::RxParser;
 use crate::send_queue_tracker::SendQueueTrackerDefault;
@@ -75,6 +76,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("qp_timers", QpTimers::<DEFAULT_QPN_BITS>::default()),
         // The ACK engine's WQE rings: 1024 QPs x 16 slots in block RAM.
         ExportedBlock::new("send_queue_tracker", SendQueueTrackerDefault::default()),
+        // RDMA WRITE receive path: frames to DMA writes and verdicts.
+        ExportedBlock::new("responder_datapath", ResponderDatapath::default()),
     ]
 }
 

@@ -42,9 +42,15 @@
 //!   send WQEs (implicit-ACK walk, response lookup and marking, errors,
 //!   flush) and the send CQEs due in posting order.
 //!
-//! To come, mirroring `sim/model`: the core that wires them (event
-//! arbitration, response queue, TX scheduler, DMA engines); the DCQCN rate shaper; the host interface (doorbells, WQE
-//! fetch, CQE write).
+//! The first composite path: [`responder_datapath`], the responder's
+//! receive path for RDMA WRITE, frames in (parser, QP context and message
+//! RAM, request checker, MR translation) to host DMA writes and per-packet
+//! verdicts and ACK/NAKs.
+//!
+//! To come, mirroring `sim/model`: the other paths and the core that wires
+//! them (event arbitration, response queue, TX scheduler, DMA engines);
+//! the DCQCN rate shaper; the host interface (doorbells, WQE fetch, CQE
+//! write).
 //!
 //! [`export::blocks`] lists what is exported to Verilog for Verilator and
 //! for `make lint-rtl` / `make synth`.
@@ -68,6 +74,7 @@ pub mod qp_timers;
 pub mod register_slice;
 pub mod request_checker;
 pub mod request_segmenter;
+pub mod responder_datapath;
 pub mod response_checker;
 pub mod rx_parser;
 pub mod send_queue_tracker;

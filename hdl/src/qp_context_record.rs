@@ -108,6 +108,23 @@ impl FromField for Bit {
     }
 }
 
+/// A field's logic value read out of a whole record word.
+pub trait FromWord {
+    fn from_word(word: Bits<RECORD_BITS>, offset: usize) -> Self;
+}
+
+impl<const N: usize> FromWord for Bits<N> {
+    fn from_word(word: Bits<RECORD_BITS>, offset: usize) -> Self {
+        word.get_bits::<N>(offset)
+    }
+}
+
+impl FromWord for Bit {
+    fn from_word(word: Bits<RECORD_BITS>, offset: usize) -> Self {
+        word.get_bit(offset)
+    }
+}
+
 macro_rules! layout {
     ($($konst:ident $field:ident : $offset:literal, $width:literal $(=> $ty:ty)?;)*) => {
         $(
@@ -129,6 +146,16 @@ macro_rules! layout {
         #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
         pub struct ContextRecordBits {
             $(pub $field: field_type!($width $(, $ty)?),)*
+        }
+
+        impl ContextRecordBits {
+            /// The fields of a record word (rust-hdl converts a struct to
+            /// bits but not back).
+            pub fn from_word(word: Bits<RECORD_BITS>) -> Self {
+                ContextRecordBits {
+                    $($field: FromWord::from_word(word, $offset),)*
+                }
+            }
         }
 
         impl QpContextRecord {

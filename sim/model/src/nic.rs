@@ -274,6 +274,11 @@ impl Nic {
         &mut self.memory
     }
 
+    /// The MR table (MRs and MTT), e.g. to load the same table into RTL.
+    pub fn mr_table(&self) -> &MrTable {
+        &self.mrs
+    }
+
     pub fn counters(&self) -> &NicCounters {
         &self.counters
     }

@@ -7,10 +7,10 @@
 
 use crate::completer::move_to_error;
 use crate::dma::{read_segments, sgl_segments, write_segments, LocalError};
-use crate::mr::DmaSegment;
+use crate::mr::{DmaSegment, MrError, MrTable};
 use crate::nic::Env;
 use crate::qp::{InProgress, Qp, RdResource, RespItem};
-use crate::verbs::{Access, Cqe, QpState, WcOpcode, WcStatus};
+use crate::verbs::{Access, Cqe, PdId, QpState, WcOpcode, WcStatus};
 use rocenic_wire::{
     op, psn, syndrome, Aeth, AtomicAckEth, AtomicEth, Bth, ExtHeaders, Reth, RoceFrame, MASK24,
 };
@@ -145,12 +145,8 @@ fn execute(qp: &mut Qp, env: &mut Env, f: &RoceFrame, out: &CheckOutcome) -> Res
             take_wqe,
             ..
         } => {
-            if whole_len > 0 {
-                // The whole target range is checked before the first byte
-                // lands.
-                translate(env, qp, rkey, va, whole_len, Access::REMOTE_WRITE)?;
-            }
-            let segs = translate(env, qp, rkey, va, len, Access::REMOTE_WRITE)?;
+            let segs = write_translation(env.mrs, qp.pd, rkey, va, len, whole_len)
+                .map_err(|_| Fault::RemoteAccess)?;
             write_segments(env.memory, &segs, &f.payload);
             let total = match (&qp.resp.cur, f.ext.reth) {
                 (Some(InProgress::Write { len, .. }), _) => *len,
@@ -277,6 +273,31 @@ fn execute_send(
         ),
     );
     Ok(())
+}
+
+/// The MR stage of an executed RDMA WRITE packet (`Verdict::Write`): a
+/// WRITE FIRST's whole RETH range (`whole_len` > 0) is checked before the
+/// first byte lands, then the packet's `len` bytes at `va` are translated,
+/// both through `rkey` with the QP's `pd` and remote write; zero bytes
+/// check and translate nothing (IBA 9.4.4). The first refusal wins. The
+/// RTL responder datapath makes the same requests in the same order.
+pub fn write_translation(
+    mrs: &MrTable,
+    pd: PdId,
+    rkey: u32,
+    va: u64,
+    len: u32,
+    whole_len: u32,
+) -> Result<Vec<DmaSegment>, MrError> {
+    let translate = |len: u32| {
+        if len == 0 {
+            Ok(Vec::new())
+        } else {
+            mrs.translate_remote(rkey, pd, va, u64::from(len), Access::REMOTE_WRITE)
+        }
+    };
+    translate(whole_len)?;
+    translate(len)
 }
 
 /// Translates a remote range through the MR table; the QP's rights were
@@ -1165,5 +1186,38 @@ mod tests {
         });
         assert_eq!(o.verdict, Verdict::Rnr);
         assert_eq!(o.response.map(|r| r.syndrome), Some(syndrome::RNR_NAK | 12));
+    }
+
+    /// A WRITE FIRST's whole range is checked before its own bytes: a
+    /// first packet inside the MR is refused when the message overruns
+    /// it; zero bytes check nothing, not even the key; the packet's bytes
+    /// come back split at page boundaries.
+    #[test]
+    fn write_translation_checks_the_whole_message_first() {
+        use crate::memory::HostMemory;
+        use crate::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
+        let mut mem = HostMemory::new(5);
+        let mut mrs = MrTable::new(DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES);
+        let va = mem.alloc(3 * 4096, 4096);
+        let pd = PdId(1);
+        let key = mrs
+            .register(pd, va, 3 * 4096, Access::ALL, &mem)
+            .expect("register")
+            .rkey;
+        let segs = write_translation(&mrs, pd, key, va + 4000, 1024, 0).expect("inside");
+        assert_eq!(segs.iter().map(|s| s.len).collect::<Vec<_>>(), [96, 928]);
+        assert_eq!(
+            write_translation(&mrs, pd, key, va + 4096, 1024, 4 * 4096),
+            Err(MrError::OutOfBounds)
+        );
+        assert!(write_translation(&mrs, pd, key, va + 4096, 1024, 2 * 4096).is_ok());
+        assert_eq!(
+            write_translation(&mrs, pd, key ^ 0x100, va, 0, 0),
+            Ok(vec![])
+        );
+        assert_eq!(
+            write_translation(&mrs, PdId(2), key, va, 1, 0),
+            Err(MrError::PdMismatch)
+        );
     }
 }

@@ -36,6 +36,9 @@ pub struct Pair {
     /// Drop every frame a side sends (a dead peer).
     pub mute: [bool; 2],
     pub filter: Option<Filter>,
+    /// When set, every frame delivered is also appended here with its
+    /// destination side, in delivery order (to replay it elsewhere).
+    pub delivered: Option<Vec<(usize, Vec<u8>)>>,
     rng: ChaCha8Rng,
     /// (arrival time, sequence) -> (destination side, frame)
     in_flight: BTreeMap<(Time, u64), (usize, Vec<u8>)>,
@@ -71,6 +74,7 @@ impl Pair {
             faults: Faults::default(),
             mute: [false; 2],
             filter: None,
+            delivered: None,
             rng: ChaCha8Rng::seed_from_u64(seed),
             in_flight: BTreeMap::new(),
             seq: 0,
@@ -143,6 +147,9 @@ impl Pair {
                 break;
             }
             let (to, frame) = entry.remove();
+            if let Some(log) = self.delivered.as_mut() {
+                log.push((to, frame.clone()));
+            }
             self.nics[to].receive(now, frame);
             self.poke[to] = true;
         }

@@ -1,0 +1,1051 @@
+//! `ResponderDatapath`: the RC responder's receive path for RDMA WRITE,
+//! frames in, host DMA writes and per-packet outcomes out. It wires
+//! [`RxParser`], a [`QpContext`] with a per-QP message-in-progress RAM
+//! beside it, the [`RequestChecker`] and an [`MrTranslate`] into the
+//! model's `responder::on_request` for WRITE FIRST / MIDDLE / LAST / ONLY
+//! (with and without immediate); its oracle is the model's
+//! `check_request` followed by `write_translation`, the part of the
+//! model's `execute` that translates a WRITE's target.
+//!
+//! # Ports
+//!
+//! - `clock`; `reset` (synchronous, high): empties the pipeline, restarts
+//!   the MR table sweep (see [`MrTranslate`]: pulse once after power-up,
+//!   then wait for `cfg_ready`); QP records and messages are kept.
+//! - `rx` (AXI-Stream sink, 512/64): Ethernet frames as the MAC gives them.
+//! - `qp_host`: the QP context RAM's configuration port
+//!   ([`ContextConfig`], a masked read-modify-write per operation), for
+//!   the driver's `modify_qp`. `cfg_*`: the MR table and MTT write ports of
+//!   [`MrTranslate`], passed through, with `cfg_ready`.
+//! - `rq_query` (out) / `rq_qpn` (out, 24 bits) / `rq_available` (in): in
+//!   the cycle `rq_query` is high the checker samples `rq_available`, which
+//!   the receive-queue stage (not here) drives combinationally: QP `rq_qpn`
+//!   holds a receive WQE (a WRITE with immediate consumes one; without it
+//!   the request gets an RNR NAK).
+//! - DMA write port (valid/ready, `dma_*`): a write request is a burst of
+//!   beats framed by `dma_first` / `dma_last`; every beat carries the
+//!   request's host address `dma_req_addr` and length `dma_req_len`
+//!   (1..=4096 bytes, never crossing a page of the MR: AXI's AW channel
+//!   folded into W). Data is aligned to host addresses, as a PCIe DMA
+//!   engine takes it: `dma_addr` is the 64-byte-aligned host address of
+//!   lane 0 and the byte for host address `x` sits in lane `x mod 64`;
+//!   `dma_keep` marks the request's bytes in the beat (contiguous). Beats
+//!   of consecutive requests follow in address order within a packet and
+//!   packets in arrival order.
+//! - Outcome (valid/ready, `out_*`): one per frame, in arrival order, once
+//!   the frame is decided (its payload may still be on its way to DMA):
+//!   `out_qpn`, `out_psn`, `out_opcode`, `out_verdict` (the checker's
+//!   `VERDICT_*`; [`VERDICT_REMOTE_ACCESS`] also when the MR refused an
+//!   executed WRITE, then `out_mr_status` says why; plus
+//!   [`VERDICT_PARSER_DROP`] and [`VERDICT_NOT_HANDLED`]), `out_dup_class`,
+//!   the ACK/NAK to queue (`out_response_valid`, `_syndrome`, `_psn`,
+//!   `_msn`), and for the later stages `out_take_wqe`, `out_last`,
+//!   `out_place_va` / `_rkey` / `_len`.
+//! - `stat_select` (3 bits) / `stat_count` (32): counters, see `STAT_*`.
+//!
+//! # What happens to a frame
+//!
+//! The parser's drops and frames this block does not handle (not a
+//! request opcode, or a QPN beyond the `2^10`-entry table; the NIC's
+//! address, source and P_Key checks belong to the stage in front) get an
+//! outcome and their payload is discarded. A request goes through the QP
+//! context lookup and the checker. Every verdict but an executed WRITE
+//! with bytes to place is final: the checker's context and message are
+//! written back and the payload (a SEND's, a duplicate's, a NAKed one's)
+//! is discarded. SEND, READ and atomic requests get the checker's verdict
+//! and placement on the outcome stream and nothing else: the later stages
+//! (receive WQE placement, READ responder, atomics) take it from there,
+//! and they will need the payload, which this block drops today.
+//!
+//! An executed WRITE with bytes (or a WRITE FIRST's whole RETH range) is
+//! translated by the MR stage with R_Key, the QP's PD, remote write and
+//! bounds checks: first the whole RETH range of a WRITE FIRST (the model
+//! checks it before the first byte lands), then this packet's bytes. If
+//! every beat comes back ok, the packet's payload is written to the
+//! segments; otherwise nothing is written, the outcome is NAK remote
+//! access error with the QP's MSN before the packet, and the QP moves to
+//! ERR with its PSN, MSN and message as before the packet (the model keeps
+//! none of the checker's state then).
+//!
+//! # The hazard, and the design around it
+//!
+//! The QP context gives one cycle from record to write-back, the
+//! checker's one cycle, but the MR verdict comes about ten cycles after
+//! the lookup. So decisions are made one packet at a time: the lookup of
+//! the next frame waits until the previous frame's outcome is final. The
+//! checker's new context and message are written at the lookup's update
+//! slot (`t + 3`) whatever comes next; if the MR then refuses the WRITE,
+//! a second lookup of the QP writes it to ERR with the old fields back
+//! (in its own update slot, so the context's contract holds and host
+//! operations stay ordered among the lookups). Back-to-back packets of
+//! one QP therefore always see each other's context and message, and the
+//! message RAM needs no forwarding: it is read at `t + 1` and written at
+//! `t + 3` of one lookup, before the next lookup starts.
+//!
+//! # Latency and throughput
+//!
+//! Decision: a frame's record is taken in cycle `t`; its checker outcome
+//! is in cycle `t + 3`; a frame needing no MR check is emitted at `t + 4`
+//! and the next record taken at `t + 5`. An executed WRITE adds the MR
+//! round trip: one request (two for a WRITE FIRST) and the response beats,
+//! about 7 cycles, plus one beat per page of a WRITE FIRST's message;
+//! an MR refusal adds the four-cycle fix-up lookup. So about 11 cycles per
+//! WRITE packet (11.1 measured at MTU 256), 5 per other frame.
+//!
+//! Data: the payload goes cut-through from the parser into a 256-beat
+//! FIFO (block RAM) and from there, one beat per cycle, through a byte
+//! rotator to the DMA port: `ceil((addr mod 64 + len) / 64)` beats per
+//! packet, the next packet's first beat right after the previous one's
+//! last. Decisions run ahead of the data by up to 16 packets (the job
+//! FIFO). An MTU-4096 WRITE packet is 65 input beats with its headers
+//! (RETH, ICRC) and 64 or 65 DMA beats, so back-to-back MTU-4096 packets
+//! stream at one beat per cycle, bounded by the input stream itself.
+//! Smaller packets are bounded by the one-at-a-time decision (about 11
+//! cycles per WRITE packet: 256-byte packets, 5 input beats, run at 45%
+//! of line rate). A WRITE FIRST's whole-range check costs one MR beat
+//! per page of the message (128 for 512 KiB in 4 KiB pages), during which
+//! the parser's two-record output buffer fills and the input waits (12
+//! cycles measured for that message, once). The parser's `rx.tready` also
+//! drops when the payload FIFO is full.
+//!
+//! Size (Yosys `synth_xilinx -family xcup`, the whole block with its
+//! parser, context RAM, checker and MR translation): about 17100 LUTs,
+//! 14200 flip-flops, 46 RAMB36 and 24 RAMB18.
+
+use crate::byte_lane_select::ByteLaneSelect;
+use crate::byte_rotator::ByteRotator;
+use crate::header_record::HeaderRecord;
+use crate::mr_translate::MrTranslateDefault;
+use crate::qp_context::{ContextConfig, QpContext, DEFAULT_QPN_BITS};
+use crate::qp_context_record::ContextRecordBits;
+use crate::qp_context_record::RECORD_BITS;
+use crate::request_checker::{MessageState, RequestChecker};
+use crate::rx_parser::RxParser;
+use crate::skid_buffer::SkidBuffer;
+use crate::stream::Axis512Sink;
+use crate::sync_fifo::SyncFifo;
+use rust_hdl::prelude::*;
+
+/// QP table address bits (1024 QPs), as the exported `qp_context`.
+pub const QPN_BITS: usize = DEFAULT_QPN_BITS;
+
+/// `out_verdict` beyond the checker's: the parser dropped the frame.
+pub const VERDICT_PARSER_DROP: u64 = 10;
+/// `out_verdict`: not a request, or a QPN beyond the table; dropped.
+pub const VERDICT_NOT_HANDLED: u64 = 11;
+/// The checker's verdict, also used when the MR refuses an executed WRITE.
+pub const VERDICT_REMOTE_ACCESS: u64 = crate::request_checker::VERDICT_REMOTE_ACCESS;
+
+/// Counters (`stat_select`): records taken from the parser.
+pub const STAT_FRAMES: u64 = 0;
+/// Frames the parser dropped.
+pub const STAT_PARSER_DROPS: u64 = 1;
+/// Frames not handled here ([`VERDICT_NOT_HANDLED`]).
+pub const STAT_NOT_HANDLED: u64 = 2;
+/// WRITE packets executed (their payload written).
+pub const STAT_WRITES: u64 = 3;
+/// ACKs and NAKs queued (`out_response_valid`).
+pub const STAT_RESPONSES: u64 = 4;
+/// WRITEs refused by the MR stage (NAK remote access, QP to ERR).
+pub const STAT_MR_FAULTS: u64 = 5;
+/// DMA write beats transferred.
+pub const STAT_DMA_BEATS: u64 = 6;
+/// Payload beats discarded.
+pub const STAT_DISCARDED_BEATS: u64 = 7;
+
+/// Payload FIFO address bits: 256 beats, four MTU-4096 packets.
+const PAYLOAD_FIFO_BITS: usize = 8;
+/// Placement job FIFO address bits: decisions ahead of the data.
+const JOB_FIFO_BITS: usize = 4;
+
+/// One payload beat in the FIFO, lane 0 = the packet's next byte.
+#[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
+pub struct PayloadWord {
+    pub data: Bits<512>,
+    pub last: Bit,
+}
+
+/// What to do with one payload segment: discard it, or write it to one or
+/// two host segments (a packet of at most 4096 bytes crosses at most one
+/// page boundary, pages being at least 4 KiB).
+#[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
+pub struct PlacementJob {
+    pub write: Bit,
+    pub len: Bits<13>,
+    pub two_segments: Bit,
+    pub seg0_phys: Bits<64>,
+    pub seg0_len: Bits<13>,
+    pub seg1_phys: Bits<64>,
+    pub seg1_len: Bits<13>,
+}
+
+/// One beat of the DMA write port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
+pub struct DmaBeat {
+    pub addr: Bits<64>,
+    pub data: Bits<512>,
+    pub keep: Bits<64>,
+    pub first: Bit,
+    pub last: Bit,
+    pub req_addr: Bits<64>,
+    pub req_len: Bits<13>,
+}
+
+/// One frame's outcome.
+#[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
+pub struct ResponderOutcome {
+    pub qpn: Bits<24>,
+    pub psn: Bits<24>,
+    pub opcode: Bits<8>,
+    pub verdict: Bits<4>,
+    pub dup_class: Bits<2>,
+    pub response_valid: Bit,
+    pub response_syndrome: Bits<8>,
+    pub response_psn: Bits<24>,
+    pub response_msn: Bits<24>,
+    pub take_wqe: Bit,
+    pub last: Bit,
+    pub mr_status: Bits<3>,
+    pub place_va: Bits<64>,
+    pub place_rkey: Bits<32>,
+    pub place_len: Bits<32>,
+}
+
+/// The QP context RAM's record word seen as its fields (the same bits;
+/// rust-hdl converts a struct to bits but not back).
+#[derive(LogicBlock, Default)]
+pub struct RecordFields {
+    pub record: Signal<In, Bits<RECORD_BITS>>,
+    pub fields: Signal<Out, ContextRecordBits>,
+}
+
+/// Unpacks a record word into its fields (the simulation side of
+/// [`RecordFields`]).
+pub fn record_fields(b: Bits<RECORD_BITS>) -> ContextRecordBits {
+    ContextRecordBits::from_word(b)
+}
+
+impl Logic for RecordFields {
+    fn update(&mut self) {
+        self.fields.next = record_fields(self.record.val());
+    }
+
+    fn connect(&mut self) {
+        self.fields.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom("always @(*) fields = record;\n".into())
+    }
+}
+
+#[derive(LogicBlock)]
+pub struct ResponderDatapath {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub rx: Axis512Sink,
+    pub qp_host: ContextConfig<QPN_BITS>,
+
+    pub cfg_ready: Signal<Out, Bit>,
+    pub cfg_mr_write: Signal<In, Bit>,
+    pub cfg_mr_index: Signal<In, Bits<10>>,
+    pub cfg_mr_state: Signal<In, Bits<2>>,
+    pub cfg_mr_variant: Signal<In, Bits<8>>,
+    pub cfg_mr_pd: Signal<In, Bits<32>>,
+    pub cfg_mr_base_va: Signal<In, Bits<64>>,
+    pub cfg_mr_len: Signal<In, Bits<64>>,
+    pub cfg_mr_access: Signal<In, Bits<4>>,
+    pub cfg_mr_page_shift: Signal<In, Bits<5>>,
+    pub cfg_mr_mtt_base: Signal<In, Bits<14>>,
+    pub cfg_mtt_write: Signal<In, Bit>,
+    pub cfg_mtt_index: Signal<In, Bits<14>>,
+    pub cfg_mtt_addr: Signal<In, Bits<64>>,
+
+    pub rq_query: Signal<Out, Bit>,
+    pub rq_qpn: Signal<Out, Bits<24>>,
+    pub rq_available: Signal<In, Bit>,
+
+    pub dma_valid: Signal<Out, Bit>,
+    pub dma_ready: Signal<In, Bit>,
+    pub dma_addr: Signal<Out, Bits<64>>,
+    pub dma_data: Signal<Out, Bits<512>>,
+    pub dma_keep: Signal<Out, Bits<64>>,
+    pub dma_first: Signal<Out, Bit>,
+    pub dma_last: Signal<Out, Bit>,
+    pub dma_req_addr: Signal<Out, Bits<64>>,
+    pub dma_req_len: Signal<Out, Bits<13>>,
+
+    pub out_valid: Signal<Out, Bit>,
+    pub out_ready: Signal<In, Bit>,
+    pub out_qpn: Signal<Out, Bits<24>>,
+    pub out_psn: Signal<Out, Bits<24>>,
+    pub out_opcode: Signal<Out, Bits<8>>,
+    pub out_verdict: Signal<Out, Bits<4>>,
+    pub out_dup_class: Signal<Out, Bits<2>>,
+    pub out_response_valid: Signal<Out, Bit>,
+    pub out_response_syndrome: Signal<Out, Bits<8>>,
+    pub out_response_psn: Signal<Out, Bits<24>>,
+    pub out_response_msn: Signal<Out, Bits<24>>,
+    pub out_take_wqe: Signal<Out, Bit>,
+    pub out_last: Signal<Out, Bit>,
+    pub out_mr_status: Signal<Out, Bits<3>>,
+    pub out_place_va: Signal<Out, Bits<64>>,
+    pub out_place_rkey: Signal<Out, Bits<32>>,
+    pub out_place_len: Signal<Out, Bits<32>>,
+
+    pub stat_select: Signal<In, Bits<3>>,
+    pub stat_count: Signal<Out, Bits<32>>,
+
+    parser: RxParser,
+    contexts: QpContext<QPN_BITS>,
+    context_fields: RecordFields,
+    messages: RAM<MessageState, QPN_BITS>,
+    // (`checker` is a SystemVerilog keyword.)
+    request_check: RequestChecker,
+    mr: MrTranslateDefault,
+    payload_fifo: SyncFifo<PayloadWord, PAYLOAD_FIFO_BITS, 9>,
+    job_fifo: SyncFifo<PlacementJob, JOB_FIFO_BITS, 5>,
+    rotator: ByteRotator<512>,
+    merge: ByteLaneSelect<512, 64>,
+    dma_out: SkidBuffer<DmaBeat>,
+    outcome_out: SkidBuffer<ResponderOutcome>,
+
+    // ---- decision
+    /// 0 idle (take a record), 1 lookup in flight (t + 1), 2 check
+    /// (t + 2), 3 decide and write back (t + 3), 4 MR request for a WRITE
+    /// FIRST's whole range, 5 MR request for the packet, 6 MR responses,
+    /// 7..10 the fix-up lookup after an MR refusal (issue, t + 1, t + 2,
+    /// write at t + 3), 11 emit outcome and job.
+    state: DFF<Bits<4>>,
+    qpn: DFF<Bits<QPN_BITS>>,
+    opcode: DFF<Bits<8>>,
+    psn: DFF<Bits<24>>,
+    ack_req: DFF<Bit>,
+    payload_len: DFF<Bits<13>>,
+    has_payload: DFF<Bit>,
+    has_reth: DFF<Bit>,
+    reth_va: DFF<Bits<64>>,
+    reth_rkey: DFF<Bits<32>>,
+    reth_dma_len: DFF<Bits<32>>,
+    has_atomic_eth: DFF<Bit>,
+    atomic_va: DFF<Bits<64>>,
+    atomic_rkey: DFF<Bits<32>>,
+    /// The context and message as read, for an MR refusal's fix-up.
+    old_context: DFF<ContextRecordBits>,
+    old_message: DFF<MessageState>,
+    fixed_context: DFF<ContextRecordBits>,
+    place_va: DFF<Bits<64>>,
+    place_rkey: DFF<Bits<32>>,
+    place_len: DFF<Bits<32>>,
+    whole_len: DFF<Bits<32>>,
+    mr_fault: DFF<Bit>,
+    mr_status: DFF<Bits<3>>,
+    outcome: DFF<ResponderOutcome>,
+    job: DFF<PlacementJob>,
+    record: Signal<Local, HeaderRecord>,
+    is_request: Signal<Local, Bit>,
+    beyond_table: Signal<Local, Bit>,
+    mr_beat_fault: Signal<Local, Bit>,
+    emit: Signal<Local, Bit>,
+
+    // ---- data mover
+    /// 0 idle (take a job), 1 discard a payload segment, 2 write one.
+    mover: DFF<Bits<2>>,
+    shift: DFF<Bits<6>>,
+    inputs_left: DFF<Bits<7>>,
+    previous: DFF<Bits<512>>,
+    beat_addr: DFF<Bits<64>>,
+    lane: DFF<Bits<6>>,
+    seg_left: DFF<Bits<13>>,
+    seg_addr: DFF<Bits<64>>,
+    seg_len: DFF<Bits<13>>,
+    first_beat: DFF<Bit>,
+    second_pending: DFF<Bit>,
+    seg1_phys: DFF<Bits<64>>,
+    seg1_len: DFF<Bits<13>>,
+    have_input: Signal<Local, Bit>,
+    room: Signal<Local, Bits<7>>,
+    used: Signal<Local, Bits<7>>,
+    lane_end: Signal<Local, Bits<7>>,
+    keep: Signal<Local, Bits<64>>,
+    seg_done: Signal<Local, Bit>,
+    move_beat: Signal<Local, Bit>,
+    /// The current job ends this cycle.
+    finishing: Signal<Local, Bit>,
+    all_lanes: Constant<Bits<64>>,
+    low6: Constant<Bits<64>>,
+
+    // ---- counters
+    count_frames: DFF<Bits<32>>,
+    count_parser_drops: DFF<Bits<32>>,
+    count_not_handled: DFF<Bits<32>>,
+    count_writes: DFF<Bits<32>>,
+    count_responses: DFF<Bits<32>>,
+    count_mr_faults: DFF<Bits<32>>,
+    count_dma_beats: DFF<Bits<32>>,
+    count_discarded: DFF<Bits<32>>,
+}
+
+impl Default for ResponderDatapath {
+    fn default() -> Self {
+        ResponderDatapath {
+            clock: Default::default(),
+            reset: Default::default(),
+            rx: Default::default(),
+            qp_host: Default::default(),
+            cfg_ready: Default::default(),
+            cfg_mr_write: Default::default(),
+            cfg_mr_index: Default::default(),
+            cfg_mr_state: Default::default(),
+            cfg_mr_variant: Default::default(),
+            cfg_mr_pd: Default::default(),
+            cfg_mr_base_va: Default::default(),
+            cfg_mr_len: Default::default(),
+            cfg_mr_access: Default::default(),
+            cfg_mr_page_shift: Default::default(),
+            cfg_mr_mtt_base: Default::default(),
+            cfg_mtt_write: Default::default(),
+            cfg_mtt_index: Default::default(),
+            cfg_mtt_addr: Default::default(),
+            rq_query: Default::default(),
+            rq_qpn: Default::default(),
+            rq_available: Default::default(),
+            dma_valid: Default::default(),
+            dma_ready: Default::default(),
+            dma_addr: Default::default(),
+            dma_data: Default::default(),
+            dma_keep: Default::default(),
+            dma_first: Default::default(),
+            dma_last: Default::default(),
+            dma_req_addr: Default::default(),
+            dma_req_len: Default::default(),
+            out_valid: Default::default(),
+            out_ready: Default::default(),
+            out_qpn: Default::default(),
+            out_psn: Default::default(),
+            out_opcode: Default::default(),
+            out_verdict: Default::default(),
+            out_dup_class: Default::default(),
+            out_response_valid: Default::default(),
+            out_response_syndrome: Default::default(),
+            out_response_psn: Default::default(),
+            out_response_msn: Default::default(),
+            out_take_wqe: Default::default(),
+            out_last: Default::default(),
+            out_mr_status: Default::default(),
+            out_place_va: Default::default(),
+            out_place_rkey: Default::default(),
+            out_place_len: Default::default(),
+            stat_select: Default::default(),
+            stat_count: Default::default(),
+            parser: Default::default(),
+            contexts: Default::default(),
+            context_fields: Default::default(),
+            messages: Default::default(),
+            request_check: Default::default(),
+            mr: Default::default(),
+            payload_fifo: Default::default(),
+            job_fifo: Default::default(),
+            rotator: ByteRotator::new(&(0..64).collect::<Vec<_>>()),
+            merge: Default::default(),
+            dma_out: Default::default(),
+            outcome_out: Default::default(),
+            state: Default::default(),
+            qpn: Default::default(),
+            opcode: Default::default(),
+            psn: Default::default(),
+            ack_req: Default::default(),
+            payload_len: Default::default(),
+            has_payload: Default::default(),
+            has_reth: Default::default(),
+            reth_va: Default::default(),
+            reth_rkey: Default::default(),
+            reth_dma_len: Default::default(),
+            has_atomic_eth: Default::default(),
+            atomic_va: Default::default(),
+            atomic_rkey: Default::default(),
+            old_context: Default::default(),
+            old_message: Default::default(),
+            fixed_context: Default::default(),
+            place_va: Default::default(),
+            place_rkey: Default::default(),
+            place_len: Default::default(),
+            whole_len: Default::default(),
+            mr_fault: Default::default(),
+            mr_status: Default::default(),
+            outcome: Default::default(),
+            job: Default::default(),
+            record: Default::default(),
+            is_request: Default::default(),
+            beyond_table: Default::default(),
+            mr_beat_fault: Default::default(),
+            emit: Default::default(),
+            mover: Default::default(),
+            shift: Default::default(),
+            inputs_left: Default::default(),
+            previous: Default::default(),
+            beat_addr: Default::default(),
+            lane: Default::default(),
+            seg_left: Default::default(),
+            seg_addr: Default::default(),
+            seg_len: Default::default(),
+            first_beat: Default::default(),
+            second_pending: Default::default(),
+            seg1_phys: Default::default(),
+            seg1_len: Default::default(),
+            have_input: Default::default(),
+            room: Default::default(),
+            used: Default::default(),
+            lane_end: Default::default(),
+            keep: Default::default(),
+            seg_done: Default::default(),
+            move_beat: Default::default(),
+            finishing: Default::default(),
+            all_lanes: Constant::new(bits(u64::MAX)),
+            low6: Constant::new(bits(63)),
+            count_frames: Default::default(),
+            count_parser_drops: Default::default(),
+            count_not_handled: Default::default(),
+            count_writes: Default::default(),
+            count_responses: Default::default(),
+            count_mr_faults: Default::default(),
+            count_dma_beats: Default::default(),
+            count_discarded: Default::default(),
+        }
+    }
+}
+
+impl Logic for ResponderDatapath {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            state,
+            qpn,
+            opcode,
+            psn,
+            ack_req,
+            payload_len,
+            has_payload,
+            has_reth,
+            reth_va,
+            reth_rkey,
+            reth_dma_len,
+            has_atomic_eth,
+            atomic_va,
+            atomic_rkey,
+            old_context,
+            old_message,
+            fixed_context,
+            place_va,
+            place_rkey,
+            place_len,
+            whole_len,
+            mr_fault,
+            mr_status,
+            outcome,
+            job,
+            mover,
+            shift,
+            inputs_left,
+            previous,
+            beat_addr,
+            lane,
+            seg_left,
+            seg_addr,
+            seg_len,
+            first_beat,
+            second_pending,
+            seg1_phys,
+            seg1_len,
+            count_frames,
+            count_parser_drops,
+            count_not_handled,
+            count_writes,
+            count_responses,
+            count_mr_faults,
+            count_dma_beats,
+            count_discarded
+        );
+        clock!(
+            self,
+            clock,
+            parser,
+            contexts,
+            request_check,
+            mr,
+            payload_fifo,
+            job_fifo,
+            dma_out,
+            outcome_out
+        );
+        self.messages.read_clock.next = self.clock.val();
+        self.messages.write_clock.next = self.clock.val();
+        self.parser.reset.next = self.reset.val();
+        self.contexts.reset.next = self.reset.val();
+        self.request_check.reset.next = self.reset.val();
+        self.mr.reset.next = self.reset.val();
+        self.payload_fifo.reset.next = self.reset.val();
+        self.job_fifo.reset.next = self.reset.val();
+        self.dma_out.reset.next = self.reset.val();
+        self.outcome_out.reset.next = self.reset.val();
+
+        // ---- configuration, passed through
+        self.contexts.host.valid.next = self.qp_host.valid.val();
+        self.contexts.host.qpn.next = self.qp_host.qpn.val();
+        self.contexts.host.mask.next = self.qp_host.mask.val();
+        self.contexts.host.data.next = self.qp_host.data.val();
+        self.qp_host.done.next = self.contexts.host.done.val();
+        self.qp_host.old.next = self.contexts.host.old.val();
+        self.qp_host.stalled.next = self.contexts.host.stalled.val();
+        self.cfg_ready.next = self.mr.cfg_ready.val();
+        self.mr.cfg_mr_write.next = self.cfg_mr_write.val();
+        self.mr.cfg_mr_index.next = self.cfg_mr_index.val();
+        self.mr.cfg_mr_state.next = self.cfg_mr_state.val();
+        self.mr.cfg_mr_variant.next = self.cfg_mr_variant.val();
+        self.mr.cfg_mr_pd.next = self.cfg_mr_pd.val();
+        self.mr.cfg_mr_base_va.next = self.cfg_mr_base_va.val();
+        self.mr.cfg_mr_len.next = self.cfg_mr_len.val();
+        self.mr.cfg_mr_access.next = self.cfg_mr_access.val();
+        self.mr.cfg_mr_page_shift.next = self.cfg_mr_page_shift.val();
+        self.mr.cfg_mr_mtt_base.next = self.cfg_mr_mtt_base.val();
+        self.mr.cfg_mtt_write.next = self.cfg_mtt_write.val();
+        self.mr.cfg_mtt_index.next = self.cfg_mtt_index.val();
+        self.mr.cfg_mtt_addr.next = self.cfg_mtt_addr.val();
+
+        // ---- frames into the parser; payload cut-through into the FIFO
+        self.parser.rx.tdata.next = self.rx.tdata.val();
+        self.parser.rx.tkeep.next = self.rx.tkeep.val();
+        self.parser.rx.tlast.next = self.rx.tlast.val();
+        self.parser.rx.tvalid.next = self.rx.tvalid.val();
+        self.rx.tready.next = self.parser.rx.tready.val();
+        self.parser.stat_select.next = 0.into();
+        self.parser.payload.tready.next = !self.payload_fifo.full.val();
+        self.payload_fifo.write.next =
+            self.parser.payload.tvalid.val() & !self.payload_fifo.full.val();
+        self.payload_fifo.data_in.next.data = self.parser.payload.tdata.val();
+        self.payload_fifo.data_in.next.last = self.parser.payload.tlast.val();
+
+        // ---- decision defaults
+        self.record.next = self.parser.record.record.val();
+        self.parser.record.ready.next = false;
+        self.is_request.next = (self.record.val().opcode <= 0x0C)
+            | (self.record.val().opcode == 0x13)
+            | (self.record.val().opcode == 0x14)
+            | (self.record.val().opcode == 0x16)
+            | (self.record.val().opcode == 0x17);
+        self.beyond_table.next = self.record.val().dest_qp.get_bits::<14>(10) != 0;
+
+        self.contexts.lookup.valid.next = false;
+        self.contexts.lookup.qpn.next = self.qpn.q.val();
+        self.contexts.lookup.tag.next = 0.into();
+        self.contexts.update.valid.next = false;
+        self.contexts.update.qpn.next = self.qpn.q.val();
+        self.contexts.update.record.next = self.request_check.out_context.val().into();
+        self.context_fields.record.next = self.contexts.context.record.val();
+
+        // The message RAM is read at the edge closing t + 1 (the address
+        // register is loaded at the edge closing t), so its word is there
+        // at t + 2 beside the context record.
+        self.messages.read_address.next = self.qpn.q.val();
+        self.messages.write_address.next = self.qpn.q.val();
+        self.messages.write_enable.next = false;
+        self.messages.write_data.next = self.request_check.out_message.val();
+
+        self.request_check.req_valid.next = false;
+        self.request_check.req_tag.next = 0.into();
+        self.request_check.req_opcode.next = self.opcode.q.val();
+        self.request_check.req_psn.next = self.psn.q.val();
+        self.request_check.req_ack_req.next = self.ack_req.q.val();
+        self.request_check.req_payload_len.next = self.payload_len.q.val();
+        self.request_check.req_has_reth.next = self.has_reth.q.val();
+        self.request_check.req_reth_va.next = self.reth_va.q.val();
+        self.request_check.req_reth_rkey.next = self.reth_rkey.q.val();
+        self.request_check.req_reth_dma_len.next = self.reth_dma_len.q.val();
+        self.request_check.req_has_atomic_eth.next = self.has_atomic_eth.q.val();
+        self.request_check.req_atomic_va.next = self.atomic_va.q.val();
+        self.request_check.req_atomic_rkey.next = self.atomic_rkey.q.val();
+        // Only passed through by the checker; the atomic stage has them.
+        self.request_check.req_atomic_swap_add.next = 0.into();
+        self.request_check.req_atomic_compare.next = 0.into();
+        self.request_check.req_context.next = self.context_fields.fields.val();
+        self.request_check.req_message.next = self.messages.read_data.val();
+        self.request_check.req_rq_available.next = self.rq_available.val();
+        self.rq_query.next = self.state.q.val() == 2;
+        self.rq_qpn.next = bit_cast::<24, QPN_BITS>(self.qpn.q.val());
+
+        self.mr.req_valid.next = false;
+        self.mr.req_key.next = self.place_rkey.q.val();
+        self.mr.req_va.next = self.place_va.q.val();
+        self.mr.req_len.next = self.place_len.q.val();
+        self.mr.req_pd.next = bit_cast::<32, 16>(self.old_context.q.val().pd);
+        // REMOTE_WRITE, through an R_Key.
+        self.mr.req_access.next = bits::<4>(0b0010);
+        self.mr.req_remote.next = true;
+        self.mr.req_tag.next = 1.into();
+        self.mr.resp_ready.next = false;
+        self.mr_beat_fault.next = self.mr.resp_valid.val() & (self.mr.resp_status.val() != 0);
+
+        self.outcome_out.up_valid.next = false;
+        self.outcome_out.up_data.next = self.outcome.q.val();
+        self.job_fifo.write.next = false;
+        self.job_fifo.data_in.next = self.job.q.val();
+        self.emit.next = false;
+
+        if self.state.q.val() == 0 {
+            if self.parser.record.valid.val() {
+                self.parser.record.ready.next = true;
+                self.opcode.d.next = self.record.val().opcode;
+                self.psn.d.next = self.record.val().psn;
+                self.ack_req.d.next = self.record.val().ack_req;
+                self.payload_len.d.next = self.record.val().payload_len;
+                self.has_payload.d.next = self.record.val().has_payload;
+                self.has_reth.d.next = self.record.val().has_reth;
+                self.reth_va.d.next = self.record.val().reth_va;
+                self.reth_rkey.d.next = self.record.val().reth_rkey;
+                self.reth_dma_len.d.next = self.record.val().reth_dma_len;
+                self.has_atomic_eth.d.next = self.record.val().has_atomic_eth;
+                self.atomic_va.d.next = self.record.val().atomic_va;
+                self.atomic_rkey.d.next = self.record.val().atomic_rkey;
+                self.qpn.d.next = bit_cast::<QPN_BITS, 24>(self.record.val().dest_qp);
+                self.outcome.d.next.qpn = self.record.val().dest_qp;
+                self.outcome.d.next.psn = self.record.val().psn;
+                self.outcome.d.next.opcode = self.record.val().opcode;
+                self.outcome.d.next.dup_class = bits::<2>(3);
+                self.outcome.d.next.response_valid = false;
+                self.outcome.d.next.response_syndrome = 0.into();
+                self.outcome.d.next.response_psn = 0.into();
+                self.outcome.d.next.response_msn = 0.into();
+                self.outcome.d.next.take_wqe = false;
+                self.outcome.d.next.last = false;
+                self.outcome.d.next.mr_status = 0.into();
+                self.outcome.d.next.place_va = 0.into();
+                self.outcome.d.next.place_rkey = 0.into();
+                self.outcome.d.next.place_len = 0.into();
+                self.job.d.next.write = false;
+                self.job.d.next.len = self.record.val().payload_len;
+                self.job.d.next.two_segments = false;
+                self.job.d.next.seg0_phys = 0.into();
+                self.job.d.next.seg0_len = 0.into();
+                self.job.d.next.seg1_phys = 0.into();
+                self.job.d.next.seg1_len = 0.into();
+                self.count_frames.d.next = self.count_frames.q.val() + 1;
+                if self.record.val().drop {
+                    self.outcome.d.next.verdict = bits::<4>(10);
+                    self.count_parser_drops.d.next = self.count_parser_drops.q.val() + 1;
+                    self.state.d.next = bits::<4>(11);
+                } else if !self.is_request.val() | self.beyond_table.val() {
+                    self.outcome.d.next.verdict = bits::<4>(11);
+                    self.count_not_handled.d.next = self.count_not_handled.q.val() + 1;
+                    self.state.d.next = bits::<4>(11);
+                } else {
+                    self.contexts.lookup.valid.next = true;
+                    self.contexts.lookup.qpn.next =
+                        bit_cast::<QPN_BITS, 24>(self.record.val().dest_qp);
+                    self.state.d.next = bits::<4>(1);
+                }
+            }
+        } else if self.state.q.val() == 1 {
+            self.state.d.next = bits::<4>(2);
+        } else if self.state.q.val() == 2 {
+            // t + 2: the record (forwarded by the context RAM) and the
+            // message word meet the checker.
+            self.request_check.req_valid.next = true;
+            self.old_context.d.next = self.context_fields.fields.val();
+            self.old_message.d.next = self.messages.read_data.val();
+            self.state.d.next = bits::<4>(3);
+        } else if self.state.q.val() == 3 {
+            // t + 3: the update slot. The checker's state is written back
+            // now; an MR refusal undoes it with a second lookup.
+            self.contexts.update.valid.next = true;
+            self.messages.write_enable.next = true;
+            self.outcome.d.next.verdict = self.request_check.out_verdict.val();
+            self.outcome.d.next.dup_class = self.request_check.out_dup_class.val();
+            self.outcome.d.next.response_valid = self.request_check.out_response_valid.val();
+            self.outcome.d.next.response_syndrome = self.request_check.out_response_syndrome.val();
+            self.outcome.d.next.response_psn = self.request_check.out_response_psn.val();
+            self.outcome.d.next.response_msn = self.request_check.out_response_msn.val();
+            self.outcome.d.next.take_wqe = self.request_check.out_take_wqe.val();
+            self.outcome.d.next.last = self.request_check.out_last.val();
+            self.outcome.d.next.place_va = self.request_check.out_place_va.val();
+            self.outcome.d.next.place_rkey = self.request_check.out_place_rkey.val();
+            self.outcome.d.next.place_len = self.request_check.out_place_len.val();
+            self.place_va.d.next = self.request_check.out_place_va.val();
+            self.place_rkey.d.next = self.request_check.out_place_rkey.val();
+            self.place_len.d.next = self.request_check.out_place_len.val();
+            self.whole_len.d.next = self.request_check.out_whole_len.val();
+            self.mr_fault.d.next = false;
+            self.mr_status.d.next = 0.into();
+            if (self.request_check.out_verdict.val() == 7)
+                & ((self.request_check.out_place_len.val() != 0)
+                    | (self.request_check.out_whole_len.val() != 0))
+            {
+                if self.request_check.out_whole_len.val() != 0 {
+                    self.state.d.next = bits::<4>(4);
+                } else {
+                    self.state.d.next = bits::<4>(5);
+                }
+            } else {
+                self.state.d.next = bits::<4>(11);
+            }
+        } else if (self.state.q.val() == 4) | (self.state.q.val() == 5) | (self.state.q.val() == 6)
+        {
+            if self.state.q.val() == 4 {
+                self.mr.req_valid.next = true;
+                self.mr.req_len.next = self.whole_len.q.val();
+                self.mr.req_tag.next = 0.into();
+                if self.mr.req_ready.val() {
+                    self.state.d.next = bits::<4>(5);
+                }
+            }
+            if self.state.q.val() == 5 {
+                self.mr.req_valid.next = true;
+                if self.mr.req_ready.val() {
+                    self.state.d.next = bits::<4>(6);
+                }
+            }
+            // Collect the responses: any refusal fails the packet; the
+            // placement request's segments become the job.
+            self.mr.resp_ready.next = true;
+            if self.mr_beat_fault.val() & !self.mr_fault.q.val() {
+                self.mr_fault.d.next = true;
+                self.mr_status.d.next = self.mr.resp_status.val();
+            }
+            if self.mr.resp_valid.val() & (self.mr.resp_tag.val() == 1) & self.mr.resp_has_seg.val()
+            {
+                if self.mr.resp_first.val() {
+                    self.job.d.next.seg0_phys = self.mr.resp_phys.val();
+                    self.job.d.next.seg0_len = bit_cast::<13, 32>(self.mr.resp_len.val());
+                } else {
+                    self.job.d.next.two_segments = true;
+                    self.job.d.next.seg1_phys = self.mr.resp_phys.val();
+                    self.job.d.next.seg1_len = bit_cast::<13, 32>(self.mr.resp_len.val());
+                }
+            }
+            if self.mr.resp_valid.val() & (self.mr.resp_tag.val() == 1) & self.mr.resp_last.val() {
+                if self.mr_fault.q.val() | self.mr_beat_fault.val() {
+                    self.state.d.next = bits::<4>(7);
+                } else {
+                    self.job.d.next.write = true;
+                    self.state.d.next = bits::<4>(11);
+                }
+            }
+        } else if self.state.q.val() == 7 {
+            self.contexts.lookup.valid.next = true;
+            self.state.d.next = bits::<4>(8);
+        } else if self.state.q.val() == 8 {
+            self.state.d.next = bits::<4>(9);
+        } else if self.state.q.val() == 9 {
+            // The record as it is now (a host operation may have changed
+            // it) with the responder's fields as before the packet.
+            self.fixed_context.d.next = self.context_fields.fields.val();
+            self.fixed_context.d.next.state = bits::<3>(4);
+            self.fixed_context.d.next.rq_epsn = self.old_context.q.val().rq_epsn;
+            self.fixed_context.d.next.rq_msn = self.old_context.q.val().rq_msn;
+            self.fixed_context.d.next.in_progress = self.old_context.q.val().in_progress;
+            self.fixed_context.d.next.nak_sent = false;
+            self.state.d.next = bits::<4>(10);
+        } else if self.state.q.val() == 10 {
+            self.contexts.update.valid.next = true;
+            self.contexts.update.record.next = self.fixed_context.q.val().into();
+            self.messages.write_enable.next = true;
+            self.messages.write_data.next = self.old_message.q.val();
+            self.outcome.d.next.verdict = bits::<4>(5);
+            self.outcome.d.next.response_valid = true;
+            self.outcome.d.next.response_syndrome = bits::<8>(0x62);
+            self.outcome.d.next.response_psn = self.psn.q.val();
+            self.outcome.d.next.response_msn = self.old_context.q.val().rq_msn;
+            self.outcome.d.next.take_wqe = false;
+            self.outcome.d.next.mr_status = self.mr_status.q.val();
+            self.count_mr_faults.d.next = self.count_mr_faults.q.val() + 1;
+            self.state.d.next = bits::<4>(11);
+        } else if self.state.q.val() == 11 {
+            self.emit.next = self.outcome_out.up_ready.val()
+                & (!self.has_payload.q.val() | !self.job_fifo.full.val());
+            if self.emit.val() {
+                self.outcome_out.up_valid.next = true;
+                self.job_fifo.write.next = self.has_payload.q.val();
+                if self.outcome.q.val().response_valid {
+                    self.count_responses.d.next = self.count_responses.q.val() + 1;
+                }
+                if self.job.q.val().write {
+                    self.count_writes.d.next = self.count_writes.q.val() + 1;
+                }
+                self.state.d.next = bits::<4>(0);
+            }
+        } else {
+            self.state.d.next = bits::<4>(0);
+        }
+
+        // ---- data mover: one placement job at a time
+        self.payload_fifo.read.next = false;
+        self.job_fifo.read.next = false;
+        self.have_input.next = self.inputs_left.q.val() != 0;
+        self.rotator.operand.next = 0.into();
+        if self.have_input.val() {
+            self.rotator.operand.next = self.payload_fifo.data_out.val().data;
+        }
+        // Rotate left by the host address's lane: right by 64 - shift.
+        self.rotator.amount.next = bits::<6>(0) - self.shift.q.val();
+        // Lanes at or above the shift come from this input beat, those
+        // below from the previous one.
+        self.merge.when_set.next = self.rotator.rotated.val();
+        self.merge.when_clear.next = self.previous.q.val();
+        self.merge.lane_select.next = !((bits::<64>(1) << self.shift.q.val()) - 1);
+        self.room.next = bits::<7>(64) - bit_cast::<7, 6>(self.lane.q.val());
+        self.used.next = self.room.val();
+        if self.seg_left.q.val() < bit_cast::<13, 7>(self.room.val()) {
+            self.used.next = bit_cast::<7, 13>(self.seg_left.q.val());
+        }
+        self.lane_end.next = bit_cast::<7, 6>(self.lane.q.val()) + self.used.val();
+        self.keep.next = (self.all_lanes.val() << self.lane.q.val())
+            & (self.all_lanes.val() >> (bits::<7>(64) - self.lane_end.val()));
+        self.seg_done.next = self.seg_left.q.val() == bit_cast::<13, 7>(self.used.val());
+        self.move_beat.next = false;
+        self.dma_out.up_valid.next = false;
+        self.dma_out.up_data.next.addr = self.beat_addr.q.val();
+        self.dma_out.up_data.next.data = self.merge.chosen.val();
+        self.dma_out.up_data.next.keep = self.keep.val();
+        self.dma_out.up_data.next.first = self.first_beat.q.val();
+        self.dma_out.up_data.next.last = self.seg_done.val();
+        self.dma_out.up_data.next.req_addr = self.seg_addr.q.val();
+        self.dma_out.up_data.next.req_len = self.seg_len.q.val();
+
+        self.finishing.next = false;
+        if self.mover.q.val() == 0 {
+            // Takes a job below.
+        } else if self.mover.q.val() == 1 {
+            if !self.payload_fifo.empty.val() {
+                self.payload_fifo.read.next = true;
+                self.count_discarded.d.next = self.count_discarded.q.val() + 1;
+                if self.payload_fifo.data_out.val().last {
+                    self.finishing.next = true;
+                    self.mover.d.next = bits::<2>(0);
+                }
+            }
+        } else if self.mover.q.val() == 2 {
+            self.move_beat.next = self.dma_out.up_ready.val()
+                & (!self.have_input.val() | !self.payload_fifo.empty.val());
+            if self.move_beat.val() {
+                self.dma_out.up_valid.next = true;
+                if self.have_input.val() {
+                    self.payload_fifo.read.next = true;
+                    self.inputs_left.d.next = self.inputs_left.q.val() - 1;
+                    self.previous.d.next = self.rotator.rotated.val();
+                }
+                self.seg_left.d.next = self.seg_left.q.val() - bit_cast::<13, 7>(self.used.val());
+                self.lane.d.next = 0.into();
+                self.beat_addr.d.next = self.beat_addr.q.val() + 64;
+                self.first_beat.d.next = false;
+                if self.seg_done.val() {
+                    if self.second_pending.q.val() {
+                        // The next page: its address is page aligned, so
+                        // its first byte is in lane 0 and the rotation
+                        // carries on unchanged.
+                        self.second_pending.d.next = false;
+                        self.beat_addr.d.next = self.seg1_phys.q.val() & !self.low6.val();
+                        self.lane.d.next =
+                            bit_cast::<6, 64>(self.seg1_phys.q.val() & self.low6.val());
+                        self.seg_addr.d.next = self.seg1_phys.q.val();
+                        self.seg_len.d.next = self.seg1_len.q.val();
+                        self.seg_left.d.next = self.seg1_len.q.val();
+                        self.first_beat.d.next = true;
+                    } else {
+                        self.finishing.next = true;
+                        self.mover.d.next = bits::<2>(0);
+                    }
+                }
+            }
+        } else {
+            self.mover.d.next = bits::<2>(0);
+        }
+        // The next job starts in the cycle the previous one ends, so
+        // packets follow each other without an idle beat.
+        if ((self.mover.q.val() == 0) | self.finishing.val()) & !self.job_fifo.empty.val() {
+            self.job_fifo.read.next = true;
+            self.shift.d.next =
+                bit_cast::<6, 64>(self.job_fifo.data_out.val().seg0_phys & self.low6.val());
+            self.lane.d.next =
+                bit_cast::<6, 64>(self.job_fifo.data_out.val().seg0_phys & self.low6.val());
+            self.inputs_left.d.next =
+                bit_cast::<7, 14>((bit_cast::<14, 13>(self.job_fifo.data_out.val().len) + 63) >> 6);
+            self.previous.d.next = 0.into();
+            self.beat_addr.d.next = self.job_fifo.data_out.val().seg0_phys & !self.low6.val();
+            self.seg_addr.d.next = self.job_fifo.data_out.val().seg0_phys;
+            self.seg_len.d.next = self.job_fifo.data_out.val().seg0_len;
+            self.seg_left.d.next = self.job_fifo.data_out.val().seg0_len;
+            self.first_beat.d.next = true;
+            self.second_pending.d.next = self.job_fifo.data_out.val().two_segments;
+            self.seg1_phys.d.next = self.job_fifo.data_out.val().seg1_phys;
+            self.seg1_len.d.next = self.job_fifo.data_out.val().seg1_len;
+            if self.job_fifo.data_out.val().write {
+                self.mover.d.next = bits::<2>(2);
+            } else {
+                self.mover.d.next = bits::<2>(1);
+            }
+        }
+
+        // ---- outputs
+        self.dma_out.down_ready.next = self.dma_ready.val();
+        self.dma_valid.next = self.dma_out.down_valid.val();
+        self.dma_addr.next = self.dma_out.down_data.val().addr;
+        self.dma_data.next = self.dma_out.down_data.val().data;
+        self.dma_keep.next = self.dma_out.down_data.val().keep;
+        self.dma_first.next = self.dma_out.down_data.val().first;
+        self.dma_last.next = self.dma_out.down_data.val().last;
+        self.dma_req_addr.next = self.dma_out.down_data.val().req_addr;
+        self.dma_req_len.next = self.dma_out.down_data.val().req_len;
+        if self.dma_out.down_valid.val() & self.dma_ready.val() {
+            self.count_dma_beats.d.next = self.count_dma_beats.q.val() + 1;
+        }
+
+        self.outcome_out.down_ready.next = self.out_ready.val();
+        self.out_valid.next = self.outcome_out.down_valid.val();
+        self.out_qpn.next = self.outcome_out.down_data.val().qpn;
+        self.out_psn.next = self.outcome_out.down_data.val().psn;
+        self.out_opcode.next = self.outcome_out.down_data.val().opcode;
+        self.out_verdict.next = self.outcome_out.down_data.val().verdict;
+        self.out_dup_class.next = self.outcome_out.down_data.val().dup_class;
+        self.out_response_valid.next = self.outcome_out.down_data.val().response_valid;
+        self.out_response_syndrome.next = self.outcome_out.down_data.val().response_syndrome;
+        self.out_response_psn.next = self.outcome_out.down_data.val().response_psn;
+        self.out_response_msn.next = self.outcome_out.down_data.val().response_msn;
+        self.out_take_wqe.next = self.outcome_out.down_data.val().take_wqe;
+        self.out_last.next = self.outcome_out.down_data.val().last;
+        self.out_mr_status.next = self.outcome_out.down_data.val().mr_status;
+        self.out_place_va.next = self.outcome_out.down_data.val().place_va;
+        self.out_place_rkey.next = self.outcome_out.down_data.val().place_rkey;
+        self.out_place_len.next = self.outcome_out.down_data.val().place_len;
+
+        self.stat_count.next = self.count_frames.q.val();
+        if self.stat_select.val() == 1 {
+            self.stat_count.next = self.count_parser_drops.q.val();
+        } else if self.stat_select.val() == 2 {
+            self.stat_count.next = self.count_not_handled.q.val();
+        } else if self.stat_select.val() == 3 {
+            self.stat_count.next = self.count_writes.q.val();
+        } else if self.stat_select.val() == 4 {
+            self.stat_count.next = self.count_responses.q.val();
+        } else if self.stat_select.val() == 5 {
+            self.stat_count.next = self.count_mr_faults.q.val();
+        } else if self.stat_select.val() == 6 {
+            self.stat_count.next = self.count_dma_beats.q.val();
+        } else if self.stat_select.val() == 7 {
+            self.stat_count.next = self.count_discarded.q.val();
+        }
+
+        if self.reset.val() {
+            self.state.d.next = bits::<4>(0);
+            self.mover.d.next = bits::<2>(0);
+            self.count_frames.d.next = 0.into();
+            self.count_parser_drops.d.next = 0.into();
+            self.count_not_handled.d.next = 0.into();
+            self.count_writes.d.next = 0.into();
+            self.count_responses.d.next = 0.into();
+            self.count_mr_faults.d.next = 0.into();
+            self.count_dma_beats.d.next = 0.into();
+            self.count_discarded.d.next = 0.into();
+        }
+    }
+}

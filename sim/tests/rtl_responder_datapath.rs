@@ -1,0 +1,888 @@
+//! The Verilated `ResponderDatapath` against the reference model, frame by
+//! frame. Two model NICs exchange RDMA WRITEs over the model harness's
+//! lossy wire (drop, duplicate, reorder); every frame delivered to the
+//! responder NIC is captured and fed to the RTL, which starts from the
+//! same QP contexts, MR table, MTT and host memory image (in `HostDma`).
+//! Checked: each frame's outcome (verdict, duplicate class, ACK/NAK
+//! syndrome, PSN, MSN) equals the model's `check_request` followed by its
+//! `write_translation`; the host memory the RTL's DMA writes leave equals
+//! the model's byte for byte, with no stray write and exactly the bytes of
+//! executed WRITEs written; the DMA port's framing (address, length, keep,
+//! first/last) holds; the counters agree. Random backpressure on the frame
+//! input, the DMA port and the outcome port. Protection cases (wrong
+//! R_Key, stale key variant, wrong PD, MR without remote write, out of
+//! bounds, a multi-page WRITE whose whole range overruns the MR): nothing
+//! written, NAK remote access error, the QP in ERR (later packets
+//! dropped). And the throughput of back-to-back MTU-4096 WRITE packets.
+
+#[path = "../model/tests/common/mod.rs"]
+mod harness;
+
+use harness::{bring_up, make_side, ConnOpts, Faults, Pair};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rocenic_hdl::mr_translate::{MR_STATE_FREE, MR_STATE_INVALIDATED, MR_STATE_VALID};
+use rocenic_hdl::qp_context_record::{mtu_code, QpContextRecord};
+use rocenic_hdl::responder_datapath::*;
+use rocenic_model::mr::{MrState, MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
+use rocenic_model::responder::{
+    record_checks, write_translation, CheckInput, CheckOutcome, DuplicateClass, Verdict,
+};
+use rocenic_model::verbs::{Access, PdId, Qpn, RecvWr, SendOp, SendWr, Sge};
+use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
+use rocenic_sim::rtl::stream::{words_to_bytes, AxisInPorts, StreamSource, BEAT_WORDS};
+use rocenic_wire::RoceFrame;
+use std::collections::BTreeMap;
+use verilator_sys::{ResponderDatapath as Dut, Sim};
+
+/// A responder QP as the RTL must be set up.
+#[derive(Clone, Copy, Debug)]
+struct RespQp {
+    qpn: Qpn,
+    pd: PdId,
+    mtu: u32,
+    epsn: u32,
+    opts: ConnOpts,
+}
+
+/// One run's setup: the model pair, the responder's QPs, every buffer on
+/// the responder (compared at the end).
+struct Setup {
+    pair: Pair,
+    qps: Vec<RespQp>,
+    regions: Vec<(u64, u64)>,
+    posted: usize,
+}
+
+const PAGE_SIZES: [u64; 4] = [4096, 16384, 65536, 2 << 20];
+const MTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
+
+/// A connected QP pair, requester on NIC 0, responder on NIC 1.
+fn connect(s: &mut Setup, rng: &mut ChaCha8Rng, mtu: u32) -> (Qpn, PdId, Qpn, PdId) {
+    connect_with(s, rng, mtu, Access::ALL)
+}
+
+/// As [`connect`], the responder QP granting `access`.
+fn connect_with(
+    s: &mut Setup,
+    rng: &mut ChaCha8Rng,
+    mtu: u32,
+    access: Access,
+) -> (Qpn, PdId, Qpn, PdId) {
+    let opts = ConnOpts {
+        mtu,
+        min_rnr_timer: rng.gen_range(0..32),
+        // Finite (7 would retry forever): a WRITE with immediate that
+        // never finds a receive WQE ends in an error, and the run ends.
+        rnr_retry: rng.gen_range(0..7),
+        access,
+        ..ConnOpts::default()
+    };
+    let a = make_side(&mut s.pair.nics[0]);
+    let b = make_side(&mut s.pair.nics[1]);
+    let psn_ab = rng.gen_range(0..1 << 24);
+    let psn_ba = rng.gen_range(0..1 << 24);
+    bring_up(
+        &mut s.pair.nics[0],
+        a.qpn,
+        1,
+        b.qpn,
+        (psn_ba, psn_ab),
+        &opts,
+    );
+    bring_up(
+        &mut s.pair.nics[1],
+        b.qpn,
+        0,
+        a.qpn,
+        (psn_ab, psn_ba),
+        &opts,
+    );
+    s.qps.push(RespQp {
+        qpn: b.qpn,
+        pd: b.pd,
+        mtu,
+        epsn: psn_ab,
+        opts,
+    });
+    (a.qpn, a.pd, b.qpn, b.pd)
+}
+
+/// A buffer on the responder, registered with `access` in `pd`.
+fn target(s: &mut Setup, pd: PdId, len: u64, page: u64, access: Access) -> (u64, u32, u32) {
+    let nic = &mut s.pair.nics[1];
+    let va = nic.memory_mut().alloc(len, page);
+    let keys = nic.reg_mr(pd, va, len, access).expect("register");
+    s.regions.push((va, len));
+    (va, keys.rkey, keys.lkey)
+}
+
+/// A source buffer on the requester with random bytes.
+fn source(s: &mut Setup, rng: &mut ChaCha8Rng, pd: PdId, len: u64) -> (u64, u32) {
+    let nic = &mut s.pair.nics[0];
+    let va = nic.memory_mut().alloc(len.max(1), 4096);
+    let data: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+    nic.memory_mut().write_va(va, &data).expect("fill");
+    let keys = nic
+        .reg_mr(pd, va, len.max(1), Access::LOCAL_WRITE)
+        .expect("register");
+    (va, keys.lkey)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn post_write(
+    s: &mut Setup,
+    a_qpn: Qpn,
+    src: (u64, u32),
+    len: u32,
+    remote_addr: u64,
+    rkey: u32,
+    imm: Option<u32>,
+) {
+    let op = match imm {
+        Some(imm) => SendOp::WriteWithImm {
+            remote_addr,
+            rkey,
+            imm,
+        },
+        None => SendOp::Write { remote_addr, rkey },
+    };
+    s.posted += 1;
+    s.pair.nics[0]
+        .post_send(
+            a_qpn,
+            SendWr {
+                wr_id: s.posted as u64,
+                op,
+                sgl: vec![Sge {
+                    addr: src.0,
+                    length: len,
+                    lkey: src.1,
+                }],
+                signaled: true,
+                solicited: false,
+            },
+        )
+        .expect("post");
+}
+
+fn write_len(rng: &mut ChaCha8Rng, max: u32) -> u32 {
+    let len = match rng.gen_range(0..10) {
+        0 => 0,
+        1..=2 => rng.gen_range(1..=200),
+        3..=5 => rng.gen_range(200..=9000),
+        6..=8 => rng.gen_range(9000..=70_000),
+        _ => rng.gen_range(70_000..=1 << 20),
+    };
+    len.min(max)
+}
+
+/// Random WRITEs (with and without immediate) on `n` QPs, and with
+/// `protection` one extra QP per protection case.
+fn setup(seed: u64, n: usize, bytes_per_qp: u32, protection: bool) -> Setup {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut s = Setup {
+        pair: Pair::new(seed),
+        qps: Vec::new(),
+        regions: Vec::new(),
+        posted: 0,
+    };
+    for _ in 0..n {
+        let mtu = MTUS[rng.gen_range(0..MTUS.len())];
+        let (a_qpn, a_pd, b_qpn, b_pd) = connect(&mut s, &mut rng, mtu);
+        let page = PAGE_SIZES[rng.gen_range(0..PAGE_SIZES.len())];
+        let tlen = (1u64 << 20) + rng.gen_range(0..8192);
+        let (tva, rkey, _) = target(&mut s, b_pd, tlen, page, Access::ALL);
+        let src = source(&mut s, &mut rng, a_pd, 1 << 20);
+        let mut budget = bytes_per_qp;
+        let mut imms = 0;
+        while budget > 0 {
+            let len = write_len(&mut rng, budget.min(1 << 20));
+            budget = budget.saturating_sub(len.max(64));
+            let off = rng.gen_range(0..=tlen - u64::from(len));
+            let imm = rng.gen_bool(0.2).then(|| rng.gen());
+            imms += u32::from(imm.is_some());
+            post_write(&mut s, a_qpn, src, len, tva + off, rkey, imm);
+        }
+        // Usually a receive WQE per immediate, sometimes fewer: RNR NAKs
+        // and their retries.
+        let recvs = if rng.gen_bool(0.7) { imms } else { imms / 2 };
+        for i in 0..recvs {
+            s.pair.nics[1]
+                .post_recv(
+                    b_qpn,
+                    RecvWr {
+                        wr_id: u64::from(i),
+                        sgl: vec![],
+                    },
+                )
+                .expect("recv");
+        }
+    }
+    if protection {
+        for case in 0..7 {
+            let mtu = MTUS[rng.gen_range(0..MTUS.len())];
+            // The last case: the QP itself grants no remote write (the
+            // checker refuses, before any MR lookup).
+            let qp_access = if case == 6 {
+                Access(Access::LOCAL_WRITE.0 | Access::REMOTE_READ.0)
+            } else {
+                Access::ALL
+            };
+            let (a_qpn, a_pd, _, b_pd) = connect_with(&mut s, &mut rng, mtu, qp_access);
+            let src = source(&mut s, &mut rng, a_pd, 1 << 16);
+            let len = 20_000u64;
+            let (va, rkey, _) = target(&mut s, b_pd, len, 4096, Access::ALL);
+            let (bad_rkey, bad_va, wlen) = match case {
+                // No MR at that index.
+                0 => ((900 << 8) | 7, va, 3000),
+                // A stale key variant.
+                1 => {
+                    let (_, old, old_lkey) = target(&mut s, b_pd, len, 4096, Access::ALL);
+                    s.pair.nics[1].rereg_mr(old_lkey).expect("rereg");
+                    (old, va + 100, 3000)
+                }
+                // An MR of another PD.
+                2 => {
+                    let pd2 = s.pair.nics[1].alloc_pd();
+                    let (_, other, _) = target(&mut s, pd2, len, 4096, Access::ALL);
+                    (other, va + 100, 3000)
+                }
+                // No remote write.
+                3 => {
+                    let access = Access(Access::LOCAL_WRITE.0 | Access::REMOTE_READ.0);
+                    let (ro, ro_key, _) = target(&mut s, b_pd, len, 4096, access);
+                    (ro_key, ro + 100, 3000)
+                }
+                // Past the end of the MR, crossing a page.
+                4 => (rkey, va + len - 1000, 3000),
+                // A multi-packet WRITE whose whole range overruns the MR:
+                // refused at its FIRST packet, nothing of it lands.
+                5 => (rkey, va + len - 2 * u64::from(mtu), 3 * mtu + 100),
+                _ => (rkey, va, 3000),
+            };
+            post_write(&mut s, a_qpn, src, wlen, bad_va, bad_rkey, None);
+            // Behind it, a good WRITE: dropped by the responder in ERR if
+            // the requester sends it before the NAK arrives.
+            post_write(&mut s, a_qpn, src, 5000, va, rkey, None);
+        }
+    }
+    s
+}
+
+/// What the RTL must say of one frame: the model's check, then its WRITE
+/// translation.
+#[derive(Clone, Debug, PartialEq)]
+struct Outcome {
+    qpn: u64,
+    psn: u64,
+    opcode: u64,
+    verdict: u64,
+    dup_class: Option<u64>,
+    response: Option<(u64, u64, u64)>,
+}
+
+fn expected(
+    i: &CheckInput,
+    o: &CheckOutcome,
+    f: &RoceFrame,
+    pd: PdId,
+    mrs: &MrTable,
+) -> (Outcome, u64, bool) {
+    let (mut verdict, dup_class) = match o.verdict {
+        Verdict::QpState => (0, None),
+        Verdict::OutOfSequence => (1, None),
+        Verdict::Duplicate(c) => (
+            2,
+            Some(match c {
+                DuplicateClass::SendWrite => 0,
+                DuplicateClass::Read => 1,
+                DuplicateClass::Atomic => 2,
+                DuplicateClass::Other => 3,
+            }),
+        ),
+        Verdict::Rnr => (3, None),
+        Verdict::InvalidRequest => (4, None),
+        Verdict::RemoteAccess => (5, None),
+        Verdict::Send { .. } => (6, None),
+        Verdict::Write { .. } => (7, None),
+        Verdict::Read { .. } => (8, None),
+        Verdict::Atomic => (9, None),
+    };
+    let mut response = o
+        .response
+        .map(|r| (u64::from(r.syndrome), u64::from(r.psn), u64::from(r.msn)));
+    let mut written = 0;
+    let mut fault = false;
+    if let Verdict::Write {
+        va,
+        rkey,
+        len,
+        whole_len,
+        ..
+    } = o.verdict
+    {
+        match write_translation(mrs, pd, rkey, va, len, whole_len) {
+            Ok(_) => written = u64::from(len),
+            Err(_) => {
+                fault = true;
+                verdict = VERDICT_REMOTE_ACCESS;
+                response = Some((0x62, u64::from(f.bth.psn), u64::from(i.msn)));
+            }
+        }
+    }
+    (
+        Outcome {
+            qpn: u64::from(f.bth.dest_qp),
+            psn: u64::from(f.bth.psn),
+            opcode: u64::from(f.bth.opcode),
+            verdict,
+            dup_class,
+            response,
+        },
+        written,
+        fault,
+    )
+}
+
+/// The block out of reset, its MR table swept.
+fn fresh() -> Sim<Dut> {
+    let mut sim = Sim::<Dut>::new().expect("responder_datapath is exported");
+    sim.set_bit(Dut::RESET, true);
+    sim.tick();
+    sim.set_bit(Dut::RESET, false);
+    for _ in 0..=DEFAULT_MAX_MRS + 4 {
+        sim.eval();
+        if sim.get_bit(Dut::CFG_READY) {
+            return sim;
+        }
+        sim.tick();
+    }
+    panic!("MR table sweep did not finish");
+}
+
+/// The model's MR table and MTT into the block, one entry of each a cycle.
+fn load_mrs(sim: &mut Sim<Dut>, t: &MrTable) {
+    let mtt = t.mtt();
+    assert_eq!(mtt.len(), DEFAULT_MAX_MTT_ENTRIES);
+    for i in 0..DEFAULT_MAX_MRS.max(mtt.len()) {
+        let e = (i < DEFAULT_MAX_MRS)
+            .then(|| t.entry((i as u32) << 8))
+            .flatten()
+            .copied();
+        sim.set_bit(Dut::CFG_MR_WRITE, i < DEFAULT_MAX_MRS);
+        sim.set_u64(Dut::CFG_MR_INDEX, i as u64);
+        let state = match e.map(|e| e.state) {
+            Some(MrState::Valid) => MR_STATE_VALID,
+            Some(MrState::Invalidated) => MR_STATE_INVALIDATED,
+            Some(MrState::Free) | None => MR_STATE_FREE,
+        };
+        sim.set_u64(Dut::CFG_MR_STATE, state);
+        sim.set_u64(Dut::CFG_MR_VARIANT, e.map_or(0, |e| e.variant.into()));
+        sim.set_u64(Dut::CFG_MR_PD, e.map_or(0, |e| e.pd.0.into()));
+        sim.set_u64(Dut::CFG_MR_BASE_VA, e.map_or(0, |e| e.base_va));
+        sim.set_u64(Dut::CFG_MR_LEN, e.map_or(0, |e| e.len));
+        sim.set_u64(Dut::CFG_MR_ACCESS, e.map_or(0, |e| e.access.0.into()));
+        sim.set_u64(
+            Dut::CFG_MR_PAGE_SHIFT,
+            e.map_or(12, |e| e.page_shift.into()),
+        );
+        sim.set_u64(Dut::CFG_MR_MTT_BASE, e.map_or(0, |e| e.mtt_base.into()));
+        sim.set_bit(Dut::CFG_MTT_WRITE, i < mtt.len());
+        sim.set_u64(Dut::CFG_MTT_INDEX, i as u64);
+        sim.set_u64(Dut::CFG_MTT_ADDR, mtt.get(i).copied().unwrap_or(0));
+        sim.tick();
+    }
+    sim.set_bit(Dut::CFG_MR_WRITE, false);
+    sim.set_bit(Dut::CFG_MTT_WRITE, false);
+}
+
+/// Each responder QP's context through the host port, as the driver's
+/// `modify_qp` would leave it (RTS, expected PSN, MSN 0).
+fn load_qps(sim: &mut Sim<Dut>, qps: &[RespQp]) {
+    for q in qps {
+        let record = QpContextRecord {
+            state: 3,
+            access: u32::from(q.opts.access.0 & 0xF),
+            path_mtu: mtu_code(q.mtu).expect("MTU"),
+            pkey: 0xFFFF,
+            pd: q.pd.0,
+            rq_epsn: q.epsn,
+            max_dest_rd_atomic: 16,
+            min_rnr_timer: u32::from(q.opts.min_rnr_timer),
+            ..QpContextRecord::default()
+        };
+        let words = record.pack().expect("record fits");
+        sim.set_bit(Dut::QP_HOST_VALID, true);
+        sim.set_u64(Dut::QP_HOST_QPN, u64::from(q.qpn));
+        let mut mask = [u64::MAX; 5];
+        mask[4] = u64::from(u32::MAX);
+        sim.set(Dut::QP_HOST_MASK, &mask);
+        sim.set(Dut::QP_HOST_DATA, &words);
+        let mut waited = 0;
+        loop {
+            sim.eval();
+            let done = sim.get_bit(Dut::QP_HOST_DONE);
+            sim.tick();
+            if done {
+                break;
+            }
+            waited += 1;
+            assert!(waited < 20, "host write never done");
+        }
+        sim.set_bit(Dut::QP_HOST_VALID, false);
+        sim.tick();
+    }
+}
+
+struct Replay {
+    outcomes: Vec<Outcome>,
+    cycles: u64,
+    dma_beats: u64,
+    dma_bytes: u64,
+    rx_beats: u64,
+    /// Cycle of the first rx beat moved and of the last DMA beat.
+    first_rx: Option<u64>,
+    last_rx: u64,
+    first_dma: Option<u64>,
+    last_dma: u64,
+    rx_stalls: u64,
+    stats: Vec<u64>,
+}
+
+/// Feeds `frames` to the RTL with the given handshake probabilities,
+/// writing DMA beats into `host`; `rq` answers the RQ queries in order.
+fn replay(
+    sim: &mut Sim<Dut>,
+    host: &mut HostDma,
+    frames: &[Vec<u8>],
+    rq: &[bool],
+    (p_in, p_dma, p_out): (f64, f64, f64),
+    seed: u64,
+) -> Replay {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
+    let rx = AxisInPorts::<Dut>::named("rx").expect("rx ports");
+    let mut src = StreamSource::new(p_in, seed);
+    for f in frames {
+        assert!(src.push_frame(f), "seed {seed}: frame fits the stream");
+    }
+    let mut r = Replay {
+        outcomes: Vec::new(),
+        cycles: 0,
+        dma_beats: 0,
+        dma_bytes: 0,
+        rx_beats: 0,
+        first_rx: None,
+        last_rx: 0,
+        first_dma: None,
+        last_dma: 0,
+        rx_stalls: 0,
+        stats: Vec::new(),
+    };
+    let mut queries = 0usize;
+    // The write request in progress: start, length, bytes seen.
+    let mut request: Option<(u64, u64, u64)> = None;
+    let mut quiet = 0;
+    let limit = 200_000 + 200 * src_beats(frames);
+    while r.outcomes.len() < frames.len() || !src.is_idle() || quiet < 300 {
+        assert!(
+            r.cycles < limit,
+            "seed {seed}: no progress ({} of {} outcomes)",
+            r.outcomes.len(),
+            frames.len()
+        );
+        src.begin_cycle();
+        rx.drive(sim.dut_mut(), src.current());
+        sim.set_bit(Dut::RQ_AVAILABLE, rq.get(queries).copied().unwrap_or(false));
+        let dma_ready = host.write_ready() && (p_dma >= 1.0 || rng.gen_bool(p_dma));
+        sim.set_bit(Dut::DMA_READY, dma_ready);
+        let out_ready = p_out >= 1.0 || rng.gen_bool(p_out);
+        sim.set_bit(Dut::OUT_READY, out_ready);
+        sim.eval();
+        let rx_ready = rx.ready(sim.dut());
+        if src.current().is_some() && !rx_ready {
+            r.rx_stalls += 1;
+        }
+        let query = sim.get_bit(Dut::RQ_QUERY);
+        quiet += 1;
+        if sim.get_bit(Dut::DMA_VALID) && dma_ready {
+            quiet = 0;
+            let mut words = [0u64; BEAT_WORDS];
+            sim.get_into(Dut::DMA_DATA, &mut words);
+            let bytes = words_to_bytes(&words);
+            let keep = sim.get_u64(Dut::DMA_KEEP);
+            let addr = sim.get_u64(Dut::DMA_ADDR);
+            let req_addr = sim.get_u64(Dut::DMA_REQ_ADDR);
+            let req_len = sim.get_u64(Dut::DMA_REQ_LEN);
+            assert_ne!(keep, 0, "seed {seed}: a DMA beat without bytes");
+            assert_eq!(addr % 64, 0, "seed {seed}: beat address aligned");
+            let lo = keep.trailing_zeros() as u64;
+            let hi = 64 - u64::from(keep.leading_zeros());
+            let run = if hi - lo == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << (hi - lo)) - 1) << lo
+            };
+            assert_eq!(keep, run, "seed {seed}: keep contiguous");
+            if sim.get_bit(Dut::DMA_FIRST) {
+                assert!(request.is_none(), "seed {seed}: first inside a request");
+                assert!((1..=4096).contains(&req_len), "seed {seed}: request length");
+                request = Some((req_addr, req_len, 0));
+            }
+            let (start, len, seen) = request.expect("a beat inside a request");
+            assert_eq!(
+                (req_addr, req_len),
+                (start, len),
+                "seed {seed}: request fields hold"
+            );
+            assert_eq!(
+                addr + lo,
+                start + seen,
+                "seed {seed}: bytes in address order"
+            );
+            let seen = seen + hi - lo;
+            assert!(seen <= len, "seed {seed}: request overrun");
+            request = Some((start, len, seen));
+            if sim.get_bit(Dut::DMA_LAST) {
+                assert_eq!(seen, len, "seed {seed}: request length delivered");
+                request = None;
+            }
+            host.write(addr + lo, &bytes[lo as usize..hi as usize])
+                .expect("host write");
+            r.dma_beats += 1;
+            r.dma_bytes += hi - lo;
+            r.last_dma = r.cycles;
+            r.first_dma.get_or_insert(r.cycles);
+        }
+        if sim.get_bit(Dut::OUT_VALID) && out_ready {
+            quiet = 0;
+            let response = sim.get_bit(Dut::OUT_RESPONSE_VALID).then(|| {
+                (
+                    sim.get_u64(Dut::OUT_RESPONSE_SYNDROME),
+                    sim.get_u64(Dut::OUT_RESPONSE_PSN),
+                    sim.get_u64(Dut::OUT_RESPONSE_MSN),
+                )
+            });
+            let verdict = sim.get_u64(Dut::OUT_VERDICT);
+            r.outcomes.push(Outcome {
+                qpn: sim.get_u64(Dut::OUT_QPN),
+                psn: sim.get_u64(Dut::OUT_PSN),
+                opcode: sim.get_u64(Dut::OUT_OPCODE),
+                verdict,
+                dup_class: (verdict == 2).then(|| sim.get_u64(Dut::OUT_DUP_CLASS)),
+                response,
+            });
+        }
+        sim.tick();
+        if src.end_cycle(r.cycles, rx_ready).is_some() {
+            r.rx_beats += 1;
+            r.first_rx.get_or_insert(r.cycles);
+            r.last_rx = r.cycles;
+        }
+        host.clock(false);
+        if query {
+            queries += 1;
+        }
+        r.cycles += 1;
+    }
+    assert!(request.is_none(), "seed {seed}: a write request left open");
+    assert_eq!(
+        queries,
+        rq.len(),
+        "seed {seed}: one RQ query per checked request"
+    );
+    for sel in 0..8 {
+        sim.set_u64(Dut::STAT_SELECT, sel);
+        sim.eval();
+        r.stats.push(sim.get_u64(Dut::STAT_COUNT));
+    }
+    r
+}
+
+fn src_beats(frames: &[Vec<u8>]) -> u64 {
+    frames.iter().map(|f| f.len().div_ceil(64) as u64).sum()
+}
+
+struct Summary {
+    frames: usize,
+    writes: u64,
+    faults: u64,
+    bytes: u64,
+    cycles: u64,
+    verdicts: BTreeMap<u64, u64>,
+}
+
+/// Runs the model, replays the responder's frames into the RTL, compares.
+/// `corrupt`: the probability that a frame is preceded by a copy with a
+/// payload byte flipped, which the parser drops on its ICRC: its payload
+/// must be discarded and its outcome say so, the frames around it
+/// unaffected.
+fn check_run(
+    seed: u64,
+    mut s: Setup,
+    faults: Faults,
+    handshakes: (f64, f64, f64),
+    corrupt: f64,
+) -> Summary {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xC0);
+    s.pair.faults = faults;
+    s.pair.delivered = Some(Vec::new());
+    let image = s.pair.nics[1].memory().clone();
+    let (idle, trace) = record_checks(|| s.pair.run(20_000_000_000));
+    println!(
+        "seed {seed}: model idle {idle} at {} ns, {} checks",
+        s.pair.now,
+        trace.len()
+    );
+    let frames: Vec<Vec<u8>> = s
+        .pair
+        .delivered
+        .take()
+        .unwrap()
+        .into_iter()
+        .filter(|(to, _)| *to == 1)
+        .map(|(_, f)| f)
+        .collect();
+    assert_eq!(
+        frames.len(),
+        trace.len(),
+        "seed {seed}: every frame at the responder is a checked request"
+    );
+    let qps: BTreeMap<Qpn, RespQp> = s.qps.iter().map(|q| (q.qpn, *q)).collect();
+    let mrs = s.pair.nics[1].mr_table();
+    let mut want = Vec::new();
+    let mut bytes = 0;
+    let mut writes = 0;
+    let mut faults_n = 0;
+    for (f, (i, o)) in frames.iter().zip(&trace) {
+        let frame = RoceFrame::decode(f).expect("a valid frame");
+        let q = qps[&frame.bth.dest_qp];
+        let (outcome, written, fault) = expected(i, o, &frame, q.pd, mrs);
+        bytes += written;
+        writes += u64::from(outcome.verdict == 7 && written > 0);
+        faults_n += u64::from(fault);
+        want.push(outcome);
+    }
+    let rq: Vec<bool> = trace.iter().map(|(i, _)| i.rq_available).collect();
+    let mut fed = Vec::new();
+    let mut fed_want = Vec::new();
+    let mut dropped = 0;
+    for (f, w) in frames.iter().zip(&want) {
+        let frame = RoceFrame::decode(f).expect("a valid frame");
+        if !frame.payload.is_empty() && rng.gen_bool(corrupt) {
+            let mut bad = f.clone();
+            let at = f.len() - 4 - usize::from(frame.bth.pad_count) - frame.payload.len();
+            bad[at + rng.gen_range(0..frame.payload.len())] ^= 0x40;
+            fed.push(bad);
+            fed_want.push(Outcome {
+                verdict: VERDICT_PARSER_DROP,
+                dup_class: None,
+                response: None,
+                ..w.clone()
+            });
+            dropped += 1;
+        }
+        fed.push(f.clone());
+        fed_want.push(w.clone());
+    }
+    let (frames, want) = (fed, fed_want);
+
+    let mut sim = fresh();
+    load_mrs(&mut sim, mrs);
+    load_qps(&mut sim, &s.qps);
+    let mut host = HostDma::new(HostDmaConfig::default(), image);
+    let r = replay(&mut sim, &mut host, &frames, &rq, handshakes, seed);
+
+    for (k, (got, want)) in r.outcomes.iter().zip(&want).enumerate() {
+        assert_eq!(
+            got, want,
+            "seed {seed}: frame {k}: model input {:?} outcome {:?}",
+            trace[k].0, trace[k].1
+        );
+    }
+    assert_eq!(r.outcomes.len(), want.len());
+    assert_eq!(
+        r.dma_bytes, bytes,
+        "seed {seed}: exactly the executed bytes written"
+    );
+    let model = s.pair.nics[1].memory();
+    for &(va, len) in &s.regions {
+        let mut a = vec![0u8; len as usize];
+        let mut b = vec![0u8; len as usize];
+        model.read_va(va, &mut a).expect("model memory");
+        host.memory().read_va(va, &mut b).expect("rtl memory");
+        let first = a.iter().zip(&b).position(|(x, y)| x != y);
+        assert!(
+            first.is_none(),
+            "seed {seed}: memory differs at {va:#x} + {:?}",
+            first
+        );
+    }
+    assert_eq!(host.memory().stray_writes(), 0, "seed {seed}: stray DMA");
+    assert_eq!(r.stats[STAT_FRAMES as usize], frames.len() as u64);
+    assert_eq!(r.stats[STAT_PARSER_DROPS as usize], dropped, "seed {seed}");
+    assert_eq!(r.stats[STAT_WRITES as usize], writes, "seed {seed}");
+    assert_eq!(r.stats[STAT_MR_FAULTS as usize], faults_n, "seed {seed}");
+    assert_eq!(r.stats[STAT_DMA_BEATS as usize], r.dma_beats, "seed {seed}");
+    assert_eq!(
+        r.stats[STAT_RESPONSES as usize],
+        want.iter().filter(|o| o.response.is_some()).count() as u64
+    );
+    let mut verdicts = BTreeMap::new();
+    for o in &want {
+        *verdicts.entry(o.verdict).or_insert(0) += 1;
+    }
+    Summary {
+        frames: frames.len(),
+        writes,
+        faults: faults_n,
+        bytes,
+        cycles: r.cycles,
+        verdicts,
+    }
+}
+
+const LOSSY: Faults = Faults {
+    drop: 0.01,
+    duplicate: 0.01,
+    reorder: 0.03,
+    reorder_ns: 3000,
+    ce_mark: 0.0,
+};
+
+#[test]
+fn writes_over_a_lossy_wire_match_the_model() {
+    let mut total_frames = 0;
+    let mut verdicts: BTreeMap<u64, u64> = BTreeMap::new();
+    for seed in [11u64, 12, 13] {
+        let s = setup(seed, 4, 1 << 20, false);
+        let sum = check_run(seed, s, LOSSY, (0.8, 0.7, 0.6), 0.02);
+        println!(
+            "seed {seed}: {} frames, {} WRITE packets executed, {} bytes written, {} cycles, verdicts {:?}",
+            sum.frames, sum.writes, sum.bytes, sum.cycles, sum.verdicts
+        );
+        total_frames += sum.frames;
+        for (v, n) in sum.verdicts {
+            *verdicts.entry(v).or_insert(0) += n;
+        }
+    }
+    // The runs exercised executed WRITEs, duplicates, sequence NAKs and
+    // parser drops.
+    for v in [1, 2, 7, VERDICT_PARSER_DROP] {
+        assert!(
+            verdicts.get(&v).copied().unwrap_or(0) > 0,
+            "verdict {v} seen: {verdicts:?}"
+        );
+    }
+    println!("{total_frames} frames, verdicts {verdicts:?}");
+}
+
+#[test]
+fn protection_faults_write_nothing_and_move_the_qp_to_err() {
+    for seed in [21u64, 22] {
+        let s = setup(seed, 1, 1 << 16, true);
+        let faults = if seed == 21 { Faults::default() } else { LOSSY };
+        let sum = check_run(seed, s, faults, (0.9, 0.5, 0.5), 0.0);
+        println!(
+            "seed {seed}: {} frames, {} MR refusals, verdicts {:?}",
+            sum.frames, sum.faults, sum.verdicts
+        );
+        assert!(
+            sum.faults >= 6,
+            "seed {seed}: every protection case refused once"
+        );
+    }
+}
+
+/// One 512 KiB WRITE at `mtu`, 100 bytes off a 4 KiB page (every 4096-byte
+/// packet crosses a page boundary), replayed back to back with no
+/// backpressure: (frames, replay).
+fn stream(mtu: u32, seed: u64) -> (usize, Replay) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut s = Setup {
+        pair: Pair::new(seed),
+        qps: Vec::new(),
+        regions: Vec::new(),
+        posted: 0,
+    };
+    let (a_qpn, a_pd, _, b_pd) = connect(&mut s, &mut rng, mtu);
+    let (va, rkey, _) = target(&mut s, b_pd, 1 << 20, 4096, Access::ALL);
+    let src = source(&mut s, &mut rng, a_pd, 1 << 20);
+    post_write(&mut s, a_qpn, src, 512 << 10, va + 100, rkey, None);
+    s.pair.delivered = Some(Vec::new());
+    let image = s.pair.nics[1].memory().clone();
+    let (_, trace) = record_checks(|| s.pair.run(1_000_000_000));
+    let frames: Vec<Vec<u8>> = s
+        .pair
+        .delivered
+        .take()
+        .unwrap()
+        .into_iter()
+        .filter(|(to, _)| *to == 1)
+        .map(|(_, f)| f)
+        .collect();
+    let rq: Vec<bool> = trace.iter().map(|(i, _)| i.rq_available).collect();
+    let mut sim = fresh();
+    load_mrs(&mut sim, s.pair.nics[1].mr_table());
+    load_qps(&mut sim, &s.qps);
+    let mut host = HostDma::new(HostDmaConfig::default(), image);
+    let r = replay(&mut sim, &mut host, &frames, &rq, (1.0, 1.0, 1.0), seed);
+    let mut a = vec![0u8; 512 << 10];
+    let mut b = vec![0u8; 512 << 10];
+    s.pair.nics[1].memory().read_va(va + 100, &mut a).unwrap();
+    host.memory().read_va(va + 100, &mut b).unwrap();
+    assert!(a == b, "mtu {mtu}: the message landed");
+    assert_eq!(r.dma_bytes, 512 << 10);
+    assert!(r.outcomes.iter().all(|o| o.verdict == 7));
+    let rx_span = r.last_rx - r.first_rx.unwrap() + 1;
+    let dma_span = r.last_dma - r.first_dma.unwrap() + 1;
+    println!(
+        "MTU {mtu}: {} frames: {} rx beats in {rx_span} cycles ({:.4}/cycle, stalled {} cycles); \
+         {} DMA beats ({} bytes) in {dma_span} cycles ({:.4}/cycle); \
+         first DMA beat {} cycles after the first rx beat, last {} after the last",
+        frames.len(),
+        r.rx_beats,
+        r.rx_beats as f64 / rx_span as f64,
+        r.rx_stalls,
+        r.dma_beats,
+        r.dma_bytes,
+        r.dma_beats as f64 / dma_span as f64,
+        r.first_dma.unwrap() - r.first_rx.unwrap(),
+        r.last_dma - r.last_rx,
+    );
+    (frames.len(), r)
+}
+
+fn rates(r: &Replay) -> (f64, f64) {
+    let rx_span = r.last_rx - r.first_rx.unwrap() + 1;
+    let dma_span = r.last_dma - r.first_dma.unwrap() + 1;
+    (
+        r.rx_beats as f64 / rx_span as f64,
+        r.dma_beats as f64 / dma_span as f64,
+    )
+}
+
+#[test]
+fn mtu_4096_writes_stream_at_one_beat_per_cycle() {
+    let (frames, r) = stream(4096, 31);
+    assert_eq!(frames, 128);
+    let (rx_rate, dma_rate) = rates(&r);
+    // The input waits only while the first packet's whole-range check
+    // (one MR beat per page of the message) holds the decisions back.
+    assert!(r.rx_stalls < 64, "the input hardly waits");
+    assert!(rx_rate > 0.99, "one input beat per cycle");
+    assert!(dma_rate > 0.99, "one DMA beat per cycle");
+}
+
+/// Small packets are bounded by the one-packet-at-a-time decision: an
+/// MTU-256 WRITE packet (5 input beats) takes about 12 cycles.
+#[test]
+fn mtu_256_writes_are_bounded_by_the_decision() {
+    let (frames, r) = stream(256, 32);
+    assert_eq!(frames, 2048);
+    let (rx_rate, _) = rates(&r);
+    let per_packet = (r.last_rx - r.first_rx.unwrap() + 1) as f64 / frames as f64;
+    println!("MTU 256: {per_packet:.2} cycles per packet");
+    assert!(per_packet < 14.0, "{per_packet} cycles per packet");
+    assert!(rx_rate > 0.4, "{rx_rate}");
+}
