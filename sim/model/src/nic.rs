@@ -245,6 +245,11 @@ impl Nic {
         &mut self.memory
     }
 
+    /// The MR table, as the RTL's MR translation is to be loaded with it.
+    pub fn mrs(&self) -> &MrTable {
+        &self.mrs
+    }
+
     pub fn counters(&self) -> &NicCounters {
         &self.counters
     }
