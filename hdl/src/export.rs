@@ -14,6 +14,7 @@ use crate::mr_translate::MrTranslateDefault;
 use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
 use crate::register_slice::AxisRegisterSlice;
 use crate::request_segmenter::RequestSegmenter;
+use crate::requester_datapath::RequesterDatapath;
 use crate::response_checker::ResponseChecker;
 use crate::rx_parser::RxParser;
 use crate::stream::{DATA_BITS, KEEP_BITS};
@@ -66,6 +67,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("response_checker", ResponseChecker::default()),
         // One request packet descriptor per cycle from a send WQE.
         ExportedBlock::new("request_segmenter", RequestSegmenter::default()),
+        // Grant to request frames: segmenter, MR check, DMA reassembly, TX
+        // builder; an 8-packet payload buffer in block RAM.
+        ExportedBlock::new("requester_datapath", RequesterDatapath::default()),
     ]
 }
 

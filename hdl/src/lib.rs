@@ -31,6 +31,10 @@
 //!   its resume PSN into request packet descriptors (opcode, PSN, AckReq,
 //!   extension headers, payload offset and length), one per cycle, stopped
 //!   by the send window as the model's requester is.
+//! - [`requester_datapath`]: the requester's transmit datapath, a grant
+//!   (one WQE with a one-SGE local buffer) through the segmenter, the
+//!   local key check and page split, tagged DMA reads reassembled out of
+//!   order, and the TX builder into request frames.
 //!
 //! To come, mirroring `sim/model`: the rest of the requester, and the
 //! responder; the retransmit/ACK engine (Go-Back-N, timers); the DCQCN
@@ -56,6 +60,7 @@ pub mod qp_context;
 pub mod qp_context_record;
 pub mod register_slice;
 pub mod request_segmenter;
+pub mod requester_datapath;
 pub mod response_checker;
 pub mod rx_parser;
 pub mod skid_buffer;
