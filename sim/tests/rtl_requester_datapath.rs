@@ -130,6 +130,8 @@ struct BatchSpec {
     /// Every WQE of this kind code and length, from buffers on this page
     /// size, at offset 0.
     force: Option<(u64, u64, u64)>,
+    /// A send window of 1..300 PSNs instead of 2^22.
+    small_window: bool,
 }
 
 /// A model NIC with a connected QP, the grants for the WQEs posted on it
@@ -159,8 +161,12 @@ fn build_batch(spec: &BatchSpec, ipv6: bool, mtu: u32) -> Batch {
     cfg.ecn = rng.gen_bool(0.5);
     cfg.dscp = rng.gen_range(0..64);
     cfg.ack_req_interval = [0, 1, 3, 7, 64][rng.gen_range(0..5)];
-    // No ACK ever comes back: the window must hold the whole batch.
+    // No ACK ever comes back: a window of 2^22 holds the whole batch; a
+    // small one stops the model (and the RTL) part-way, for good.
     cfg.max_outstanding_psns = 1 << 22;
+    if spec.small_window {
+        cfg.max_outstanding_psns = rng.gen_range(1..=300);
+    }
     cfg.dcqcn.enabled = false;
     let (interval, window, dscp) = (cfg.ack_req_interval, cfg.max_outstanding_psns, cfg.dscp);
     let ecn_bits = if cfg.ecn { ecn::ECT0 } else { ecn::NOT_ECT };
@@ -459,6 +465,8 @@ fn drive_grant(sim: &mut Sim<Dut>, g: &Grant) {
 struct Status {
     qpn: u64,
     error: u64,
+    /// The window stopped the grant before its end.
+    cut: bool,
 }
 
 struct RtlRun {
@@ -555,6 +563,7 @@ fn run_rtl(
             statuses.push(Status {
                 qpn: sim.get_u64(Dut::STATUS_QPN),
                 error: sim.get_u64(Dut::STATUS_ERROR),
+                cut: sim.get_bit(Dut::STATUS_CUT),
             });
         }
         host.clock(taken);
@@ -618,15 +627,26 @@ fn check_batch(spec: &BatchSpec) -> (usize, bool) {
         let error = if e.failed { STATUS_LOC_PROT_ERR } else { 0 };
         assert_eq!(s.error, error, "{ctx}: grant {i} status");
     }
+    // The window only closes for good (nothing is acknowledged): after the
+    // first grant it cut, the model sent nothing more.
+    let first_cut = run.statuses.iter().position(|s| s.cut);
+    assert!(first_cut.is_none() || spec.small_window, "{ctx}: a cut");
+    if let Some(c) = first_cut {
+        assert!(
+            batch.expected[c + 1..].iter().all(|e| e.frames.is_empty()),
+            "{ctx}: frames after the window closed at grant {c}"
+        );
+    }
     let failed = batch.expected.iter().any(|e| e.failed);
     eprintln!(
-        "seed {}: ipv6 {ipv6}, mtu {mtu}, {} WQEs, {} frames equal in {} cycles ({} beats){}",
+        "seed {}: ipv6 {ipv6}, mtu {mtu}, {} WQEs, {} frames equal in {} cycles ({} beats){}{}",
         spec.seed,
         batch.grants.len(),
         want.len(),
         run.cycles,
         run.beats,
-        if failed { ", ends in LocProtErr" } else { "" }
+        if failed { ", ends in LocProtErr" } else { "" },
+        first_cut.map_or(String::new(), |c| format!(", window closed at grant {c}"))
     );
     (want.len(), failed)
 }
@@ -656,6 +676,7 @@ fn frames_match_the_model_nic_bit_for_bit() {
             p_frame_ready: [1.0, 0.8, 0.4][rng.gen_range(0..3)],
             dma: random_dma(&mut rng),
             force: None,
+            small_window: seed % 5 == 2,
         };
         let (n, failed) = check_batch(&spec);
         frames += n;
@@ -678,6 +699,7 @@ fn small_wqes_overlap_across_grants() {
         p_frame_ready: 1.0,
         dma: HostDmaConfig::default(),
         force: Some((0, 64, 4096)),
+        small_window: false,
     };
     let batch = build_batch(&spec, false, 4096);
     let want: Vec<&Vec<u8>> = batch.expected.iter().flat_map(|e| &e.frames).collect();
@@ -711,6 +733,7 @@ fn local_protection_errors_as_the_model() {
                 ..HostDmaConfig::default()
             },
             force: None,
+            small_window: false,
         };
         errors += usize::from(check_batch(&spec).1);
     }
@@ -742,6 +765,7 @@ fn mtu_4096_streams_near_one_beat_per_cycle() {
                 ..HostDmaConfig::default()
             },
             force: Some((0, MIB, 2 << 20)),
+            small_window: false,
         };
         let batch = build_batch(&spec, false, 4096);
         let want: Vec<&Vec<u8>> = batch.expected.iter().flat_map(|e| &e.frames).collect();
