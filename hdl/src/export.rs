@@ -16,6 +16,7 @@ use crate::qp_timers::QpTimers;
 use crate::register_slice::AxisRegisterSlice;
 use crate::request_checker::RequestChecker;
 use crate::request_segmenter::RequestSegmenter;
+use crate::requester_datapath::RequesterDatapath;
 use crate::responder_datapath::ResponderDatapath;
 use crate::response_checker::ResponseChecker;
 use crate::rx_parser::RxParser;
@@ -78,6 +79,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("send_queue_tracker", SendQueueTrackerDefault::default()),
         // RDMA WRITE receive path: frames to DMA writes and verdicts.
         ExportedBlock::new("responder_datapath", ResponderDatapath::default()),
+        // Grant to request frames: segmenter, MR check, DMA reassembly, TX
+        // builder; an 8-packet payload buffer in block RAM.
+        ExportedBlock::new("requester_datapath", RequesterDatapath::default()),
     ]
 }
 

@@ -42,10 +42,15 @@
 //!   send WQEs (implicit-ACK walk, response lookup and marking, errors,
 //!   flush) and the send CQEs due in posting order.
 //!
-//! The first composite path: [`responder_datapath`], the responder's
-//! receive path for RDMA WRITE, frames in (parser, QP context and message
-//! RAM, request checker, MR translation) to host DMA writes and per-packet
-//! verdicts and ACK/NAKs.
+//! The composite paths built from them so far:
+//!
+//! - [`requester_datapath`]: the requester's transmit path, a grant (one
+//!   WQE with a one-SGE local buffer) through the segmenter, the local key
+//!   check and page split, tagged DMA reads reassembled out of order, and
+//!   the TX builder into request frames;
+//! - [`responder_datapath`]: the responder's receive path for RDMA WRITE,
+//!   frames in (parser, QP context and message RAM, request checker, MR
+//!   translation) to host DMA writes and per-packet verdicts and ACK/NAKs.
 //!
 //! To come, mirroring `sim/model`: the other paths and the core that wires
 //! them (event arbitration, response queue, TX scheduler, DMA engines);
@@ -74,6 +79,7 @@ pub mod qp_timers;
 pub mod register_slice;
 pub mod request_checker;
 pub mod request_segmenter;
+pub mod requester_datapath;
 pub mod responder_datapath;
 pub mod response_checker;
 pub mod rx_parser;

@@ -371,8 +371,51 @@ fn plan_input(qp: &Qp, idx: usize) -> WqePlanInput {
     }
 }
 
+/// The local buffer bytes a request packet touches and the right its
+/// L_Key must grant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalAccess {
+    /// Offset of the first byte in the WQE's SGL.
+    pub offset: u64,
+    /// Bytes; an empty range is not checked at all.
+    pub len: u64,
+    pub need: Access,
+    /// The bytes are the packet's payload, read now (SEND/WRITE); else
+    /// they are only checked here and written when the response comes.
+    pub read_payload: bool,
+}
+
+/// What [`plan_request`]'s packet `plan` of a WQE doing `op` on `wqe_len` bytes
+/// does with the local buffer: SEND/WRITE read their payload (no right
+/// needed), a READ request's remaining response bytes and an atomic's
+/// 8-byte original value are to be written (LOCAL_WRITE). The RTL
+/// requester datapath checks the same range through its MR translation.
+pub fn local_access(op: &SendOp, plan: &RequestPlan, wqe_len: u64) -> LocalAccess {
+    match WqeKind::of(op) {
+        WqeKind::Send | WqeKind::Write => LocalAccess {
+            offset: plan.payload_offset,
+            len: plan.payload_len,
+            need: Access::NONE,
+            read_payload: true,
+        },
+        WqeKind::Read => LocalAccess {
+            offset: plan.payload_offset,
+            len: wqe_len - plan.payload_offset,
+            need: Access::LOCAL_WRITE,
+            read_payload: false,
+        },
+        WqeKind::Atomic => LocalAccess {
+            offset: 0,
+            len: 8,
+            need: Access::LOCAL_WRITE,
+            read_payload: false,
+        },
+    }
+}
+
 /// Builds the packet of WQE `idx` at PSN `p`: [`plan_request`], then the
-/// local buffers checked and the payload read through the SGL.
+/// local buffers checked ([`local_access`]) and the payload read through
+/// the SGL.
 fn build(
     qp: &Qp,
     idx: usize,
@@ -388,30 +431,21 @@ fn build(
         env.config.ack_req_interval,
         window_full,
     );
-    let sgl = &wqe.wr.sgl;
-    let mut payload = Vec::new();
-    match wqe.kind {
-        WqeKind::Send | WqeKind::Write => {
-            let segs = sgl_segments(
-                env.mrs,
-                qp.pd,
-                sgl,
-                plan.payload_offset,
-                plan.payload_len,
-                Access::NONE,
-            )
-            .map_err(local_status)?;
-            payload = read_segments(env.memory, &segs);
-        }
-        WqeKind::Read => {
-            let off = plan.payload_offset;
-            sgl_segments(env.mrs, qp.pd, sgl, off, wqe.len - off, Access::LOCAL_WRITE)
-                .map_err(local_status)?;
-        }
-        WqeKind::Atomic => {
-            sgl_segments(env.mrs, qp.pd, sgl, 0, 8, Access::LOCAL_WRITE).map_err(local_status)?;
-        }
-    }
+    let access = local_access(&wqe.wr.op, &plan, wqe.len);
+    let segs = sgl_segments(
+        env.mrs,
+        qp.pd,
+        &wqe.wr.sgl,
+        access.offset,
+        access.len,
+        access.need,
+    )
+    .map_err(local_status)?;
+    let payload = if access.read_payload {
+        read_segments(env.memory, &segs)
+    } else {
+        Vec::new()
+    };
     Ok(Request {
         bth: plan.bth,
         ext: plan.ext,
