@@ -17,6 +17,7 @@ use crate::register_slice::AxisRegisterSlice;
 use crate::request_checker::RequestChecker;
 use crate::request_segmenter::RequestSegmenter;
 use crate::response_checker::ResponseChecker;
+use crate::response_queue::ResponseQueue;
 use crate::rx_parser::RxParser;
 use crate::stream::{DATA_BITS, KEEP_BITS};
 use crate::tx_builder::TxBuilder;
@@ -72,6 +73,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("request_checker", RequestChecker::default()),
         // 1024 QPs' ACK timeout / RNR wait deadlines in one block RAM.
         ExportedBlock::new("qp_timers", QpTimers::<DEFAULT_QPN_BITS>::default()),
+        // 1024 QPs x 8 queued responses in block RAM, ready-QP FIFO.
+        ExportedBlock::new("response_queue", ResponseQueue::<10, 3>::default()),
     ]
 }
 

@@ -37,10 +37,13 @@
 //!   by the send window as the model's requester is;
 //! - [`response_checker`]: the completer's per-response decision (ACK,
 //!   NAK, RNR NAK, READ response placement, atomic ACK) from the header,
-//!   the QP context and the WQE the response belongs to.
+//!   the QP context and the WQE the response belongs to;
+//! - [`response_queue`]: the responder's per-QP queue of ACKs, NAKs,
+//!   atomic ACKs and READ responses in block RAM, with a ready-QP FIFO,
+//!   yielding response packet descriptors (READ split by MTU).
 //!
 //! To come, mirroring `sim/model`: the core that wires them (event
-//! arbitration, send-queue ring, response queue, TX scheduler, DMA
+//! arbitration, send-queue ring, TX scheduler, DMA
 //! engines); the DCQCN rate shaper; the host interface (doorbells, WQE
 //! fetch, CQE write).
 //!
@@ -67,6 +70,7 @@ pub mod register_slice;
 pub mod request_checker;
 pub mod request_segmenter;
 pub mod response_checker;
+pub mod response_queue;
 pub mod rx_parser;
 pub mod skid_buffer;
 pub mod stream;
