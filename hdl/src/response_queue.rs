@@ -48,7 +48,11 @@
 //! to ERR or, sequence and RNR NAKs, is sent once until the expected PSN
 //! arrives), so `2 * max_dest_rd_atomic + 2` items suffice: 8 covers
 //! `max_dest_rd_atomic <= 3`. A voided READ keeps its slot until it
-//! reaches the head.
+//! reaches the head. The model's scenarios run `max_dest_rd_atomic` 16
+//! and their queues reach 28 items under loss (voids included,
+//! `sim/tests/rtl_response_queue.rs`): with 8 items the responder must
+//! stall a push to a full queue until a packet leaves (the replay does),
+//! or the block be built with `D` = 5.
 //!
 //! # Order
 //!

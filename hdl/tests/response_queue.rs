@@ -109,17 +109,11 @@ impl Bench {
                     }),
                 },
             };
-            if std::env::var_os("RQ_DEBUG").is_some() {
-                eprintln!("{} packet {:?}", self.sim.cycles(), d);
-            }
             if let Err(e) = self.model.accept(&d) {
                 panic!("cycle {}: {e}", self.sim.cycles());
             }
         }
         if accepted {
-            if std::env::var_os("RQ_DEBUG").is_some() {
-                eprintln!("{} command {:?}", self.sim.cycles(), command.unwrap());
-            }
             self.model.apply(&command.unwrap());
         }
         // A push is counted in the cycle after its acceptance.
@@ -149,7 +143,9 @@ impl Bench {
                 0
             };
         }
-        assert!(!self.model.pending(), "packets left after draining");
+        if let Err(e) = self.model.settle_drained() {
+            panic!("after draining: {e}");
+        }
     }
 }
 

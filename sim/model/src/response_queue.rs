@@ -528,11 +528,87 @@ impl ResponseQueueModel {
         Ok(())
     }
 
-    /// Whether some QP still has a packet to send.
-    pub fn pending(&self) -> bool {
-        (0..self.queues.len()).any(|i| {
-            let mut q = self.queues[i].clone();
-            q.next_packet(self.live[i], self.mtu[i]).is_some()
-        })
+    /// After the block went idle: no QP may have a packet left; what
+    /// remains (items that may not leave) is dropped, as the block did.
+    pub fn settle_drained(&mut self) -> Result<(), String> {
+        for (i, q) in self.queues.iter_mut().enumerate() {
+            if let Some(p) = q.next_packet(self.live[i], self.mtu[i]) {
+                return Err(format!("QP {i}: {p:x?} never sent"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(q: &mut ResponseQueue<()>, live: bool, mtu: u32) -> Vec<RespPacket> {
+        std::iter::from_fn(|| q.next_packet(live, mtu)).collect()
+    }
+
+    #[test]
+    fn acks_merge_only_into_a_tail_ack() {
+        let mut q = ResponseQueue::default();
+        q.push_ack(1, 10);
+        q.push_ack(2, 11);
+        q.push_nak(syndrome::NAK_PSN_SEQUENCE_ERROR, 3, 11);
+        q.push_ack(4, 12);
+        assert_eq!(q.slots(), 3);
+        let p = drain(&mut q, true, 256);
+        assert_eq!(
+            p.iter().map(|p| (p.psn, p.aeth)).collect::<Vec<_>>(),
+            [
+                (2, Some((0x1F, 11))),
+                (3, Some((syndrome::NAK_PSN_SEQUENCE_ERROR, 11))),
+                (4, Some((0x1F, 12)))
+            ]
+        );
+    }
+
+    #[test]
+    fn reads_split_by_mtu_with_aeth_on_first_and_last() {
+        let mut q = ResponseQueue::default();
+        q.push_read(0xFF_FFFE, 0x1000, 5, 600, 7, ());
+        q.push_read(9, 0x2000, 5, 0, 8, ());
+        let p = drain(&mut q, true, 256);
+        let ops: Vec<_> = p.iter().map(|p| p.opcode).collect();
+        assert_eq!(
+            ops,
+            [
+                op::READ_RESPONSE_FIRST,
+                op::READ_RESPONSE_MIDDLE,
+                op::READ_RESPONSE_LAST,
+                op::READ_RESPONSE_ONLY
+            ]
+        );
+        assert_eq!(
+            p.iter().map(|p| p.psn).collect::<Vec<_>>(),
+            [0xFF_FFFE, 0xFF_FFFF, 0, 9]
+        );
+        assert!(p[1].aeth.is_none() && p[2].aeth == Some((0x1F, 7)));
+        let r = p[2].read.unwrap();
+        assert_eq!((r.va, r.offset, r.len), (0x1200, 512, 88));
+        assert_eq!(p[3].read.unwrap().len, 0);
+    }
+
+    #[test]
+    fn voided_reads_and_flush_leave_nothing_but_naks() {
+        let mut q = ResponseQueue::default();
+        q.push_read(100, 0, 1, 1000, 1, ());
+        q.push_atomic_ack(104, 42, 2);
+        q.push_read(105, 0, 1, 10, 3, ());
+        q.drop_reads(100, 4);
+        assert_eq!(q.slots(), 3);
+        let p = drain(&mut q, true, 256);
+        assert_eq!(p.iter().map(|p| p.psn).collect::<Vec<_>>(), [104, 105]);
+        q.push_ack(1, 1);
+        q.push_nak(syndrome::NAK_REMOTE_ACCESS_ERROR, 2, 1);
+        q.push_atomic_ack(3, 0, 1);
+        q.flush_to_error();
+        let p = drain(&mut q, false, 256);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].aeth, Some((syndrome::NAK_REMOTE_ACCESS_ERROR, 1)));
     }
 }
