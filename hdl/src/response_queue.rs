@@ -597,27 +597,25 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
 
         // A dropped item (`head_dropped`) spends its st_out cycle without
         // `packet.valid`.
-        if self.state.q.val() == self.st_out.val() {
-            if self.pop.val() | self.advance.val() {
-                self.state.d.next = self.st_idle.val();
-                self.qp_head.write_enable.next = true;
-                self.qp_count.write_enable.next = true;
-                self.qp_flags.write_enable.next = true;
-                self.qp_sent.write_enable.next = true;
-                self.qp_sent.write_data.next = self.r_sent.q.val() + 1;
-                if self.pop.val() {
-                    self.qp_head.write_data.next = (self.r_head.q.val() + 1) & self.slot_mask.val();
-                    self.qp_count.write_data.next = self.popped_count.val();
-                    self.qp_sent.write_data.next = 0.into();
-                    if !self.popped_count.val().any() {
-                        // Empty: no tail ACK, out of the FIFO.
-                        self.qp_flags.write_data.next = self.r_flags.q.val() & 0xFC;
-                    }
+        if (self.state.q.val() == self.st_out.val()) & (self.pop.val() | self.advance.val()) {
+            self.state.d.next = self.st_idle.val();
+            self.qp_head.write_enable.next = true;
+            self.qp_count.write_enable.next = true;
+            self.qp_flags.write_enable.next = true;
+            self.qp_sent.write_enable.next = true;
+            self.qp_sent.write_data.next = self.r_sent.q.val() + 1;
+            if self.pop.val() {
+                self.qp_head.write_data.next = (self.r_head.q.val() + 1) & self.slot_mask.val();
+                self.qp_count.write_data.next = self.popped_count.val();
+                self.qp_sent.write_data.next = 0.into();
+                if !self.popped_count.val().any() {
+                    // Empty: no tail ACK, out of the FIFO.
+                    self.qp_flags.write_data.next = self.r_flags.q.val() & 0xFC;
                 }
-                if self.requeue.val() {
-                    self.ready_fifo.write_enable.next = true;
-                    self.fifo_write.d.next = self.fifo_write.q.val() + 1;
-                }
+            }
+            if self.requeue.val() {
+                self.ready_fifo.write_enable.next = true;
+                self.fifo_write.d.next = self.fifo_write.q.val() + 1;
             }
         }
 

@@ -1,10 +1,11 @@
 //! ResponseQueue in rust-hdl's simulator against its contract model
 //! (`ResponseQueueModel`, i.e. the model's `ResponseQueue` per QP) on a
 //! 4-QP, 4-item instance: random pushes (ACKs that merge, NAKs, atomic
-//! ACKs, READs of 0 to 3 MTUs), READ voids, flushes and reconfigurations
-//! under random dequeue backpressure, every accepted descriptor equal to
-//! the model's next packet of its QP; a full queue drops and counts
-//! pushes; the item RAM in block RAM (Yosys synth_xilinx). The long runs
+//! ACKs, READs of 0 to 12 KiB at MTUs 256 to 4096), READ voids, flushes
+//! and reconfigurations under random dequeue backpressure, every accepted
+//! descriptor equal to the model's next packet of its QP; a full queue
+//! drops and counts pushes; the item RAM in block RAM, no LUT RAM (Yosys
+//! synth_xilinx, 1024 QPs x 8). The long runs
 //! and the model NIC traces are under Verilator
 //! (`sim/tests/rtl_response_queue.rs`).
 

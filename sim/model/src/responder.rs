@@ -931,9 +931,11 @@ pub(crate) fn next_output(qp: &mut Qp, env: &mut Env) -> Option<Vec<u8>> {
     loop {
         let live = matches!(qp.state, QpState::Rtr | QpState::Rts);
         let (bth, ext, payload, ect) = qp.resp.out.next_packet_with(live, mtu, |p, data| {
-            let mut ext = ExtHeaders::default();
-            ext.aeth = p.aeth.map(|(syndrome, msn)| Aeth { syndrome, msn });
-            ext.atomic_ack_eth = p.atomic_orig.map(|orig| AtomicAckEth { orig });
+            let ext = ExtHeaders {
+                aeth: p.aeth.map(|(syndrome, msn)| Aeth { syndrome, msn }),
+                atomic_ack_eth: p.atomic_orig.map(|orig| AtomicAckEth { orig }),
+                ..ExtHeaders::default()
+            };
             let payload = match (p.read, data) {
                 (Some(r), Some(data)) => {
                     let (off, end) = (r.offset as usize, (r.offset + r.len) as usize);
