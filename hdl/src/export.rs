@@ -19,6 +19,7 @@ use crate::request_segmenter::RequestSegmenter;
 use crate::requester_datapath::RequesterDatapath;
 use crate::responder_datapath::ResponderDatapath;
 use crate::response_checker::ResponseChecker;
+use crate::response_queue::ResponseQueue;
 use crate::rx_parser::RxParser;
 use crate::send_queue_tracker::SendQueueTrackerDefault;
 use crate::stream::{DATA_BITS, KEEP_BITS};
@@ -82,6 +83,8 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // Grant to request frames: segmenter, MR check, DMA reassembly, TX
         // builder; an 8-packet payload buffer in block RAM.
         ExportedBlock::new("requester_datapath", RequesterDatapath::default()),
+        // 1024 QPs x 8 queued responses in block RAM, ready-QP FIFO.
+        ExportedBlock::new("response_queue", ResponseQueue::<10, 3>::default()),
     ]
 }
 

@@ -38,6 +38,9 @@
 //! - [`response_checker`]: the completer's per-response decision (ACK,
 //!   NAK, RNR NAK, READ response placement, atomic ACK) from the header,
 //!   the QP context and the WQE the response belongs to;
+//! - [`response_queue`]: the responder's per-QP queue of ACKs, NAKs,
+//!   atomic ACKs and READ responses in block RAM, with a ready-QP FIFO,
+//!   yielding response packet descriptors (READ split by MTU);
 //! - [`send_queue_tracker`]: the ACK engine's per-QP rings of outstanding
 //!   send WQEs (implicit-ACK walk, response lookup and marking, errors,
 //!   flush) and the send CQEs due in posting order.
@@ -53,9 +56,8 @@
 //!   translation) to host DMA writes and per-packet verdicts and ACK/NAKs.
 //!
 //! To come, mirroring `sim/model`: the other paths and the core that wires
-//! them (event arbitration, response queue, TX scheduler, DMA engines);
-//! the DCQCN rate shaper; the host interface (doorbells, WQE fetch, CQE
-//! write).
+//! them (event arbitration, TX scheduler, DMA engines); the DCQCN rate
+//! shaper; the host interface (doorbells, WQE fetch, CQE write).
 //!
 //! [`export::blocks`] lists what is exported to Verilog for Verilator and
 //! for `make lint-rtl` / `make synth`.
@@ -82,6 +84,7 @@ pub mod request_segmenter;
 pub mod requester_datapath;
 pub mod responder_datapath;
 pub mod response_checker;
+pub mod response_queue;
 pub mod rx_parser;
 pub mod send_queue_tracker;
 pub mod skid_buffer;

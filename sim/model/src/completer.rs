@@ -6,12 +6,12 @@
 use crate::dma::{sgl_segments, write_segments, LocalError};
 use crate::nic::Env;
 pub use crate::qp::WqeKind;
-use crate::qp::{Qp, RespItem, SendWqe};
+use crate::qp::{Qp, SendWqe};
 use crate::send_queue::{self, RingOp, RingWqe, SendCqe};
 use crate::timers::rnr_timer_ns;
 use crate::verbs::{Access, Cqe, QpState, SendOp, WcOpcode, WcStatus};
 use crate::Time;
-use rocenic_wire::{op, psn, syndrome, Aeth, AethKind, RoceFrame};
+use rocenic_wire::{op, psn, Aeth, AethKind, RoceFrame};
 
 /// Why the requester goes back to the oldest unacknowledged PSN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -688,9 +688,7 @@ pub(crate) fn move_to_error(qp: &mut Qp, env: &mut Env) {
     for r in std::mem::take(&mut qp.rq) {
         env.complete(qp.recv_cq, flush_recv(qp.qpn, r.wr_id));
     }
-    qp.resp
-        .out
-        .retain(|i| matches!(i, RespItem::Ack { syndrome: s, .. } if s & syndrome::TYPE_MASK != 0));
+    qp.resp.out.flush_to_error();
 }
 
 pub(crate) fn flush_recv(qpn: u32, wr_id: u64) -> Cqe {

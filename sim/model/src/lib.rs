@@ -16,6 +16,7 @@ pub mod nic;
 pub(crate) mod qp;
 pub mod requester;
 pub mod responder;
+pub mod response_queue;
 pub mod send_queue;
 pub mod timers;
 pub(crate) mod tx;

@@ -5,6 +5,7 @@
 //! replay resources, queued responses).
 
 use crate::dcqcn::{DcqcnConfig, NotificationPoint, ReactionPoint};
+use crate::response_queue::ResponseQueue;
 use crate::send_queue::{self, RingWqe, WqeRecord};
 use crate::verbs::{
     Access, CqId, ModifyQp, PdId, QpCaps, QpState, Qpn, RecvWr, RemoteAddress, SendOp, SendWr,
@@ -206,30 +207,6 @@ pub(crate) enum RdResource {
     },
 }
 
-/// One queued responder output, built into a frame at transmit time.
-#[derive(Clone, Debug)]
-pub(crate) enum RespItem {
-    /// ACK, RNR NAK or NAK (by syndrome).
-    Ack {
-        syndrome: u8,
-        psn: u32,
-        msn: u32,
-    },
-    AtomicAck {
-        psn: u32,
-        orig: u64,
-        msn: u32,
-    },
-    /// READ response packets from `psn` on; `data` was read at execution.
-    Read {
-        psn: u32,
-        data: Vec<u8>,
-        /// Packets already sent.
-        sent: u32,
-        msn: u32,
-    },
-}
-
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ResponderState {
     pub epsn: u32,
@@ -239,39 +216,18 @@ pub(crate) struct ResponderState {
     pub nak_sent: bool,
     pub cur: Option<InProgress>,
     pub resources: VecDeque<RdResource>,
-    pub out: VecDeque<RespItem>,
+    /// Queued responses; a READ keeps the bytes read at execution.
+    pub out: ResponseQueue<Vec<u8>>,
 }
 
 impl ResponderState {
-    /// Queues an ACK, merging it into a queued ACK just before it: ACKs
-    /// are cumulative, so the later one says everything the earlier did.
+    /// Queues an ACK with the current MSN (merged into a queued ACK).
     pub fn push_ack(&mut self, psn: u32) {
-        let msn = self.msn;
-        if let Some(RespItem::Ack {
-            syndrome,
-            psn: p,
-            msn: m,
-        }) = self.out.back_mut()
-        {
-            if *syndrome == rocenic_wire::syndrome::ACK_UNLIMITED_CREDITS {
-                *p = psn;
-                *m = msn;
-                return;
-            }
-        }
-        self.out.push_back(RespItem::Ack {
-            syndrome: rocenic_wire::syndrome::ACK_UNLIMITED_CREDITS,
-            psn,
-            msn,
-        });
+        self.out.push_ack(psn, self.msn);
     }
 
     pub fn push_nak(&mut self, syndrome: u8, psn: u32) {
-        self.out.push_back(RespItem::Ack {
-            syndrome,
-            psn,
-            msn: self.msn,
-        });
+        self.out.push_nak(syndrome, psn, self.msn);
     }
 }
 

@@ -9,10 +9,10 @@ use crate::completer::move_to_error;
 use crate::dma::{read_segments, sgl_segments, write_segments, LocalError};
 use crate::mr::{DmaSegment, MrError, MrTable};
 use crate::nic::Env;
-use crate::qp::{InProgress, Qp, RdResource, RespItem};
+use crate::qp::{InProgress, Qp, RdResource};
 use crate::verbs::{Access, Cqe, PdId, QpState, WcOpcode, WcStatus};
 use rocenic_wire::{
-    op, psn, syndrome, Aeth, AtomicAckEth, AtomicEth, Bth, ExtHeaders, Reth, RoceFrame, MASK24,
+    op, psn, syndrome, Aeth, AtomicAckEth, AtomicEth, Bth, ExtHeaders, Reth, RoceFrame,
 };
 use std::cell::RefCell;
 
@@ -370,12 +370,9 @@ fn execute_read(
             len: reth.dma_len,
         },
     );
-    qp.resp.out.push_back(RespItem::Read {
-        psn: p,
-        data,
-        sent: 0,
-        msn,
-    });
+    qp.resp
+        .out
+        .push_read(p, reth.va, reth.rkey, reth.dma_len, msn, data);
     Ok(())
 }
 
@@ -400,9 +397,7 @@ fn execute_atomic(qp: &mut Qp, env: &mut Env, f: &RoceFrame, msn: u32) -> Result
     };
     write_segments(env.memory, &segs, &new.to_le_bytes());
     push_resource(qp, max_res, RdResource::Atomic { psn: p, orig });
-    qp.resp
-        .out
-        .push_back(RespItem::AtomicAck { psn: p, orig, msn });
+    qp.resp.out.push_atomic_ack(p, orig, msn);
     Ok(())
 }
 
@@ -898,13 +893,7 @@ fn duplicate(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
             // The requester has gone back to `p`: whatever is still queued
             // of earlier answers to this READ lies beyond its gap and would
             // only be discarded there.
-            qp.resp.out.retain(|item| match item {
-                RespItem::Read { psn: q, .. } => {
-                    let d = psn::diff(*q, first_psn);
-                    d < 0 || d as u32 >= npsn
-                }
-                _ => true,
-            });
+            qp.resp.out.drop_reads(first_psn, npsn);
             // Re-executed from current memory, with the access checks.
             match remote(
                 qp,
@@ -917,12 +906,9 @@ fn duplicate(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
                 Ok(segs) => {
                     let data = read_segments(env.memory, &segs);
                     let msn = qp.resp.msn;
-                    qp.resp.out.push_back(RespItem::Read {
-                        psn: p,
-                        data,
-                        sent: 0,
-                        msn,
-                    });
+                    qp.resp
+                        .out
+                        .push_read(p, reth.va, rkey, reth.dma_len, msn, data);
                 }
                 Err(_) => {
                     qp.resp.push_nak(syndrome::NAK_REMOTE_ACCESS_ERROR, p);
@@ -933,9 +919,7 @@ fn duplicate(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
         }
         (op::COMPARE_SWAP | op::FETCH_ADD, Some(RdResource::Atomic { orig, .. })) => {
             let msn = qp.resp.msn;
-            qp.resp
-                .out
-                .push_back(RespItem::AtomicAck { psn: p, orig, msn });
+            qp.resp.out.push_atomic_ack(p, orig, msn);
         }
         _ => env.drop_frame("duplicate_no_resource"),
     }
@@ -964,105 +948,47 @@ fn recv_cqe(
 /// The next queued response of `qp`, framed. In ERR only NAKs still leave.
 pub(crate) fn next_output(qp: &mut Qp, env: &mut Env) -> Option<Vec<u8>> {
     let dest_qp = qp.path?.dest_qpn;
-    let mtu = qp.mtu() as usize;
+    let mtu = qp.mtu();
     loop {
         let live = matches!(qp.state, QpState::Rtr | QpState::Rts);
-        let item = qp.resp.out.front_mut()?;
-        let (bth, ext, payload, ect, done) = match item {
-            RespItem::Ack {
-                syndrome: s,
-                psn,
-                msn,
-            } => {
-                let is_nak = *s & syndrome::TYPE_MASK != 0;
-                if !live && !is_nak {
-                    qp.resp.out.pop_front();
-                    continue;
+        let (bth, ext, payload, ect) = qp.resp.out.next_packet_with(live, mtu, |p, data| {
+            let ext = ExtHeaders {
+                aeth: p.aeth.map(|(syndrome, msn)| Aeth { syndrome, msn }),
+                atomic_ack_eth: p.atomic_orig.map(|orig| AtomicAckEth { orig }),
+                ..ExtHeaders::default()
+            };
+            let payload = match (p.read, data) {
+                (Some(r), Some(data)) => {
+                    let (off, end) = (r.offset as usize, (r.offset + r.len) as usize);
+                    data[off.min(data.len())..end.min(data.len())].to_vec()
                 }
-                let ext = ExtHeaders {
-                    aeth: Some(Aeth {
-                        syndrome: *s,
-                        msn: *msn & MASK24,
-                    }),
-                    ..ExtHeaders::default()
-                };
-                if !is_nak {
-                    env.counters.acks_sent += 1;
-                }
-                (
-                    Bth::new(op::ACKNOWLEDGE, dest_qp, *psn),
-                    ext,
-                    Vec::new(),
-                    false,
-                    true,
-                )
-            }
-            RespItem::AtomicAck { psn, orig, msn } => {
-                if !live {
-                    qp.resp.out.pop_front();
-                    continue;
-                }
-                let ext = ExtHeaders {
-                    aeth: Some(Aeth {
-                        syndrome: syndrome::ACK_UNLIMITED_CREDITS,
-                        msn: *msn & MASK24,
-                    }),
-                    atomic_ack_eth: Some(AtomicAckEth { orig: *orig }),
-                    ..ExtHeaders::default()
-                };
-                (
-                    Bth::new(op::ATOMIC_ACKNOWLEDGE, dest_qp, *psn),
-                    ext,
-                    Vec::new(),
-                    false,
-                    true,
-                )
-            }
-            RespItem::Read {
-                psn: first,
-                data,
-                sent,
-                msn,
-            } => {
-                if !live {
-                    qp.resp.out.pop_front();
-                    continue;
-                }
-                let n = read_psns(data.len() as u32, mtu as u32);
-                let i = *sent;
-                let off = i as usize * mtu;
-                let chunk = data[off.min(data.len())..(off + mtu).min(data.len())].to_vec();
-                let opcode = match (i == 0, i + 1 == n) {
-                    (true, true) => op::READ_RESPONSE_ONLY,
-                    (true, false) => op::READ_RESPONSE_FIRST,
-                    (false, true) => op::READ_RESPONSE_LAST,
-                    (false, false) => op::READ_RESPONSE_MIDDLE,
-                };
-                let mut ext = ExtHeaders::default();
-                if opcode != op::READ_RESPONSE_MIDDLE {
-                    ext.aeth = Some(Aeth {
-                        syndrome: syndrome::ACK_UNLIMITED_CREDITS,
-                        msn: *msn & MASK24,
-                    });
-                }
-                *sent += 1;
-                env.counters.read_responses_sent += 1;
-                (
-                    Bth::new(opcode, dest_qp, psn::add(*first, i)),
-                    ext,
-                    chunk,
-                    true,
-                    *sent >= n,
-                )
-            }
-        };
-        if done {
-            qp.resp.out.pop_front();
+                _ => Vec::new(),
+            };
+            (
+                Bth::new(p.opcode, dest_qp, p.psn),
+                ext,
+                payload,
+                p.read.is_some(),
+            )
+        })?;
+        if bth.opcode == op::ACKNOWLEDGE
+            && ext
+                .aeth
+                .is_some_and(|a| a.syndrome & syndrome::TYPE_MASK == 0)
+        {
+            env.counters.acks_sent += 1;
+        }
+        if payload_is_read(bth.opcode) {
+            env.counters.read_responses_sent += 1;
         }
         if let Some(bytes) = crate::tx::frame(env, qp, bth, ext, payload, ect) {
             return Some(bytes);
         }
     }
+}
+
+fn payload_is_read(opcode: u8) -> bool {
+    (op::READ_RESPONSE_FIRST..=op::READ_RESPONSE_ONLY).contains(&opcode)
 }
 
 #[cfg(test)]
