@@ -6,7 +6,7 @@
 
 use crate::dcqcn::{DcqcnConfig, NotificationPoint, ReactionPoint};
 use crate::response_queue::ResponseQueue;
-use crate::send_queue::{self, RingWqe, WqeRecord};
+use crate::send_queue::{self, WqeRecord};
 use crate::verbs::{
     Access, CqId, ModifyQp, PdId, QpCaps, QpState, Qpn, RecvWr, RemoteAddress, SendOp, SendWr,
     VerbsError, WcStatus,
@@ -100,35 +100,7 @@ impl SendWqe {
     }
 }
 
-impl RingWqe for SendWqe {
-    fn kind(&self) -> WqeKind {
-        self.kind
-    }
-    fn first_psn(&self) -> u32 {
-        self.first_psn
-    }
-    fn npsn(&self) -> u32 {
-        self.npsn
-    }
-    fn done_psn(&self) -> u32 {
-        self.done_psn
-    }
-    fn set_done_psn(&mut self, p: u32) {
-        self.done_psn = p;
-    }
-    fn complete(&self) -> bool {
-        self.complete
-    }
-    fn set_complete(&mut self) {
-        self.complete = true;
-    }
-    fn error(&self) -> Option<WcStatus> {
-        self.error
-    }
-    fn set_error(&mut self, status: WcStatus) {
-        self.error = Some(status);
-    }
-}
+send_queue::ring_wqe_fields!(SendWqe);
 
 /// Requester and completer state of the send queue.
 #[derive(Clone, Debug, Default)]

@@ -43,6 +43,43 @@ pub trait RingWqe {
     }
 }
 
+/// Implements [`RingWqe`] for a struct with the fields of the same names
+/// (`kind`, `first_psn`, `npsn`, `done_psn`, `complete`, `error`).
+macro_rules! ring_wqe_fields {
+    ($t:ty) => {
+        impl $crate::send_queue::RingWqe for $t {
+            fn kind(&self) -> $crate::qp::WqeKind {
+                self.kind
+            }
+            fn first_psn(&self) -> u32 {
+                self.first_psn
+            }
+            fn npsn(&self) -> u32 {
+                self.npsn
+            }
+            fn done_psn(&self) -> u32 {
+                self.done_psn
+            }
+            fn set_done_psn(&mut self, p: u32) {
+                self.done_psn = p;
+            }
+            fn complete(&self) -> bool {
+                self.complete
+            }
+            fn set_complete(&mut self) {
+                self.complete = true;
+            }
+            fn error(&self) -> Option<$crate::verbs::WcStatus> {
+                self.error
+            }
+            fn set_error(&mut self, status: $crate::verbs::WcStatus) {
+                self.error = Some(status);
+            }
+        }
+    };
+}
+pub(crate) use ring_wqe_fields;
+
 /// Oldest PSN not yet acknowledged: the done PSN of the oldest incomplete
 /// WQE, or `next_psn` (the first PSN of the next WQE posted) when none is.
 pub fn una<W: RingWqe>(wqes: &VecDeque<W>, next_psn: u32) -> u32 {
@@ -146,35 +183,7 @@ pub struct WqeRecord {
     pub error: Option<WcStatus>,
 }
 
-impl RingWqe for WqeRecord {
-    fn kind(&self) -> WqeKind {
-        self.kind
-    }
-    fn first_psn(&self) -> u32 {
-        self.first_psn
-    }
-    fn npsn(&self) -> u32 {
-        self.npsn
-    }
-    fn done_psn(&self) -> u32 {
-        self.done_psn
-    }
-    fn set_done_psn(&mut self, p: u32) {
-        self.done_psn = p;
-    }
-    fn complete(&self) -> bool {
-        self.complete
-    }
-    fn set_complete(&mut self) {
-        self.complete = true;
-    }
-    fn error(&self) -> Option<WcStatus> {
-        self.error
-    }
-    fn set_error(&mut self, status: WcStatus) {
-        self.error = Some(status);
-    }
-}
+ring_wqe_fields!(WqeRecord);
 
 /// One send completion as the tracker emits it: the ring slot stands for
 /// the wr_id.
