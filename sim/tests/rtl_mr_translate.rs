@@ -13,14 +13,13 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::mr_translate::{
-    MR_STATE_FREE, MR_STATE_INVALIDATED, MR_STATE_VALID, STATUS_ACCESS_DENIED, STATUS_INVALIDATED,
-    STATUS_INVALID_KEY, STATUS_OK, STATUS_OUT_OF_BOUNDS, STATUS_PD_MISMATCH, STATUS_STALE_KEY,
+    STATUS_ACCESS_DENIED, STATUS_INVALIDATED, STATUS_INVALID_KEY, STATUS_OK, STATUS_OUT_OF_BOUNDS,
+    STATUS_PD_MISMATCH, STATUS_STALE_KEY,
 };
 use rocenic_model::memory::HostMemory;
-use rocenic_model::mr::{
-    DmaSegment, MrError, MrState, MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES,
-};
+use rocenic_model::mr::{DmaSegment, MrError, MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::verbs::{Access, PdId};
+use rocenic_sim::rtl::mr_config::load_mr_table;
 use std::collections::VecDeque;
 use verilator_sys::{MrTranslate as Dut, Sim};
 
@@ -87,36 +86,8 @@ fn fresh() -> Sim<Dut> {
 /// Writes the model's MR table entries `0..count` and its whole MTT into
 /// the block, one entry of each per cycle.
 fn load(sim: &mut Sim<Dut>, t: &MrTable, count: usize) {
-    let mtt = t.mtt();
-    assert_eq!(mtt.len(), DEFAULT_MAX_MTT_ENTRIES);
-    for i in 0..count.max(mtt.len()) {
-        let entry = (i < count).then(|| t.entry((i as u32) << 8)).flatten();
-        sim.set_bit(Dut::CFG_MR_WRITE, i < count);
-        sim.set_u64(Dut::CFG_MR_INDEX, i as u64);
-        let e = entry.copied();
-        let state = match e.map(|e| e.state) {
-            Some(MrState::Valid) => MR_STATE_VALID,
-            Some(MrState::Invalidated) => MR_STATE_INVALIDATED,
-            Some(MrState::Free) | None => MR_STATE_FREE,
-        };
-        sim.set_u64(Dut::CFG_MR_STATE, state);
-        sim.set_u64(Dut::CFG_MR_VARIANT, e.map_or(0, |e| e.variant.into()));
-        sim.set_u64(Dut::CFG_MR_PD, e.map_or(0, |e| e.pd.0.into()));
-        sim.set_u64(Dut::CFG_MR_BASE_VA, e.map_or(0, |e| e.base_va));
-        sim.set_u64(Dut::CFG_MR_LEN, e.map_or(0, |e| e.len));
-        sim.set_u64(Dut::CFG_MR_ACCESS, e.map_or(0, |e| e.access.0.into()));
-        sim.set_u64(
-            Dut::CFG_MR_PAGE_SHIFT,
-            e.map_or(12, |e| e.page_shift.into()),
-        );
-        sim.set_u64(Dut::CFG_MR_MTT_BASE, e.map_or(0, |e| e.mtt_base.into()));
-        sim.set_bit(Dut::CFG_MTT_WRITE, i < mtt.len());
-        sim.set_u64(Dut::CFG_MTT_INDEX, i as u64);
-        sim.set_u64(Dut::CFG_MTT_ADDR, mtt.get(i).copied().unwrap_or(0));
-        sim.tick();
-    }
-    sim.set_bit(Dut::CFG_MR_WRITE, false);
-    sim.set_bit(Dut::CFG_MTT_WRITE, false);
+    assert_eq!(t.mtt().len(), DEFAULT_MAX_MTT_ENTRIES);
+    load_mr_table(sim, t, count, DEFAULT_MAX_MTT_ENTRIES).expect("mr_translate has the port");
 }
 
 /// One response as it came out, with cycle stamps.

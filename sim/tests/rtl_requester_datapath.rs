@@ -20,16 +20,16 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::Endpoint;
-use rocenic_hdl::mr_translate::{MR_STATE_FREE, MR_STATE_INVALIDATED, MR_STATE_VALID};
 use rocenic_hdl::request_segmenter::mtu_code;
 use rocenic_hdl::requester_datapath::STATUS_LOC_PROT_ERR;
-use rocenic_model::mr::{MrState, MrTable, DEFAULT_MAX_MTT_ENTRIES};
+use rocenic_model::mr::{MrTable, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::nic::{Nic, NicConfig};
 use rocenic_model::requester::message_psns;
 use rocenic_model::verbs::{
     Access, ModifyQp, QpCaps, RemoteAddress, SendOp, SendWr, Sge, WcStatus,
 };
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
+use rocenic_sim::rtl::mr_config::load_mr_table;
 use rocenic_sim::rtl::stream::{bytes_to_words, AxisOutPorts, StreamSink};
 use rocenic_wire::{ecn, udp_src_port};
 use std::collections::VecDeque;
@@ -386,41 +386,13 @@ fn build_batch(spec: &BatchSpec, ipv6: bool, mtu: u32) -> Batch {
     }
 }
 
-/// Writes the model's MR table (entries `0..16`) and MTT into the block.
+/// Writes the model's MR table (entries `0..16`) and the used part of its
+/// MTT into the block.
 fn load_mrs(sim: &mut Sim<Dut>, t: &MrTable) {
     let mtt = t.mtt();
     assert_eq!(mtt.len(), DEFAULT_MAX_MTT_ENTRIES);
     let used = mtt.iter().rposition(|&a| a != 0).map_or(0, |i| i + 1);
-    for i in 0..used.max(16) {
-        let e = (i < 16)
-            .then(|| t.entry((i as u32) << 8))
-            .flatten()
-            .copied();
-        sim.set_bit(Dut::CFG_MR_WRITE, i < 16);
-        sim.set_u64(Dut::CFG_MR_INDEX, i as u64);
-        let state = match e.map(|e| e.state) {
-            Some(MrState::Valid) => MR_STATE_VALID,
-            Some(MrState::Invalidated) => MR_STATE_INVALIDATED,
-            Some(MrState::Free) | None => MR_STATE_FREE,
-        };
-        sim.set_u64(Dut::CFG_MR_STATE, state);
-        sim.set_u64(Dut::CFG_MR_VARIANT, e.map_or(0, |e| e.variant.into()));
-        sim.set_u64(Dut::CFG_MR_PD, e.map_or(0, |e| e.pd.0.into()));
-        sim.set_u64(Dut::CFG_MR_BASE_VA, e.map_or(0, |e| e.base_va));
-        sim.set_u64(Dut::CFG_MR_LEN, e.map_or(0, |e| e.len));
-        sim.set_u64(Dut::CFG_MR_ACCESS, e.map_or(0, |e| e.access.0.into()));
-        sim.set_u64(
-            Dut::CFG_MR_PAGE_SHIFT,
-            e.map_or(12, |e| e.page_shift.into()),
-        );
-        sim.set_u64(Dut::CFG_MR_MTT_BASE, e.map_or(0, |e| e.mtt_base.into()));
-        sim.set_bit(Dut::CFG_MTT_WRITE, i < used);
-        sim.set_u64(Dut::CFG_MTT_INDEX, i as u64);
-        sim.set_u64(Dut::CFG_MTT_ADDR, mtt.get(i).copied().unwrap_or(0));
-        sim.tick();
-    }
-    sim.set_bit(Dut::CFG_MR_WRITE, false);
-    sim.set_bit(Dut::CFG_MTT_WRITE, false);
+    load_mr_table(sim, t, 16, used).expect("the datapath passes the MR port through");
 }
 
 fn drive_grant(sim: &mut Sim<Dut>, g: &Grant) {

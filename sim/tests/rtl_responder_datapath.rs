@@ -21,15 +21,15 @@ mod harness;
 use harness::{bring_up, make_side, ConnOpts, Faults, Pair};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::mr_translate::{MR_STATE_FREE, MR_STATE_INVALIDATED, MR_STATE_VALID};
 use rocenic_hdl::qp_context_record::{mtu_code, QpContextRecord};
 use rocenic_hdl::responder_datapath::*;
-use rocenic_model::mr::{MrState, MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
+use rocenic_model::mr::{MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::responder::{
     record_checks, write_translation, CheckInput, CheckOutcome, DuplicateClass, Verdict,
 };
 use rocenic_model::verbs::{Access, PdId, Qpn, RecvWr, SendOp, SendWr, Sge};
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
+use rocenic_sim::rtl::mr_config::load_mr_table;
 use rocenic_sim::rtl::stream::{words_to_bytes, AxisInPorts, StreamSource, BEAT_WORDS};
 use rocenic_wire::RoceFrame;
 use std::collections::BTreeMap;
@@ -363,38 +363,9 @@ fn fresh() -> Sim<Dut> {
 
 /// The model's MR table and MTT into the block, one entry of each a cycle.
 fn load_mrs(sim: &mut Sim<Dut>, t: &MrTable) {
-    let mtt = t.mtt();
-    assert_eq!(mtt.len(), DEFAULT_MAX_MTT_ENTRIES);
-    for i in 0..DEFAULT_MAX_MRS.max(mtt.len()) {
-        let e = (i < DEFAULT_MAX_MRS)
-            .then(|| t.entry((i as u32) << 8))
-            .flatten()
-            .copied();
-        sim.set_bit(Dut::CFG_MR_WRITE, i < DEFAULT_MAX_MRS);
-        sim.set_u64(Dut::CFG_MR_INDEX, i as u64);
-        let state = match e.map(|e| e.state) {
-            Some(MrState::Valid) => MR_STATE_VALID,
-            Some(MrState::Invalidated) => MR_STATE_INVALIDATED,
-            Some(MrState::Free) | None => MR_STATE_FREE,
-        };
-        sim.set_u64(Dut::CFG_MR_STATE, state);
-        sim.set_u64(Dut::CFG_MR_VARIANT, e.map_or(0, |e| e.variant.into()));
-        sim.set_u64(Dut::CFG_MR_PD, e.map_or(0, |e| e.pd.0.into()));
-        sim.set_u64(Dut::CFG_MR_BASE_VA, e.map_or(0, |e| e.base_va));
-        sim.set_u64(Dut::CFG_MR_LEN, e.map_or(0, |e| e.len));
-        sim.set_u64(Dut::CFG_MR_ACCESS, e.map_or(0, |e| e.access.0.into()));
-        sim.set_u64(
-            Dut::CFG_MR_PAGE_SHIFT,
-            e.map_or(12, |e| e.page_shift.into()),
-        );
-        sim.set_u64(Dut::CFG_MR_MTT_BASE, e.map_or(0, |e| e.mtt_base.into()));
-        sim.set_bit(Dut::CFG_MTT_WRITE, i < mtt.len());
-        sim.set_u64(Dut::CFG_MTT_INDEX, i as u64);
-        sim.set_u64(Dut::CFG_MTT_ADDR, mtt.get(i).copied().unwrap_or(0));
-        sim.tick();
-    }
-    sim.set_bit(Dut::CFG_MR_WRITE, false);
-    sim.set_bit(Dut::CFG_MTT_WRITE, false);
+    assert_eq!(t.mtt().len(), DEFAULT_MAX_MTT_ENTRIES);
+    load_mr_table(sim, t, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES)
+        .expect("the datapath passes the MR port through");
 }
 
 /// Each responder QP's context through the host port, as the driver's

@@ -10,6 +10,7 @@ pub mod decode;
 pub mod gen;
 pub mod host_dma;
 pub mod icrc;
+pub mod mr_config;
 pub mod rx;
 pub mod stream;
 pub mod tx;
