@@ -22,18 +22,20 @@
 //!   this also shows the implicit ACK never changes the WQE checked), and
 //!   the RTL's must equal both.
 
+mod rtl_common;
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, NodeId, SwitchConfig};
+use rocenic_fabric::FaultConfig;
 use rocenic_hdl::response_checker::*;
 use rocenic_model::completer::{
     check_atomic_ack, check_read_response, classify_response, ResponseAction, ResponseDrop,
     ResponseRecord, WqeDrop, WqeKind, WqeOutcome, WqeView,
 };
 use rocenic_model::nic::Nic;
-use rocenic_model::verbs::{Access, QpCaps, QpState, RecvWr, SendOp, SendWr, Sge, WcStatus};
-use rocenic_sim::scenario::{connect, nic_config, ScenarioConfig};
+use rocenic_model::verbs::{QpState, WcStatus};
 use rocenic_wire::{op, psn, Aeth};
+use rtl_common::traffic::{MixedTraffic, TrafficRun};
 use std::collections::VecDeque;
 use verilator_sys::{ResponseChecker as Dut, Sim};
 
@@ -562,153 +564,17 @@ fn random_responses_match_the_model() {
 /// atomics; the last QP pair also gets a WRITE with a bad R_Key, whose
 /// remote access NAK moves the requester's QP to ERR.
 fn model_trace(seed: u64, mtu: u32, faults: FaultConfig) -> Vec<ResponseRecord> {
-    let config = ScenarioConfig {
-        mtu,
-        seed,
-        timeout: 6,
-        ..ScenarioConfig::default()
-    };
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut nics = [
-        Nic::new(nic_config(1, &config)),
-        Nic::new(nic_config(2, &config)),
-    ];
-    let qps = 3;
-    let msgs = 24usize;
-    let buf = 24 * u64::from(mtu);
-    let caps = QpCaps {
+    let shape = MixedTraffic {
+        qps: 3,
+        msgs: 24,
         max_send_wr: 64,
-        max_recv_wr: 64,
-        max_sge: 1,
+        signaled: 1.0,
+        fill: Some(0xA5),
     };
-    let all =
-        Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ | Access::REMOTE_ATOMIC;
-    let mut late_recvs = Vec::new();
-    let mut cqs = Vec::new();
-    let mut pairs = Vec::new();
-    for nic in &mut nics {
-        nic.record_responses();
-        let pd = nic.alloc_pd();
-        let cq = nic.create_cq(4096);
-        cqs.push(cq);
-        let mut qpns = Vec::new();
-        let mut bufs = Vec::new();
-        for _ in 0..qps {
-            qpns.push(nic.create_qp(pd, cq, cq, caps).unwrap());
-            let va = nic.memory_mut().alloc(buf * msgs as u64, 4096);
-            nic.memory_mut()
-                .write_va(va, &vec![0xA5; (buf * msgs as u64) as usize])
-                .unwrap();
-            let keys = nic.reg_mr(pd, va, buf * msgs as u64, all).unwrap();
-            bufs.push((va, keys));
-        }
-        pairs.push((qpns, bufs));
-    }
-    let [a, b] = &mut nics;
-    for q in 0..qps {
-        connect(a, pairs[0].0[q], b, pairs[1].0[q], &config, &mut rng).unwrap();
-    }
-    for side in 0..2 {
-        let peer = 1 - side;
-        for q in 0..qps {
-            let (qpn, (va, keys)) = (pairs[side].0[q], pairs[side].1[q]);
-            let (peer_qpn, (peer_va, peer_keys)) = (pairs[peer].0[q], pairs[peer].1[q]);
-            for i in 0..msgs {
-                let local = va + i as u64 * buf;
-                let remote_addr = peer_va + i as u64 * buf;
-                let rkey = peer_keys.rkey;
-                let bad_rkey = q == qps - 1 && side == 0 && i == msgs - 4;
-                let len = match rng.gen_range(0..4) {
-                    0 => rng.gen_range(0..=64),
-                    1 => u64::from(mtu) * rng.gen_range(1..=4),
-                    _ => rng.gen_range(1..=buf),
-                } as u32;
-                let op = match if bad_rkey { 2 } else { rng.gen_range(0..6) } {
-                    0 | 1 => SendOp::Read { remote_addr, rkey },
-                    2 => SendOp::Write {
-                        remote_addr,
-                        rkey: if bad_rkey { rkey ^ 0x100 } else { rkey },
-                    },
-                    3 => SendOp::Send,
-                    4 => SendOp::FetchAdd {
-                        remote_addr: remote_addr & !7,
-                        rkey,
-                        add: 1,
-                    },
-                    _ => SendOp::CompareSwap {
-                        remote_addr: remote_addr & !7,
-                        rkey,
-                        compare: 0xA5A5_A5A5_A5A5_A5A5,
-                        swap: 1,
-                    },
-                };
-                let len = if matches!(op, SendOp::FetchAdd { .. } | SendOp::CompareSwap { .. }) {
-                    8
-                } else {
-                    len
-                };
-                if op == SendOp::Send {
-                    let recv = RecvWr {
-                        wr_id: i as u64,
-                        sgl: vec![Sge {
-                            addr: remote_addr,
-                            length: buf as u32,
-                            lkey: peer_keys.lkey,
-                        }],
-                    };
-                    if rng.gen_bool(0.5) {
-                        late_recvs.push((peer, peer_qpn, recv));
-                    } else {
-                        nics[peer].post_recv(peer_qpn, recv).unwrap();
-                    }
-                }
-                let wr = SendWr {
-                    wr_id: i as u64,
-                    op,
-                    sgl: vec![Sge {
-                        addr: local,
-                        length: len,
-                        lkey: keys.lkey,
-                    }],
-                    signaled: true,
-                    solicited: false,
-                };
-                nics[side].post_send(qpn, wr).unwrap();
-            }
-        }
-    }
-    let link = LinkConfig {
-        faults,
-        ..LinkConfig::default()
-    };
-    let mut fabric = Fabric::new(seed, SwitchConfig::default());
-    let [a, b] = nics;
-    let ids = [fabric.add_node(a, link.clone()), fabric.add_node(b, link)];
-    // The receives come late: the SENDs before them are RNR NAKed first.
-    fabric.run_until(30_000);
-    for (side, qpn, recv) in late_recvs {
-        fabric.node_mut(ids[side]).post_recv(qpn, recv).unwrap();
-    }
-    let limit = 2_000_000_000;
-    let mut done = [0usize; 2];
-    let want = qps * msgs;
-    while done.iter().any(|&d| d < want) && fabric.now() < limit {
-        fabric.run_while(limit, |f| {
-            (0..2).all(|s| f.node(ids[s]).cq_len(cqs[s]) == 0)
-        });
-        for s in 0..2 {
-            done[s] += fabric
-                .node_mut(ids[s])
-                .poll_cq(cqs[s], usize::MAX)
-                .iter()
-                .filter(|c| c.opcode != rocenic_model::verbs::WcOpcode::Recv)
-                .count();
-        }
-    }
-    fabric.run_until(fabric.now() + 1_000_000);
-    let node = |f: &mut Fabric<Nic>, id: NodeId| f.node_mut(id).take_response_log();
-    let mut log = node(&mut fabric, ids[0]);
-    log.extend(node(&mut fabric, ids[1]));
+    let mut run = TrafficRun::start(seed, mtu, faults, shape, Nic::record_responses);
+    run.run_until_sends_complete();
+    let mut log = run.fabric.node_mut(run.ids[0]).take_response_log();
+    log.extend(run.fabric.node_mut(run.ids[1]).take_response_log());
     log
 }
 

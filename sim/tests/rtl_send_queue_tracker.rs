@@ -19,18 +19,20 @@
 //!   (slot mapped back to wr_id as the host would) must be the model's
 //!   send CQEs, per QP in order.
 
+mod rtl_common;
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, SwitchConfig};
+use rocenic_fabric::FaultConfig;
 use rocenic_hdl::send_queue_tracker::*;
 use rocenic_model::completer::WqeKind;
 use rocenic_model::nic::Nic;
 use rocenic_model::send_queue::{
     Ring, RingCommand, RingCqe, RingOp, RingOutcome, RingRecord, RingResult, SendCqe, WqeRecord,
 };
-use rocenic_model::verbs::{Access, QpCaps, RecvWr, SendOp, SendWr, Sge, WcOpcode, WcStatus};
-use rocenic_sim::scenario::{connect, nic_config, ScenarioConfig};
+use rocenic_model::verbs::{WcOpcode, WcStatus};
 use rocenic_wire::psn;
+use rtl_common::traffic::{MixedTraffic, TrafficRun};
 use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{SendQueueTracker as Dut, Sim};
 
@@ -539,132 +541,17 @@ fn random_commands_match_the_model() {
 /// Every send-queue operation two model NICs ran, per NIC, exchanging
 /// traffic both ways on `qps` QP pairs with 16-deep send queues.
 fn model_trace(seed: u64, mtu: u32, faults: FaultConfig) -> [Vec<RingRecord>; 2] {
-    let config = ScenarioConfig {
-        mtu,
-        seed,
-        timeout: 6,
-        ..ScenarioConfig::default()
-    };
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut nics = [
-        Nic::new(nic_config(1, &config)),
-        Nic::new(nic_config(2, &config)),
-    ];
-    let qps = 3;
-    let msgs = DEPTH;
-    let buf = 24 * u64::from(mtu);
-    let caps = QpCaps {
+    let shape = MixedTraffic {
+        qps: 3,
+        msgs: DEPTH,
         max_send_wr: DEPTH as u32,
-        max_recv_wr: 64,
-        max_sge: 1,
+        // Some unsignaled: they complete without a CQE.
+        signaled: 0.8,
+        fill: None,
     };
-    let all =
-        Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ | Access::REMOTE_ATOMIC;
-    let mut late_recvs = Vec::new();
-    let mut cqs = Vec::new();
-    let mut pairs = Vec::new();
-    for nic in &mut nics {
-        nic.record_ring_ops();
-        let pd = nic.alloc_pd();
-        let cq = nic.create_cq(4096);
-        cqs.push(cq);
-        let mut qpns = Vec::new();
-        let mut bufs = Vec::new();
-        for _ in 0..qps {
-            qpns.push(nic.create_qp(pd, cq, cq, caps).unwrap());
-            let va = nic.memory_mut().alloc(buf * msgs as u64, 4096);
-            let keys = nic.reg_mr(pd, va, buf * msgs as u64, all).unwrap();
-            bufs.push((va, keys));
-        }
-        pairs.push((qpns, bufs));
-    }
-    let [a, b] = &mut nics;
-    for q in 0..qps {
-        connect(a, pairs[0].0[q], b, pairs[1].0[q], &config, &mut rng).unwrap();
-    }
-    for side in 0..2 {
-        let peer = 1 - side;
-        for q in 0..qps {
-            let (qpn, (va, keys)) = (pairs[side].0[q], pairs[side].1[q]);
-            let (peer_qpn, (peer_va, peer_keys)) = (pairs[peer].0[q], pairs[peer].1[q]);
-            for i in 0..msgs {
-                let local = va + i as u64 * buf;
-                let remote_addr = peer_va + i as u64 * buf;
-                let rkey = peer_keys.rkey;
-                let bad_rkey = q == qps - 1 && side == 0 && i == msgs - 4;
-                let len = match rng.gen_range(0..4) {
-                    0 => rng.gen_range(0..=64),
-                    1 => u64::from(mtu) * rng.gen_range(1..=4),
-                    _ => rng.gen_range(1..=buf),
-                } as u32;
-                let op = match if bad_rkey { 2 } else { rng.gen_range(0..6) } {
-                    0 | 1 => SendOp::Read { remote_addr, rkey },
-                    2 => SendOp::Write {
-                        remote_addr,
-                        rkey: if bad_rkey { rkey ^ 0x100 } else { rkey },
-                    },
-                    3 => SendOp::Send,
-                    4 => SendOp::FetchAdd {
-                        remote_addr: remote_addr & !7,
-                        rkey,
-                        add: 1,
-                    },
-                    _ => SendOp::CompareSwap {
-                        remote_addr: remote_addr & !7,
-                        rkey,
-                        compare: 0,
-                        swap: 1,
-                    },
-                };
-                let len = if matches!(op, SendOp::FetchAdd { .. } | SendOp::CompareSwap { .. }) {
-                    8
-                } else {
-                    len
-                };
-                if op == SendOp::Send {
-                    let recv = RecvWr {
-                        wr_id: i as u64,
-                        sgl: vec![Sge {
-                            addr: remote_addr,
-                            length: buf as u32,
-                            lkey: peer_keys.lkey,
-                        }],
-                    };
-                    if rng.gen_bool(0.5) {
-                        late_recvs.push((peer, peer_qpn, recv));
-                    } else {
-                        nics[peer].post_recv(peer_qpn, recv).unwrap();
-                    }
-                }
-                let wr = SendWr {
-                    wr_id: 1000 * q as u64 + i as u64,
-                    op,
-                    sgl: vec![Sge {
-                        addr: local,
-                        length: len,
-                        lkey: keys.lkey,
-                    }],
-                    // Some unsignaled: they complete without a CQE.
-                    signaled: rng.gen_bool(0.8),
-                    solicited: false,
-                };
-                nics[side].post_send(qpn, wr).unwrap();
-            }
-        }
-    }
-    let link = LinkConfig {
-        faults,
-        ..LinkConfig::default()
-    };
-    let mut fabric = Fabric::new(seed, SwitchConfig::default());
-    let [a, b] = nics;
-    let ids = [fabric.add_node(a, link.clone()), fabric.add_node(b, link)];
-    fabric.run_until(30_000);
-    for (side, qpn, recv) in late_recvs {
-        fabric.node_mut(ids[side]).post_recv(qpn, recv).unwrap();
-    }
-    fabric.run_until(2_000_000_000);
-    [0, 1].map(|s| fabric.node_mut(ids[s]).take_ring_log())
+    let mut run = TrafficRun::start(seed, mtu, faults, shape, Nic::record_ring_ops);
+    run.fabric.run_until(2_000_000_000);
+    [0, 1].map(|s| run.fabric.node_mut(run.ids[s]).take_ring_log())
 }
 
 /// Replays one NIC's recorded operations; returns the model's send CQEs

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod traffic;
+
 use proptest::prelude::*;
 use rocenic_sim::rtl::gen::frame_with;
 use rocenic_wire::opcode::OPCODES;
