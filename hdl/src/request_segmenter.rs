@@ -73,10 +73,11 @@ pub const KIND_READ: u64 = 5;
 pub const KIND_CMP_SWAP: u64 = 6;
 pub const KIND_FETCH_ADD: u64 = 7;
 
-/// The IBA path MTU code of `mtu` bytes (256..=4096, a power of two).
+/// The IBA path MTU code of `mtu` bytes ([`crate::qp_context_record::mtu_code`])
+/// as the `wqe_mtu` port value; panics for a size that has no code.
 pub fn mtu_code(mtu: u32) -> u64 {
-    assert!(mtu.is_power_of_two() && (256..=4096).contains(&mtu));
-    u64::from(mtu.trailing_zeros() - 7)
+    let code = crate::qp_context_record::mtu_code(mtu);
+    u64::from(code.unwrap_or_else(|| panic!("{mtu} bytes is not an IBA path MTU")))
 }
 
 /// Cycles from a WQE accepted to its first descriptor presented.
