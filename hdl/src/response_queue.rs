@@ -12,8 +12,8 @@
 //!
 //! # Ports
 //!
-//! - `clock`. No reset: every RAM is zero after configuration, i.e. every
-//!   queue empty and not live.
+//! - `clock`. No reset: the per-QP records are zero after configuration,
+//!   i.e. every queue empty and not live.
 //! - `command` (in, valid/ready), `op` with its fields:
 //!   - [`OP_CONFIGURE`] `qpn`, `mtu_code` (0 = 256 .. 4 = 4096): the QP
 //!     enters RTR: its queue is emptied, it is live, with this path MTU.
@@ -80,9 +80,12 @@
 //! MSN, value, R_Key, length: 187 bits), per-QP records in `2^A`-deep
 //! RAMs (head, count, flags: tail is an ACK, in the ready FIFO, live,
 //! MTU; packets of the head item sent), the ready FIFO in a `2^A x A`
-//! RAM. All simple dual port (one write, one synchronous read), zero after
-//! configuration. A read that coincides with a write to its address is
-//! never used, so collision logic is left out (`no_rw_check`).
+//! RAM. All simple dual port (one write, one synchronous read). The
+//! per-QP records and the FIFO are zero after configuration; the item RAMs
+//! have no power-up value, since only slots below a QP's count, which a
+//! push wrote, are ever read (and a clearing loop over 8K items costs Yosys
+//! two minutes per run). A read that coincides with a write to its address
+//! is never used, so collision logic is left out (`no_rw_check`).
 
 use rust_hdl::core::timing::TimingInfo;
 use rust_hdl::prelude::*;
@@ -256,13 +259,13 @@ impl<const A: usize, const D: usize> Default for ResponseQueue<A, D> {
             command: Default::default(),
             packet: Default::default(),
             overflows: Default::default(),
-            item_flags: FieldRam::new(d),
-            item_syndrome: FieldRam::new(d),
-            item_psn: FieldRam::new(d),
-            item_msn: FieldRam::new(d),
-            item_value: FieldRam::new(d),
-            item_rkey: FieldRam::new(d),
-            item_len: FieldRam::new(d),
+            item_flags: FieldRam::uninitialised(d),
+            item_syndrome: FieldRam::uninitialised(d),
+            item_psn: FieldRam::uninitialised(d),
+            item_msn: FieldRam::uninitialised(d),
+            item_value: FieldRam::uninitialised(d),
+            item_rkey: FieldRam::uninitialised(d),
+            item_len: FieldRam::uninitialised(d),
             qp_head: FieldRam::new(0),
             qp_count: FieldRam::new(0),
             qp_flags: FieldRam::new(0),
@@ -752,7 +755,11 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
 /// `Bits<{AW + D}>`), one write port and one read port,
 /// each addressed by (`qpn`, `slot`) = `qpn * 2^depth_bits + slot`; read
 /// data registered at the edge that samples the read address. Zero after
-/// configuration, as FPGA block RAM is. [`ResponseQueue`] never uses a read
+/// configuration, as FPGA block RAM is ([`FieldRam::new`]), or without a
+/// defined power-up value ([`FieldRam::uninitialised`]) for the item RAMs,
+/// whose slots are only read once a push wrote them (every read is of a
+/// slot below the QP's count): Yosys unrolls a clearing loop word by word,
+/// two minutes for the 8K items. [`ResponseQueue`] never uses a read
 /// that collides with a write, so collision logic is left out
 /// (`no_rw_check`).
 #[derive(LogicBlock)]
@@ -767,6 +774,7 @@ pub struct FieldRam<const AW: usize, const W: usize> {
     pub read_data: Signal<Out, Bits<W>>,
     _depth_bits: usize,
     _contents: BTreeMap<u64, Bits<W>>,
+    _zero_at_power_up: bool,
 }
 
 impl<const AW: usize, const W: usize> FieldRam<AW, W> {
@@ -782,6 +790,16 @@ impl<const AW: usize, const W: usize> FieldRam<AW, W> {
             read_data: Default::default(),
             _depth_bits: depth_bits,
             _contents: BTreeMap::new(),
+            _zero_at_power_up: true,
+        }
+    }
+
+    /// Without the power-up clearing loop in the Verilog (simulation still
+    /// reads unwritten words as zero).
+    pub fn uninitialised(depth_bits: usize) -> Self {
+        FieldRam {
+            _zero_at_power_up: false,
+            ..Self::new(depth_bits)
         }
     }
 
@@ -825,17 +843,26 @@ impl<const AW: usize, const W: usize> Logic for FieldRam<AW, W> {
         } else {
             String::new()
         };
-        Verilog::Custom(format!(
-            "\
-{slot_use}(* no_rw_check *)
-reg [{top}:0] mem [0:{last}];
+        let last = (1usize << (AW + self._depth_bits)) - 1;
+        let clear = if self._zero_at_power_up {
+            format!(
+                "\
 integer i;
 initial begin
     for (i = 0; i <= {last}; i = i + 1) begin
         mem[i] = {W}'d0;
     end
-    read_data = {W}'d0;
 end
+"
+            )
+        } else {
+            String::new()
+        };
+        Verilog::Custom(format!(
+            "\
+{slot_use}(* no_rw_check *)
+reg [{top}:0] mem [0:{last}];
+{clear}initial read_data = {W}'d0;
 
 always @(posedge clock) begin
     if (write_enable) begin
@@ -845,7 +872,6 @@ always @(posedge clock) begin
 end
 ",
             top = W - 1,
-            last = (1usize << (AW + self._depth_bits)) - 1,
             write = self.address("write"),
             read = self.address("read"),
         ))
