@@ -53,7 +53,7 @@ pub enum MemoryError {
 }
 
 /// One allocation: a run of virtual pages and the physical page behind each.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Mapping {
     page_size: u64,
     /// Physical address of each page, in virtual order.
@@ -66,8 +66,10 @@ impl Mapping {
     }
 }
 
-/// Sparse host physical memory plus one virtual address space.
-#[derive(Debug, Clone)]
+/// Sparse host physical memory plus one virtual address space. Equal
+/// memories hold the same bytes at the same addresses and hand out the
+/// same addresses next.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostMemory {
     rng: ChaCha8Rng,
     /// 4 KiB granule number -> contents. Absent granules read as zero.

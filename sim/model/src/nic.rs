@@ -100,6 +100,18 @@ pub struct NicCounters {
     pub cq_overflows: u64,
 }
 
+/// The kinds of frame a NIC transmits, in the order its transmitter
+/// serves them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TxClass {
+    /// Congestion notification to a flow's sender (DCQCN).
+    Cnp,
+    /// The responder's ACK, NAK, READ response or atomic ACK.
+    Response,
+    /// The requester's request packet (first send or Go-Back-N resend).
+    Request,
+}
+
 /// The pieces of the NIC the transport blocks share while one QP is
 /// borrowed mutably.
 pub(crate) struct Env<'a> {
@@ -163,7 +175,8 @@ pub struct Nic {
     next_qpn: Qpn,
     counters: NicCounters,
     ip_id: u16,
-    cnps: VecDeque<Vec<u8>>,
+    /// CNPs to send, with the local QP whose flow they answer.
+    cnps: VecDeque<(Qpn, Vec<u8>)>,
     /// Round-robin positions: the QP served last.
     rr_resp: Qpn,
     rr_req: Qpn,
@@ -397,6 +410,11 @@ impl Nic {
             .ok_or(VerbsError::NoSuchQp(qpn))
     }
 
+    /// Every QP this NIC has, in QPN order.
+    pub fn qpns(&self) -> Vec<Qpn> {
+        self.qps.keys().copied().collect()
+    }
+
     pub fn qp_state(&self, qpn: Qpn) -> Result<QpState, VerbsError> {
         self.qps
             .get(&qpn)
@@ -508,6 +526,78 @@ impl Nic {
     }
 
     /// QPNs in round-robin order, starting after `last`.
+    /// The next frame `qpn` has of `class`, as [`Endpoint::transmit`]
+    /// would send it when its round robin reaches that QP and class. A
+    /// scoreboard that runs this NIC as the shadow of an RTL NIC asks it
+    /// for the frame of the QP and class the RTL just sent, so the RTL may
+    /// arbitrate between QPs and classes differently while each QP's
+    /// streams must match.
+    ///
+    /// [`Endpoint::transmit`]: rocenic_fabric::Endpoint::transmit
+    pub fn transmit_from(&mut self, now: Time, class: TxClass, qpn: Qpn) -> Option<Vec<u8>> {
+        self.now = self.now.max(now);
+        let frame = match class {
+            TxClass::Cnp => {
+                let at = self.cnps.iter().position(|(q, _)| *q == qpn)?;
+                self.counters.cnps_sent += 1;
+                self.cnps.remove(at).map(|(_, f)| f)
+            }
+            TxClass::Response => {
+                with_qp!(self, qpn, |qp, env| responder::next_output(qp, &mut env)).flatten()
+            }
+            TxClass::Request => with_qp!(self, qpn, |qp, env| {
+                let frame = requester::next_request(qp, &mut env, now);
+                // A WQE that failed its local checks completes now if it
+                // is the oldest.
+                completer::drain(qp, &mut env);
+                frame
+            })
+            .flatten(),
+        }?;
+        self.count_tx(&frame);
+        Some(frame)
+    }
+
+    /// Which of this NIC's QPs sent `frame`, and as what: the local QP
+    /// whose peer (destination QPN and IP address) the frame is addressed
+    /// to. `None` for a frame no QP of this NIC would send.
+    pub fn tx_class_of(&self, frame: &[u8]) -> Option<(TxClass, Qpn)> {
+        let f = RoceFrame::decode_with(frame, DecodeOptions::NIC).ok()?;
+        let dst = match f.ip {
+            rocenic_wire::IpHeader::V4(h) => IpAddr::V4(h.dst),
+            rocenic_wire::IpHeader::V6(h) => IpAddr::V6(h.dst),
+        };
+        let class = match f.bth.opcode {
+            op::CNP => TxClass::Cnp,
+            o if (op::READ_RESPONSE_FIRST..=op::ATOMIC_ACKNOWLEDGE).contains(&o) => {
+                TxClass::Response
+            }
+            _ => TxClass::Request,
+        };
+        let qpn = self.qps.iter().find_map(|(&qpn, qp)| {
+            let path = qp.path?;
+            (path.dest_qpn == f.bth.dest_qp && path.remote.ip.to_canonical() == dst.to_canonical())
+                .then_some(qpn)
+        })?;
+        Some((class, qpn))
+    }
+
+    /// Fires `qpn`'s timers that are due at `now` (local ACK timeout, end
+    /// of an RNR wait, the DCQCN reaction point's), as [`Endpoint::advance`]
+    /// does for every QP: a shadow NIC fires a QP's timers when the RTL's
+    /// fired, never on its own schedule.
+    ///
+    /// [`Endpoint::advance`]: rocenic_fabric::Endpoint::advance
+    pub fn fire_timers(&mut self, now: Time, qpn: Qpn) {
+        self.now = self.now.max(now);
+        with_qp!(self, qpn, |qp, env| {
+            completer::on_timer(qp, &mut env, now);
+            if env.config.dcqcn.enabled {
+                qp.rp.advance(&env.config.dcqcn, now);
+            }
+        });
+    }
+
     fn rr_order(&self, last: Qpn) -> Vec<Qpn> {
         self.qps
             .range(last.saturating_add(1)..)
@@ -556,7 +646,7 @@ impl Nic {
             Vec::new(),
             false,
         ) {
-            self.cnps.push_back(frame);
+            self.cnps.push_back((qpn, frame));
         }
     }
 
@@ -653,31 +743,19 @@ impl rocenic_fabric::Endpoint for Nic {
 
     fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
         self.now = self.now.max(now);
-        if let Some(frame) = self.cnps.pop_front() {
-            self.counters.cnps_sent += 1;
-            self.count_tx(&frame);
-            return Some(frame);
+        if let Some((qpn, _)) = self.cnps.front() {
+            let qpn = *qpn;
+            return self.transmit_from(now, TxClass::Cnp, qpn);
         }
         for qpn in self.rr_order(self.rr_resp) {
-            if let Some(Some(frame)) =
-                with_qp!(self, qpn, |qp, env| responder::next_output(qp, &mut env))
-            {
+            if let Some(frame) = self.transmit_from(now, TxClass::Response, qpn) {
                 self.rr_resp = qpn;
-                self.count_tx(&frame);
                 return Some(frame);
             }
         }
         for qpn in self.rr_order(self.rr_req) {
-            let sent = with_qp!(self, qpn, |qp, env| {
-                let frame = requester::next_request(qp, &mut env, now);
-                // A WQE that failed its local checks completes now if it
-                // is the oldest.
-                completer::drain(qp, &mut env);
-                frame
-            });
-            if let Some(Some(frame)) = sent {
+            if let Some(frame) = self.transmit_from(now, TxClass::Request, qpn) {
                 self.rr_req = qpn;
-                self.count_tx(&frame);
                 return Some(frame);
             }
         }
@@ -711,15 +789,9 @@ impl rocenic_fabric::Endpoint for Nic {
     }
 
     fn advance(&mut self, now: Time) {
-        self.now = self.now.max(now);
         let qpns: Vec<Qpn> = self.qps.keys().copied().collect();
         for qpn in qpns {
-            with_qp!(self, qpn, |qp, env| {
-                completer::on_timer(qp, &mut env, now);
-                if env.config.dcqcn.enabled {
-                    qp.rp.advance(&env.config.dcqcn, now);
-                }
-            });
+            self.fire_timers(now, qpn);
         }
     }
 }

@@ -8,7 +8,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, NodeId, SwitchConfig};
 use rocenic_model::nic::Nic;
-use rocenic_model::verbs::{Access, CqId, QpCaps, RecvWr, SendOp, SendWr, Sge, WcOpcode};
+use rocenic_model::verbs::{Access, CqId, QpCaps, Qpn, RecvWr, SendOp, SendWr, Sge, WcOpcode};
 use rocenic_sim::scenario::{connect, nic_config, ScenarioConfig};
 
 /// The shape of the exchange.
@@ -27,26 +27,24 @@ pub struct MixedTraffic {
     pub fill: Option<u8>,
 }
 
-/// Two connected model NICs on a lossy fabric, their traffic posted and
-/// the late receive WQEs posted after the first 30 us.
-pub struct TrafficRun {
-    pub fabric: Fabric<Nic>,
-    pub ids: [NodeId; 2],
+/// When the late receive WQEs are posted (ns into the exchange).
+pub const LATE_RECVS_AT: u64 = 30_000;
+
+/// Two connected model NICs with their traffic posted, before the fabric.
+pub struct MixedPair {
+    pub nics: [Nic; 2],
     pub cqs: [CqId; 2],
+    /// Receive WQEs to post once the exchange has started: (NIC, QPN, WQE).
+    pub late_recvs: Vec<(usize, Qpn, RecvWr)>,
     /// Send WQEs each side posted.
     pub sends: usize,
 }
 
-impl TrafficRun {
-    /// Builds the exchange; `prepare` runs on each NIC before anything is
-    /// created on it (to switch a recorder on).
-    pub fn start(
-        seed: u64,
-        mtu: u32,
-        faults: FaultConfig,
-        shape: MixedTraffic,
-        prepare: impl Fn(&mut Nic),
-    ) -> TrafficRun {
+impl MixedPair {
+    /// Builds the NICs; `prepare` runs on each NIC before anything is
+    /// created on it (to switch a recorder on). The same arguments build
+    /// the same pair.
+    pub fn new(seed: u64, mtu: u32, shape: MixedTraffic, prepare: impl Fn(&mut Nic)) -> MixedPair {
         let config = ScenarioConfig {
             mtu,
             seed,
@@ -165,6 +163,41 @@ impl TrafficRun {
                 }
             }
         }
+        MixedPair {
+            nics,
+            cqs: [cqs[0], cqs[1]],
+            late_recvs,
+            sends: qps * msgs,
+        }
+    }
+}
+
+/// Two connected model NICs on a lossy fabric, their traffic posted and
+/// the late receive WQEs posted at [`LATE_RECVS_AT`].
+pub struct TrafficRun {
+    pub fabric: Fabric<Nic>,
+    pub ids: [NodeId; 2],
+    pub cqs: [CqId; 2],
+    /// Send WQEs each side posted.
+    pub sends: usize,
+}
+
+impl TrafficRun {
+    /// Runs a [`MixedPair`] on a fabric with `faults` on both links until
+    /// the late receive WQEs are posted.
+    pub fn start(
+        seed: u64,
+        mtu: u32,
+        faults: FaultConfig,
+        shape: MixedTraffic,
+        prepare: impl Fn(&mut Nic),
+    ) -> TrafficRun {
+        let MixedPair {
+            nics,
+            cqs,
+            late_recvs,
+            sends,
+        } = MixedPair::new(seed, mtu, shape, prepare);
         let link = LinkConfig {
             faults,
             ..LinkConfig::default()
@@ -173,15 +206,15 @@ impl TrafficRun {
         let [a, b] = nics;
         let ids = [fabric.add_node(a, link.clone()), fabric.add_node(b, link)];
         // The receives come late: the SENDs before them are RNR NAKed first.
-        fabric.run_until(30_000);
+        fabric.run_until(LATE_RECVS_AT);
         for (side, qpn, recv) in late_recvs {
             fabric.node_mut(ids[side]).post_recv(qpn, recv).unwrap();
         }
         TrafficRun {
             fabric,
             ids,
-            cqs: [cqs[0], cqs[1]],
-            sends: qps * msgs,
+            cqs,
+            sends,
         }
     }
 
