@@ -8,6 +8,7 @@
 //! Every exported block must have a `clock: Signal<In, Clock>` port (the
 //! bridge's `Sim` drives it) and its Verilog top module is rust-hdl's `top`.
 
+use crate::frame_arbiter::FrameArbiter;
 use crate::icrc_checker::IcrcChecker;
 use crate::icrc_generator::IcrcGenerator;
 use crate::mr_translate::MrTranslateDefault;
@@ -85,6 +86,12 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("requester_datapath", RequesterDatapath::default()),
         // 1024 QPs x 8 queued responses in block RAM, ready-QP FIFO.
         ExportedBlock::new("response_queue", ResponseQueue::<10, 3>::default()),
+        // CNP, response and request frames into the MAC stream, whole
+        // frames, strict priority.
+        ExportedBlock::new(
+            "frame_arbiter",
+            FrameArbiter::<DATA_BITS, KEEP_BITS>::default(),
+        ),
     ]
 }
 

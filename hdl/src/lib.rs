@@ -55,6 +55,10 @@
 //!   frames in (parser, QP context and message RAM, request checker, MR
 //!   translation) to host DMA writes and per-packet verdicts and ACK/NAKs.
 //!
+//! And the first piece of the core's own: [`frame_arbiter`], the CNP,
+//! response and request frame sources joined into the MAC's transmit
+//! stream, whole frames in the model's priority order.
+//!
 //! To come, mirroring `sim/model`: the other paths and the core that wires
 //! them (event arbitration, TX scheduler, DMA engines); the DCQCN rate
 //! shaper; the host interface (doorbells, WQE fetch, CQE write).
@@ -68,6 +72,7 @@ pub mod byte_rotator;
 pub mod crc32_beat;
 pub mod crc32_math;
 pub mod export;
+pub mod frame_arbiter;
 pub mod gf2_matrix;
 pub mod header_record;
 pub mod icrc_checker;
