@@ -342,36 +342,46 @@ impl Bench {
 /// In `fill` phases posts dominate, so rings fill and posts are refused;
 /// otherwise messages, flushes and clears empty them.
 fn random_command(rng: &mut ChaCha8Rng, m: &ModelQp, next_id: &mut u64, fill: bool) -> Command {
+    // Cumulative percentages: post, start/continue, complete, flush; the
+    // rest clear.
+    let [post, message, complete, flush] = if fill {
+        [70, 80, 95, 98]
+    } else {
+        [35, 50, 85, 95]
+    };
     let roll = rng.gen_range(0..100);
-    if roll < if fill { 70 } else { 35 } {
+    if roll < post {
         *next_id += 1;
-        return Command::Post(RecvWr {
+        Command::Post(RecvWr {
             wr_id: (*next_id << 20) ^ rng.gen_range(0..1 << 20),
             sgl: vec![Sge {
                 addr: rng.gen(),
                 length: rng.gen(),
                 lkey: rng.gen(),
             }],
-        });
-    }
-    match roll {
-        70..=79 | 35..=49 if m.in_progress.is_none() => Command::Start,
-        70..=79 | 35..=49 => Command::Continue,
-        80..=94 | 50..=84 => {
-            let opcode = if rng.gen_bool(0.3) {
-                WcOpcode::RecvRdmaWithImm
-            } else {
-                WcOpcode::Recv
-            };
-            Command::Complete {
-                status: STATUSES[[0, 0, 0, 0, 1, 3][rng.gen_range(0..6)]],
-                opcode,
-                byte_len: rng.gen_range(0..=1 << 20),
-                imm: (opcode == WcOpcode::RecvRdmaWithImm || rng.gen_bool(0.3)).then(|| rng.gen()),
-            }
+        })
+    } else if roll < message {
+        if m.in_progress.is_none() {
+            Command::Start
+        } else {
+            Command::Continue
         }
-        95..=97 | 85..=94 => Command::Flush,
-        _ => Command::Clear,
+    } else if roll < complete {
+        let opcode = if rng.gen_bool(0.3) {
+            WcOpcode::RecvRdmaWithImm
+        } else {
+            WcOpcode::Recv
+        };
+        Command::Complete {
+            status: STATUSES[[0, 0, 0, 0, 1, 3][rng.gen_range(0..6)]],
+            opcode,
+            byte_len: rng.gen_range(0..=1 << 20),
+            imm: (opcode == WcOpcode::RecvRdmaWithImm || rng.gen_bool(0.3)).then(|| rng.gen()),
+        }
+    } else if roll < flush {
+        Command::Flush
+    } else {
+        Command::Clear
     }
 }
 
@@ -389,7 +399,7 @@ fn run_random(seed: u64, commands: usize, ready_rate: f64) -> (Bench, BTreeMap<&
         } else {
             qpns[rng.gen_range(0..qpns.len())]
         };
-        let fill = (bench.commands / 400) % 2 == 0;
+        let fill = (bench.commands / 400).is_multiple_of(2);
         let c = random_command(&mut rng, &bench.qps[&q], &mut next_id, fill);
         let held = bench.qps[&q].in_progress.is_some();
         let ((accepted, found), cqes) = bench.command(q, &c, &what);
