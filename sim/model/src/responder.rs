@@ -1156,4 +1156,35 @@ mod tests {
             Err(MrError::PdMismatch)
         );
     }
+
+    #[test]
+    fn send_placement_refusals() {
+        let mut mem = crate::memory::HostMemory::new(3);
+        let va = mem.alloc(8192, 4096);
+        let mut mrs = MrTable::new(4, 64);
+        let keys = mrs
+            .register(PdId(1), va, 8192, Access::LOCAL_WRITE, &mem)
+            .unwrap();
+        let sgl = [Sge {
+            addr: va + 100,
+            length: 5000,
+            lkey: keys.lkey,
+        }];
+        let segs = send_placement(&mrs, PdId(1), &sgl, 4000, 1000).unwrap();
+        assert_eq!(segs.iter().map(|s| s.len).sum::<u32>(), 1000);
+        assert_eq!(segs[0].phys, mem.va_to_pa(va + 4100).unwrap());
+        // One byte past the receive buffer.
+        assert_eq!(
+            send_placement(&mrs, PdId(1), &sgl, 4001, 1000),
+            Err((WcStatus::LocLenErr, syndrome::NAK_INVALID_REQUEST))
+        );
+        // Another PD, or a key that is not registered.
+        let refused = Err((WcStatus::LocProtErr, syndrome::NAK_REMOTE_OPERATIONAL_ERROR));
+        assert_eq!(send_placement(&mrs, PdId(2), &sgl, 0, 10), refused);
+        let bad = [Sge {
+            lkey: keys.lkey ^ 0x100,
+            ..sgl[0]
+        }];
+        assert_eq!(send_placement(&mrs, PdId(1), &bad, 0, 10), refused);
+    }
 }
