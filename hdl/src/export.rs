@@ -14,6 +14,7 @@ use crate::icrc_generator::IcrcGenerator;
 use crate::mr_translate::MrTranslateDefault;
 use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
 use crate::qp_timers::QpTimers;
+use crate::receive_queue::ReceiveQueueDefault;
 use crate::register_slice::AxisRegisterSlice;
 use crate::request_checker::RequestChecker;
 use crate::request_segmenter::RequestSegmenter;
@@ -79,6 +80,7 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("qp_timers", QpTimers::<DEFAULT_QPN_BITS>::default()),
         // The ACK engine's WQE rings: 1024 QPs x 16 slots in block RAM.
         ExportedBlock::new("send_queue_tracker", SendQueueTrackerDefault::default()),
+        ExportedBlock::new("receive_queue", ReceiveQueueDefault::default()),
         // RDMA WRITE receive path: frames to DMA writes and verdicts.
         ExportedBlock::new("responder_datapath", ResponderDatapath::default()),
         // Grant to request frames: segmenter, MR check, DMA reassembly, TX

@@ -43,7 +43,11 @@
 //!   yielding response packet descriptors (READ split by MTU);
 //! - [`send_queue_tracker`]: the ACK engine's per-QP rings of outstanding
 //!   send WQEs (implicit-ACK walk, response lookup and marking, errors,
-//!   flush) and the send CQEs due in posting order.
+//!   flush) and the send CQEs due in posting order;
+//! - [`receive_queue`]: the responder's per-QP rings of posted receive
+//!   WQEs (one SGE each) with the non-empty flag the request checker
+//!   samples, head read, completion with the receive CQE, flush to
+//!   WR_FLUSH_ERR and clear.
 //!
 //! The composite paths built from them so far:
 //!
@@ -83,6 +87,7 @@ pub mod opcode_headers;
 pub mod qp_context;
 pub mod qp_context_record;
 pub mod qp_timers;
+pub mod receive_queue;
 pub mod register_slice;
 pub mod request_checker;
 pub mod request_segmenter;

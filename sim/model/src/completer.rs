@@ -9,9 +9,10 @@ pub use crate::qp::WqeKind;
 use crate::qp::{Qp, SendWqe};
 use crate::send_queue::{self, RingOp, RingWqe, SendCqe};
 use crate::timers::rnr_timer_ns;
-use crate::verbs::{Access, Cqe, QpState, SendOp, WcOpcode, WcStatus};
+use crate::verbs::{Access, Cqe, QpState, RecvWr, SendOp, WcOpcode, WcStatus};
 use crate::Time;
 use rocenic_wire::{op, psn, Aeth, AethKind, RoceFrame};
+use std::collections::VecDeque;
 
 /// Why the requester goes back to the oldest unacknowledged PSN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -682,13 +683,31 @@ pub(crate) fn move_to_error(qp: &mut Qp, env: &mut Env) {
     env.log_ring(qp.qpn, || RingOp::Flush { cqes: logged });
     qp.sq.ack_timer = None;
     qp.sq.rnr_until = None;
-    if let Some(crate::qp::InProgress::Send { wr, .. }) = qp.resp.cur.take() {
-        qp.rq.push_front(wr);
-    }
-    for r in std::mem::take(&mut qp.rq) {
-        env.complete(qp.recv_cq, flush_recv(qp.qpn, r.wr_id));
+    let in_progress = match qp.resp.cur.take() {
+        Some(crate::qp::InProgress::Send { wr, .. }) => Some(wr),
+        _ => None,
+    };
+    for cqe in flush_receive_queue(qp.qpn, in_progress, &mut qp.rq) {
+        env.complete(qp.recv_cq, cqe);
     }
     qp.resp.out.flush_to_error();
+}
+
+/// The receive queue's part of the move to ERR: the WQE of the SEND in
+/// progress (if any) first, then every posted one in order, each with
+/// WR_FLUSH_ERR; the queue is left empty. The RTL `receive_queue` keeps
+/// the WQE of a message in progress at the head of its ring, so its flush
+/// gives the same CQEs in the same order.
+pub fn flush_receive_queue(
+    qpn: u32,
+    in_progress: Option<RecvWr>,
+    rq: &mut VecDeque<RecvWr>,
+) -> Vec<Cqe> {
+    in_progress
+        .into_iter()
+        .chain(std::mem::take(rq))
+        .map(|r| flush_recv(qpn, r.wr_id))
+        .collect()
 }
 
 pub(crate) fn flush_recv(qpn: u32, wr_id: u64) -> Cqe {

@@ -10,7 +10,7 @@ use crate::dma::{read_segments, sgl_segments, write_segments, LocalError};
 use crate::mr::{DmaSegment, MrError, MrTable};
 use crate::nic::Env;
 use crate::qp::{InProgress, Qp, RdResource};
-use crate::verbs::{Access, Cqe, PdId, QpState, WcOpcode, WcStatus};
+use crate::verbs::{Access, Cqe, PdId, QpState, Sge, WcOpcode, WcStatus};
 use rocenic_wire::{
     op, psn, syndrome, Aeth, AtomicAckEth, AtomicEth, Bth, ExtHeaders, Reth, RoceFrame,
 };
@@ -210,19 +210,9 @@ fn execute_send(
         }
     };
     let len = f.payload.len() as u64;
-    let placed = sgl_segments(env.mrs, qp.pd, &wr.sgl, offset, len, Access::LOCAL_WRITE);
-    let segs = match placed {
+    let segs = match send_placement(env.mrs, qp.pd, &wr.sgl, offset, len) {
         Ok(s) => s,
-        Err(e) => {
-            // C9-... : a receive buffer too small is an invalid request for
-            // the requester; a bad L_Key in the receive WQE is a remote
-            // operational error (rxe: RESPST_ERR_LENGTH / MALFORMED_WQE).
-            let (status, nak) = match e {
-                LocalError::Length => (WcStatus::LocLenErr, syndrome::NAK_INVALID_REQUEST),
-                LocalError::Protection => {
-                    (WcStatus::LocProtErr, syndrome::NAK_REMOTE_OPERATIONAL_ERROR)
-                }
-            };
+        Err((status, nak)) => {
             env.complete(
                 qp.recv_cq,
                 recv_cqe(qp.qpn, wr.wr_id, status, WcOpcode::Recv, 0, None, None),
@@ -273,6 +263,26 @@ fn execute_send(
         ),
     );
     Ok(())
+}
+
+/// The receive side of an executed SEND packet: its `len` bytes at
+/// `offset` of the message into the receive WQE's scatter list, through
+/// each entry's L_Key with the QP's `pd` and local write. A refusal gives
+/// the receive CQE's status and the NAK the requester gets: a receive
+/// buffer too small is an invalid request for the requester, a bad L_Key
+/// in the receive WQE a remote operational error (rxe: RESPST_ERR_LENGTH /
+/// MALFORMED_WQE); either moves the QP to ERR.
+pub fn send_placement(
+    mrs: &MrTable,
+    pd: PdId,
+    sgl: &[Sge],
+    offset: u64,
+    len: u64,
+) -> Result<Vec<DmaSegment>, (WcStatus, u8)> {
+    sgl_segments(mrs, pd, sgl, offset, len, Access::LOCAL_WRITE).map_err(|e| match e {
+        LocalError::Length => (WcStatus::LocLenErr, syndrome::NAK_INVALID_REQUEST),
+        LocalError::Protection => (WcStatus::LocProtErr, syndrome::NAK_REMOTE_OPERATIONAL_ERROR),
+    })
 }
 
 /// The MR stage of an executed RDMA WRITE packet (`Verdict::Write`): a
@@ -1145,5 +1155,36 @@ mod tests {
             write_translation(&mrs, PdId(2), key, va, 1, 0),
             Err(MrError::PdMismatch)
         );
+    }
+
+    #[test]
+    fn send_placement_refusals() {
+        let mut mem = crate::memory::HostMemory::new(3);
+        let va = mem.alloc(8192, 4096);
+        let mut mrs = MrTable::new(4, 64);
+        let keys = mrs
+            .register(PdId(1), va, 8192, Access::LOCAL_WRITE, &mem)
+            .unwrap();
+        let sgl = [Sge {
+            addr: va + 100,
+            length: 5000,
+            lkey: keys.lkey,
+        }];
+        let segs = send_placement(&mrs, PdId(1), &sgl, 4000, 1000).unwrap();
+        assert_eq!(segs.iter().map(|s| s.len).sum::<u32>(), 1000);
+        assert_eq!(segs[0].phys, mem.va_to_pa(va + 4100).unwrap());
+        // One byte past the receive buffer.
+        assert_eq!(
+            send_placement(&mrs, PdId(1), &sgl, 4001, 1000),
+            Err((WcStatus::LocLenErr, syndrome::NAK_INVALID_REQUEST))
+        );
+        // Another PD, or a key that is not registered.
+        let refused = Err((WcStatus::LocProtErr, syndrome::NAK_REMOTE_OPERATIONAL_ERROR));
+        assert_eq!(send_placement(&mrs, PdId(2), &sgl, 0, 10), refused);
+        let bad = [Sge {
+            lkey: keys.lkey ^ 0x100,
+            ..sgl[0]
+        }];
+        assert_eq!(send_placement(&mrs, PdId(1), &bad, 0, 10), refused);
     }
 }
