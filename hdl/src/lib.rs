@@ -43,7 +43,12 @@
 //!   yielding response packet descriptors (READ split by MTU);
 //! - [`send_queue_tracker`]: the ACK engine's per-QP rings of outstanding
 //!   send WQEs (implicit-ACK walk, response lookup and marking, errors,
-//!   flush) and the send CQEs due in posting order.
+//!   flush) and the send CQEs due in posting order;
+//! - [`rd_atomic_resources`]: the responder's per-QP READ/atomic resources
+//!   in block RAM and the decision for a duplicate READ (fits, re-execute)
+//!   or atomic (replay the original value);
+//! - [`atomic_unit`]: CMP_SWAP / FETCH_ADD on host memory through a DMA
+//!   read and a posted DMA write, one atomic at a time.
 //!
 //! The composite paths built from them so far:
 //!
@@ -62,6 +67,7 @@
 //! [`export::blocks`] lists what is exported to Verilog for Verilator and
 //! for `make lint-rtl` / `make synth`.
 
+pub mod atomic_unit;
 pub mod byte_lane_select;
 pub mod byte_reverse;
 pub mod byte_rotator;
@@ -78,6 +84,7 @@ pub mod opcode_headers;
 pub mod qp_context;
 pub mod qp_context_record;
 pub mod qp_timers;
+pub mod rd_atomic_resources;
 pub mod register_slice;
 pub mod request_checker;
 pub mod request_segmenter;
