@@ -27,5 +27,8 @@ fn synthesizes_to_registers_and_logic() {
     assert!(report.count("RAMB36E2") + report.count("RAMB18E2") == 0);
     // tag, address, operands, original and new value, state: about 400.
     assert!((300..=600).contains(&report.flip_flops()), "{}", report.log);
-    assert!(report.luts() > 0, "{}", report.log);
+    // The 64-bit adder and comparator and the operand muxes: the write
+    // beat repeats the word in every lane rather than shifting it into
+    // place (a 512-bit shifter was about 900 LUTs more).
+    assert!(report.luts() <= 400, "{}", report.log);
 }

@@ -6,7 +6,8 @@
 //! addends) on a handful of 8-byte words, most in one 64-byte line and
 //! many back to back on the same word, every handshake stalled at random:
 //! every original value, every DMA read request and write beat, and the
-//! final memory must equal the model's arithmetic applied in input order.
+//! final memory must equal the model's arithmetic applied in input order;
+//! read data of other tags offered in between must be left alone.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -75,10 +76,11 @@ fn run(seed: u64, count: usize, config: HostDmaConfig, p_ready: f64) -> Run {
         last_addr = Some(addr);
         let current = model[&addr];
         let (opcode, compare, swap_add) = if rng.gen_bool(0.5) {
-            let compare = if rng.gen_bool(0.6) {
-                current
-            } else {
-                rng.gen()
+            let compare = match rng.gen_range(0..5) {
+                0..=2 => current,
+                // Equal but for one bit, anywhere in the 64.
+                3 => current ^ 1 << rng.gen_range(0..64),
+                _ => rng.gen(),
             };
             (op::COMPARE_SWAP, compare, rng.gen())
         } else {
@@ -145,6 +147,14 @@ fn run(seed: u64, count: usize, config: HostDmaConfig, p_ready: f64) -> Run {
             sim.set(Dut::DMA_RD_DATA, &bytes_to_words(&b.data));
             sim.set_bit(Dut::DMA_RD_LAST, b.last);
         }
+        // Read data of another block's tag, which must be left alone.
+        let foreign = offered.is_none() && rng.gen_bool(0.3);
+        if foreign {
+            sim.set_bit(Dut::DMA_RD_VALID, true);
+            sim.set_u64(Dut::DMA_RD_TAG, DMA_TAG + 1 + rng.gen_range(0..200));
+            sim.set(Dut::DMA_RD_DATA, &rng.gen::<[u64; BEAT_WORDS]>());
+            sim.set_bit(Dut::DMA_RD_LAST, true);
+        }
         let wr_ready = host.write_ready() && rng.gen_bool(p_ready);
         sim.set_bit(Dut::DMA_WR_READY, wr_ready);
         let out_ready = rng.gen_bool(p_ready);
@@ -169,6 +179,10 @@ fn run(seed: u64, count: usize, config: HostDmaConfig, p_ready: f64) -> Run {
             in_flight = Some(*a);
         }
         let taken = offered.is_some() && sim.get_bit(Dut::DMA_RD_READY);
+        assert!(
+            !(foreign && sim.get_bit(Dut::DMA_RD_READY)),
+            "{what}: took a beat of another tag"
+        );
         if wr_ready && sim.get_bit(Dut::DMA_WR_VALID) {
             let (a, _, new) = *expected.front().expect("a write for an atomic");
             assert_eq!(
