@@ -8,12 +8,14 @@
 //! Every exported block must have a `clock: Signal<In, Clock>` port (the
 //! bridge's `Sim` drives it) and its Verilog top module is rust-hdl's `top`.
 
+use crate::atomic_unit::AtomicUnit;
 use crate::frame_arbiter::FrameArbiter;
 use crate::icrc_checker::IcrcChecker;
 use crate::icrc_generator::IcrcGenerator;
 use crate::mr_translate::MrTranslateDefault;
 use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
 use crate::qp_timers::QpTimers;
+use crate::rd_atomic_resources::RdAtomicResourcesDefault;
 use crate::receive_queue::ReceiveQueueDefault;
 use crate::register_slice::AxisRegisterSlice;
 use crate::request_checker::RequestChecker;
@@ -81,6 +83,10 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The ACK engine's WQE rings: 1024 QPs x 16 slots in block RAM.
         ExportedBlock::new("send_queue_tracker", SendQueueTrackerDefault::default()),
         ExportedBlock::new("receive_queue", ReceiveQueueDefault::default()),
+        // The responder's READ/atomic resources: 1024 QPs x 16 in block RAM.
+        ExportedBlock::new("rd_atomic_resources", RdAtomicResourcesDefault::default()),
+        // CMP_SWAP / FETCH_ADD through DMA read and write, one at a time.
+        ExportedBlock::new("atomic_unit", AtomicUnit::default()),
         // RDMA WRITE receive path: frames to DMA writes and verdicts.
         ExportedBlock::new("responder_datapath", ResponderDatapath::default()),
         // Grant to request frames: segmenter, MR check, DMA reassembly, TX

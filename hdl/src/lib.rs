@@ -47,7 +47,12 @@
 //! - [`receive_queue`]: the responder's per-QP rings of posted receive
 //!   WQEs (one SGE each) with the non-empty flag the request checker
 //!   samples, head read, completion with the receive CQE, flush to
-//!   WR_FLUSH_ERR and clear.
+//!   WR_FLUSH_ERR and clear;
+//! - [`rd_atomic_resources`]: the responder's per-QP READ/atomic resources
+//!   in block RAM and the decision for a duplicate READ (fits, re-execute)
+//!   or atomic (replay the original value);
+//! - [`atomic_unit`]: CMP_SWAP / FETCH_ADD on host memory through a DMA
+//!   read and a posted DMA write, one atomic at a time.
 //!
 //! The composite paths built from them so far:
 //!
@@ -70,6 +75,7 @@
 //! [`export::blocks`] lists what is exported to Verilog for Verilator and
 //! for `make lint-rtl` / `make synth`.
 
+pub mod atomic_unit;
 pub mod byte_lane_select;
 pub mod byte_reverse;
 pub mod byte_rotator;
@@ -87,6 +93,7 @@ pub mod opcode_headers;
 pub mod qp_context;
 pub mod qp_context_record;
 pub mod qp_timers;
+pub mod rd_atomic_resources;
 pub mod receive_queue;
 pub mod register_slice;
 pub mod request_checker;

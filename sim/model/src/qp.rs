@@ -164,8 +164,8 @@ pub(crate) enum InProgress {
 
 /// What the responder keeps of an executed READ or atomic, to answer
 /// duplicates (IBA 9.7.5.1.3 "responder resources").
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum RdResource {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RdResource {
     Read {
         first_psn: u32,
         npsn: u32,
@@ -307,6 +307,11 @@ impl Qp {
                     epsn: rq_psn,
                     ..ResponderState::default()
                 };
+                crate::responder::record_resource_op(
+                    self.path.as_ref(),
+                    self.qpn,
+                    crate::responder::ResourceOp::Clear,
+                );
                 self.state = QpState::Rtr;
             }
             ModifyQp::ToRts {

@@ -9,12 +9,15 @@ use crate::completer::move_to_error;
 use crate::dma::{read_segments, sgl_segments, write_segments, LocalError};
 use crate::mr::{DmaSegment, MrError, MrTable};
 use crate::nic::Env;
-use crate::qp::{InProgress, Qp, RdResource};
+pub use crate::qp::RdResource;
+use crate::qp::{InProgress, PathAttrs, Qp};
 use crate::verbs::{Access, Cqe, PdId, QpState, Sge, WcOpcode, WcStatus};
 use rocenic_wire::{
     op, psn, syndrome, Aeth, AtomicAckEth, AtomicEth, Bth, ExtHeaders, Reth, RoceFrame,
 };
 use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::net::IpAddr;
 
 /// Largest RDMA message (IBA: 2^31 bytes).
 const MAX_MESSAGE: u32 = 1 << 31;
@@ -369,7 +372,7 @@ fn execute_read(
         Access::REMOTE_READ,
     )?;
     let data = read_segments(env.memory, &segs);
-    push_resource(
+    push_qp_resource(
         qp,
         max_res,
         RdResource::Read {
@@ -396,17 +399,9 @@ fn execute_atomic(qp: &mut Qp, env: &mut Env, f: &RoceFrame, msn: u32) -> Result
     // Host memory is little-endian (x86); the AtomicETH operands are
     // numbers (carried big-endian on the wire, decoded by the codec).
     let orig = u64::from_le_bytes(word);
-    let new = if f.bth.opcode == op::COMPARE_SWAP {
-        if orig == a.compare {
-            a.swap_add
-        } else {
-            orig
-        }
-    } else {
-        orig.wrapping_add(a.swap_add)
-    };
+    let new = atomic_result(f.bth.opcode, orig, a.compare, a.swap_add);
     write_segments(env.memory, &segs, &new.to_le_bytes());
-    push_resource(qp, max_res, RdResource::Atomic { psn: p, orig });
+    push_qp_resource(qp, max_res, RdResource::Atomic { psn: p, orig });
     qp.resp.out.push_atomic_ack(p, orig, msn);
     Ok(())
 }
@@ -841,15 +836,196 @@ fn check_input(qp: &Qp, f: &RoceFrame) -> CheckInput {
 }
 
 /// PSNs a READ of `len` bytes occupies: its response packets.
-pub(crate) fn read_psns(len: u32, mtu: u32) -> u32 {
+pub fn read_psns(len: u32, mtu: u32) -> u32 {
     len.div_ceil(mtu).max(1)
 }
 
-fn push_resource(qp: &mut Qp, max: u8, r: RdResource) {
-    while qp.resp.resources.len() >= usize::from(max.max(1)) {
-        qp.resp.resources.pop_front();
+/// The value an atomic leaves in memory: CMP_SWAP swaps in `swap_add`
+/// when the original equals `compare`, FETCH_ADD adds modulo 2^64 (host
+/// memory is little-endian; the operands are numbers, the AtomicETH's
+/// big-endian wire order already decoded).
+pub fn atomic_result(opcode: u8, orig: u64, compare: u64, swap_add: u64) -> u64 {
+    if opcode == op::COMPARE_SWAP {
+        if orig == compare {
+            swap_add
+        } else {
+            orig
+        }
+    } else {
+        orig.wrapping_add(swap_add)
     }
-    qp.resp.resources.push_back(r);
+}
+
+/// Records `r` in a QP's resources, a FIFO of at most
+/// `max(1, max_dest_rd_atomic)` entries: the oldest ones leave first.
+pub fn push_resource(resources: &mut VecDeque<RdResource>, max_dest_rd_atomic: u8, r: RdResource) {
+    while resources.len() >= usize::from(max_dest_rd_atomic.max(1)) {
+        resources.pop_front();
+    }
+    resources.push_back(r);
+}
+
+fn push_qp_resource(qp: &mut Qp, max: u8, r: RdResource) {
+    record_resource_op(
+        qp.path.as_ref(),
+        qp.qpn,
+        ResourceOp::Push {
+            max_dest_rd_atomic: max,
+            resource: r,
+        },
+    );
+    push_resource(&mut qp.resp.resources, max, r);
+}
+
+/// The newest resource whose PSN range holds `p` (a READ's
+/// `first_psn .. first_psn + npsn`, an atomic's PSN; 24-bit PSN space).
+pub fn find_resource(resources: &VecDeque<RdResource>, p: u32) -> Option<RdResource> {
+    resources
+        .iter()
+        .rev()
+        .find(|r| match r {
+            RdResource::Read {
+                first_psn, npsn, ..
+            } => {
+                let d = psn::diff(p, *first_psn);
+                d >= 0 && (d as u32) < *npsn
+            }
+            RdResource::Atomic { psn, .. } => *psn == p,
+        })
+        .copied()
+}
+
+/// Whether a retried READ at PSN `p` asking for `reth` may be answered
+/// from the recorded READ `recorded` (which holds `p`): a part of what the
+/// original asked (same R_Key), whose responses fit the PSNs left.
+pub fn read_fits(recorded: &RdResource, p: u32, reth: &Reth, mtu: u32) -> bool {
+    let RdResource::Read {
+        first_psn,
+        npsn,
+        va,
+        rkey,
+        len,
+    } = *recorded
+    else {
+        return false;
+    };
+    let end = va.wrapping_add(u64::from(len));
+    let req_end = reth.va.wrapping_add(u64::from(reth.dma_len));
+    let psns_left = npsn - psn::diff(p, first_psn) as u32;
+    reth.rkey == rkey
+        && reth.va >= va
+        && req_end >= reth.va
+        && req_end <= end
+        && read_psns(reth.dma_len, mtu) <= psns_left
+}
+
+/// What a duplicate READ or atomic request gets from its QP's resources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DuplicateAnswer {
+    /// No resource of the request's kind holds its PSN: dropped.
+    NoResource,
+    /// A READ resource holds it but the retried READ does not fit: dropped.
+    Mismatch,
+    /// Re-executed from current memory with the recorded R_Key; queued
+    /// responses of the recorded READ (`first_psn`, `npsn`) are dropped.
+    Read {
+        first_psn: u32,
+        npsn: u32,
+        rkey: u32,
+    },
+    /// Answered with the original value again.
+    Atomic { orig: u64 },
+}
+
+/// The decision for a duplicate READ (`reth`) or atomic at PSN `p`: the
+/// newest resource holding `p`, then the `fits` rule for a READ.
+pub fn duplicate_answer(
+    resources: &VecDeque<RdResource>,
+    opcode: u8,
+    p: u32,
+    reth: Option<&Reth>,
+    mtu: u32,
+) -> DuplicateAnswer {
+    let found = find_resource(resources, p);
+    match (opcode, found) {
+        (
+            op::READ_REQUEST,
+            Some(
+                r @ RdResource::Read {
+                    first_psn,
+                    npsn,
+                    rkey,
+                    ..
+                },
+            ),
+        ) => match reth {
+            Some(reth) if read_fits(&r, p, reth, mtu) => DuplicateAnswer::Read {
+                first_psn,
+                npsn,
+                rkey,
+            },
+            _ => DuplicateAnswer::Mismatch,
+        },
+        (op::COMPARE_SWAP | op::FETCH_ADD, Some(RdResource::Atomic { orig, .. })) => {
+            DuplicateAnswer::Atomic { orig }
+        }
+        _ => DuplicateAnswer::NoResource,
+    }
+}
+
+/// One operation on a QP's READ/atomic resources, as recorded by
+/// [`record_resource_ops`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResourceOp {
+    /// The QP entered RTR: no resources.
+    Clear,
+    Push {
+        max_dest_rd_atomic: u8,
+        resource: RdResource,
+    },
+    /// A duplicate READ or atomic looked up, and what it got.
+    Lookup {
+        opcode: u8,
+        psn: u32,
+        reth: Option<Reth>,
+        mtu: u32,
+        answer: DuplicateAnswer,
+    },
+}
+
+/// A recorded resource operation: the NIC (the QP's local IP address) and
+/// QP it ran on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResourceRecord {
+    pub local_ip: Option<IpAddr>,
+    pub qpn: u32,
+    pub op: ResourceOp,
+}
+
+thread_local! {
+    static RESOURCE_TRACE: RefCell<Option<Vec<ResourceRecord>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` recording every operation the responders of this thread make
+/// on their READ/atomic resources, in order: traces for the RTL resource
+/// ring.
+pub fn record_resource_ops<R>(f: impl FnOnce() -> R) -> (R, Vec<ResourceRecord>) {
+    let outer = RESOURCE_TRACE.with(|t| t.borrow_mut().replace(Vec::new()));
+    let r = f();
+    let trace = RESOURCE_TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), outer));
+    (r, trace.unwrap_or_default())
+}
+
+pub(crate) fn record_resource_op(path: Option<&PathAttrs>, qpn: u32, op: ResourceOp) {
+    RESOURCE_TRACE.with(|t| {
+        if let Some(trace) = t.borrow_mut().as_mut() {
+            trace.push(ResourceRecord {
+                local_ip: path.map(|p| p.local_ip),
+                qpn,
+                op,
+            });
+        }
+    });
 }
 
 /// A request behind the expected PSN: answered, never executed again.
@@ -862,44 +1038,27 @@ fn duplicate(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
         qp.resp.push_ack(last);
         return;
     }
-    let found = qp.resp.resources.iter().rev().find(|r| match r {
-        RdResource::Read {
-            first_psn, npsn, ..
+    let mtu = qp.mtu();
+    let answer = duplicate_answer(&qp.resp.resources, opcode, p, f.ext.reth.as_ref(), mtu);
+    record_resource_op(
+        qp.path.as_ref(),
+        qp.qpn,
+        ResourceOp::Lookup {
+            opcode,
+            psn: p,
+            reth: f.ext.reth,
+            mtu,
+            answer,
+        },
+    );
+    match answer {
+        DuplicateAnswer::Mismatch => env.drop_frame("duplicate_mismatch"),
+        DuplicateAnswer::Read {
+            first_psn,
+            npsn,
+            rkey,
         } => {
-            let d = psn::diff(p, *first_psn);
-            d >= 0 && (d as u32) < *npsn
-        }
-        RdResource::Atomic { psn, .. } => *psn == p,
-    });
-    match (opcode, found.copied()) {
-        (
-            op::READ_REQUEST,
-            Some(RdResource::Read {
-                first_psn,
-                npsn,
-                va,
-                rkey,
-                len,
-            }),
-        ) => {
-            let Some(reth) = f.ext.reth else {
-                env.drop_frame("duplicate_mismatch");
-                return;
-            };
-            // A retried READ must ask for a part of what the original
-            // asked (same R_Key), and its responses must fit its PSNs.
-            let end = va + u64::from(len);
-            let req_end = reth.va.wrapping_add(u64::from(reth.dma_len));
-            let psns_left = npsn - psn::diff(p, first_psn) as u32;
-            let fits = reth.rkey == rkey
-                && reth.va >= va
-                && req_end >= reth.va
-                && req_end <= end
-                && read_psns(reth.dma_len, qp.mtu()) <= psns_left;
-            if !fits {
-                env.drop_frame("duplicate_mismatch");
-                return;
-            }
+            let reth = f.ext.reth.expect("a READ that fits has its RETH");
             // The requester has gone back to `p`: whatever is still queued
             // of earlier answers to this READ lies beyond its gap and would
             // only be discarded there.
@@ -927,11 +1086,11 @@ fn duplicate(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
                 }
             }
         }
-        (op::COMPARE_SWAP | op::FETCH_ADD, Some(RdResource::Atomic { orig, .. })) => {
+        DuplicateAnswer::Atomic { orig } => {
             let msn = qp.resp.msn;
             qp.resp.out.push_atomic_ack(p, orig, msn);
         }
-        _ => env.drop_frame("duplicate_no_resource"),
+        DuplicateAnswer::NoResource => env.drop_frame("duplicate_no_resource"),
     }
 }
 
