@@ -20,6 +20,7 @@ use crate::requester_datapath::RequesterDatapath;
 use crate::responder_datapath::ResponderDatapath;
 use crate::response_checker::ResponseChecker;
 use crate::response_queue::ResponseQueue;
+use crate::response_transmitter::ResponseTransmitter;
 use crate::rx_parser::RxParser;
 use crate::send_queue_tracker::SendQueueTrackerDefault;
 use crate::stream::{DATA_BITS, KEEP_BITS};
@@ -85,6 +86,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("requester_datapath", RequesterDatapath::default()),
         // 1024 QPs x 8 queued responses in block RAM, ready-QP FIFO.
         ExportedBlock::new("response_queue", ResponseQueue::<10, 3>::default()),
+        // Response descriptors to response frames: R_Key check, DMA
+        // reassembly of READ data, TX builder; 8-packet buffer in block RAM.
+        ExportedBlock::new("response_transmitter", ResponseTransmitter::default()),
     ]
 }
 

@@ -53,7 +53,11 @@
 //!   the TX builder into request frames;
 //! - [`responder_datapath`]: the responder's receive path for RDMA WRITE,
 //!   frames in (parser, QP context and message RAM, request checker, MR
-//!   translation) to host DMA writes and per-packet verdicts and ACK/NAKs.
+//!   translation) to host DMA writes and per-packet verdicts and ACK/NAKs;
+//! - [`response_transmitter`]: the responder's transmit path, response
+//!   packet descriptors (ACK, NAK, atomic ACK, READ response) through the
+//!   R_Key check and page split, tagged DMA reads of READ data reassembled
+//!   out of order, and the TX builder into response frames.
 //!
 //! To come, mirroring `sim/model`: the other paths and the core that wires
 //! them (event arbitration, TX scheduler, DMA engines); the DCQCN rate
@@ -85,6 +89,7 @@ pub mod requester_datapath;
 pub mod responder_datapath;
 pub mod response_checker;
 pub mod response_queue;
+pub mod response_transmitter;
 pub mod rx_parser;
 pub mod send_queue_tracker;
 pub mod skid_buffer;
