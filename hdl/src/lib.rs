@@ -47,6 +47,9 @@
 //!
 //! The composite paths built from them so far:
 //!
+//! - [`payload_fetch`]: a transmit path's payload fetch, shared by both
+//!   transmit paths: key check and page split, tagged DMA reads
+//!   reassembled out of order in 8 packet slots, payload realigned;
 //! - [`requester_datapath`]: the requester's transmit path, a grant (one
 //!   WQE with a one-SGE local buffer) through the segmenter, the local key
 //!   check and page split, tagged DMA reads reassembled out of order, and
@@ -79,6 +82,7 @@ pub mod icrc_generator;
 pub mod icrc_mask;
 pub mod mr_translate;
 pub mod opcode_headers;
+pub mod payload_fetch;
 pub mod qp_context;
 pub mod qp_context_record;
 pub mod qp_timers;
