@@ -24,6 +24,7 @@ use crate::requester_datapath::RequesterDatapath;
 use crate::responder_datapath::ResponderDatapath;
 use crate::response_checker::ResponseChecker;
 use crate::response_queue::ResponseQueue;
+use crate::response_transmitter::ResponseTransmitter;
 use crate::rx_parser::RxParser;
 use crate::send_queue_tracker::SendQueueTrackerDefault;
 use crate::stream::{DATA_BITS, KEEP_BITS};
@@ -100,6 +101,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
             "frame_arbiter",
             FrameArbiter::<DATA_BITS, KEEP_BITS>::default(),
         ),
+        // Response descriptors to response frames: R_Key check, DMA
+        // reassembly of READ data, TX builder; 8-packet buffer in block RAM.
+        ExportedBlock::new("response_transmitter", ResponseTransmitter::default()),
     ]
 }
 

@@ -56,13 +56,20 @@
 //!
 //! The composite paths built from them so far:
 //!
+//! - [`payload_fetch`]: a transmit path's payload fetch, shared by both
+//!   transmit paths: key check and page split, tagged DMA reads
+//!   reassembled out of order in 8 packet slots, payload realigned;
 //! - [`requester_datapath`]: the requester's transmit path, a grant (one
 //!   WQE with a one-SGE local buffer) through the segmenter, the local key
 //!   check and page split, tagged DMA reads reassembled out of order, and
 //!   the TX builder into request frames;
 //! - [`responder_datapath`]: the responder's receive path for RDMA WRITE,
 //!   frames in (parser, QP context and message RAM, request checker, MR
-//!   translation) to host DMA writes and per-packet verdicts and ACK/NAKs.
+//!   translation) to host DMA writes and per-packet verdicts and ACK/NAKs;
+//! - [`response_transmitter`]: the responder's transmit path, response
+//!   packet descriptors (ACK, NAK, atomic ACK, READ response) through the
+//!   R_Key check and page split, tagged DMA reads of READ data reassembled
+//!   out of order, and the TX builder into response frames.
 //!
 //! And the first piece of the core's own: [`frame_arbiter`], the CNP,
 //! response and request frame sources joined into the MAC's transmit
@@ -90,6 +97,7 @@ pub mod icrc_generator;
 pub mod icrc_mask;
 pub mod mr_translate;
 pub mod opcode_headers;
+pub mod payload_fetch;
 pub mod qp_context;
 pub mod qp_context_record;
 pub mod qp_timers;
@@ -102,6 +110,7 @@ pub mod requester_datapath;
 pub mod responder_datapath;
 pub mod response_checker;
 pub mod response_queue;
+pub mod response_transmitter;
 pub mod rx_parser;
 pub mod send_queue_tracker;
 pub mod skid_buffer;

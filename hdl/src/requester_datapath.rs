@@ -11,6 +11,9 @@
 //! `rocenic_model::tx::frame`: every frame equals what the model NIC
 //! transmits for the same WQE, first transmission.
 //!
+//! The key check, DMA reads, reassembly and realignment are a
+//! [`PayloadFetch`], the block the response transmitter uses too.
+//!
 //! Limits: the WQE's local SGL is one SGE (L_Key, VA, length = the
 //! message length), so a local length error cannot arise here (the model
 //! raises it only for an SGL shorter than the message); the P_Key comes
@@ -74,7 +77,7 @@
 //! held in the TX builder until their UDP checksum is summed (its release
 //! delay is 0, the IPv4 setting), which slows IPv6 streams.
 
-use crate::mr_translate::{MrTranslateDefault, STATUS_OK};
+use crate::payload_fetch::PayloadFetch;
 use crate::request_segmenter::RequestSegmenter;
 use crate::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::sync_fifo::SyncFifo;
@@ -82,10 +85,7 @@ use crate::tx_builder::TxBuilder;
 use crate::tx_header::TxHeader;
 use rust_hdl::prelude::*;
 
-/// Packet slots of the payload buffer (and packets in flight).
-pub const SLOTS: u64 = 8;
-/// DMA read tags: two page segments per slot.
-pub const DMA_TAGS: u64 = 2 * SLOTS;
+pub use crate::payload_fetch::{DMA_TAGS, SLOTS};
 /// `status_error`: the WQE failed a local protection check (LocProtErr).
 pub const STATUS_LOC_PROT_ERR: u64 = 1;
 /// IPv4 TTL / IPv6 hop limit, as the model sends.
@@ -136,17 +136,7 @@ pub struct GrantFrame {
     pub udp_src_port: Bits<16>,
 }
 
-/// A packet's local check and where its payload sits in its slot.
-#[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
-pub struct PacketInfo {
-    pub failed: Bit,
-    /// Bytes of the first page segment (region 0 of the slot).
-    pub len_a: Bits<13>,
-    /// Bytes of the second page segment (region 1), 0 if none.
-    pub len_b: Bits<13>,
-}
-
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct RequesterDatapath {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -219,14 +209,10 @@ pub struct RequesterDatapath {
     pub payload_last_errors: Signal<Out, Bits<16>>,
 
     segmenter: RequestSegmenter,
-    translate: MrTranslateDefault,
+    fetch: PayloadFetch,
     builder: TxBuilder,
+    /// Descriptors in the fetch's slots, in order (8 at most).
     descs: SyncFifo<PacketDesc, 3, 4>,
-    infos: SyncFifo<PacketInfo, 3, 4>,
-    /// Payload buffer: address {slot, segment, beat}.
-    buffer: RAM<Bits<512>, 10>,
-    /// Per DMA tag: the buffer beat its next read beat goes to.
-    beat_counts: RAM<Bits<6>, 4>,
 
     /// Grants accepted: their local buffer until their last descriptor is
     /// translated, their addressing until their last packet retires.
@@ -235,71 +221,16 @@ pub struct RequesterDatapath {
     /// A packet of the retiring grant failed: the rest of it is dropped.
     g_failed: DFF<Bit>,
 
-    // Slots: taken in order at `alloc_slot`, leaving in order at `head_slot`.
-    slots_used: DFF<Bits<4>>,
-    alloc_slot: DFF<Bits<3>>,
-    head_slot: DFF<Bits<3>>,
-    /// Per tag: its page segment has all arrived (or there is none).
-    tag_done: DFF<Bits<16>>,
-
-    // Translation responses to DMA requests.
-    x_len_a: DFF<Bits<13>>,
-    x_failed: DFF<Bit>,
-    q_valid: DFF<Bit>,
-    q_tag: DFF<Bits<8>>,
-    q_addr: DFF<Bits<64>>,
-    q_len: DFF<Bits<32>>,
-
-    // DMA read data into the buffer.
-    clearing: DFF<Bit>,
-    clear_index: DFF<Bits<4>>,
-    w_valid: DFF<Bit>,
-    w_tag: DFF<Bits<4>>,
-    w_data: DFF<Bits<512>>,
-    w_last: DFF<Bit>,
-    /// The beat counter written at the last edge (forwarded: the RAM read
-    /// at that edge may not see it).
-    f_valid: DFF<Bit>,
-    f_tag: DFF<Bits<4>>,
-    f_next: DFF<Bits<6>>,
-
     // Header record to the TX builder.
     h_valid: DFF<Bit>,
     h_record: DFF<TxHeader>,
     ip_id: DFF<Bits<16>>,
-
-    // Payload readout.
-    rd_busy: DFF<Bit>,
-    rd_issuing: DFF<Bit>,
-    rd_slot: DFF<Bits<3>>,
-    rd_seg: DFF<Bit>,
-    rd_beat: DFF<Bits<6>>,
-    rd_last_a: DFF<Bits<6>>,
-    rd_last_b: DFF<Bits<6>>,
-    rd_has_b: DFF<Bit>,
-    rd_tail_a: DFF<Bits<7>>,
-    rd_tail_b: DFF<Bits<7>>,
-    m_valid: DFF<Bit>,
-    m_addr: DFF<Bits<10>>,
-    m_bytes: DFF<Bits<7>>,
-    m_final: DFF<Bit>,
-    acc: DFF<Bits<512>>,
-    acc_n: DFF<Bits<7>>,
-    flush: DFF<Bit>,
-    o_valid: DFF<Bit>,
-    o_data: DFF<Bits<512>>,
-    o_keep: DFF<Bits<64>>,
-    o_last: DFF<Bit>,
 
     s_valid: DFF<Bit>,
     s_qpn: DFF<Bits<24>>,
     s_error: DFF<Bits<2>>,
     s_next_psn: DFF<Bits<24>>,
     s_cut: DFF<Bit>,
-
-    ones512: Constant<Bits<512>>,
-    ones64: Constant<Bits<64>>,
-    status_ok: Constant<Bits<3>>,
 
     grant_take: Signal<Local, Bit>,
     // Translate stage.
@@ -310,281 +241,29 @@ pub struct RequesterDatapath {
     t_va: Signal<Local, Bits<65>>,
     t_check: Signal<Local, Bit>,
     t_dma: Signal<Local, Bit>,
-    t_room: Signal<Local, Bit>,
     t_go: Signal<Local, Bit>,
-    // Response stage.
-    x_slot: Signal<Local, Bits<3>>,
-    x_check: Signal<Local, Bit>,
-    x_dma_pkt: Signal<Local, Bit>,
-    x_overflow: Signal<Local, Bit>,
-    x_fail: Signal<Local, Bit>,
-    x_seg: Signal<Local, Bit>,
-    x_advance: Signal<Local, Bit>,
-    x_take: Signal<Local, Bit>,
-    x_done_set: Signal<Local, Bits<16>>,
-    // Buffer write.
-    w_ptr: Signal<Local, Bits<6>>,
-    w_next: Signal<Local, Bits<6>>,
-    w_done_set: Signal<Local, Bits<16>>,
     // Retire.
-    head_done: Signal<Local, Bits<16>>,
     retire: Signal<Local, Bit>,
     drop_pkt: Signal<Local, Bit>,
-    free_now: Signal<Local, Bit>,
-    free_mask: Signal<Local, Bits<16>>,
-    // Readout.
-    advance: Signal<Local, Bit>,
-    consume: Signal<Local, Bit>,
-    issue: Signal<Local, Bit>,
-    issue_addr: Signal<Local, Bits<10>>,
-    in_masked: Signal<Local, Bits<512>>,
-    combined: Signal<Local, Bits<512>>,
-    leftover: Signal<Local, Bits<512>>,
-    total: Signal<Local, Bits<8>>,
-    packet_done: Signal<Local, Bit>,
-    slots_freed: Signal<Local, Bits<4>>,
-}
-
-impl Default for RequesterDatapath {
-    fn default() -> Self {
-        RequesterDatapath {
-            clock: Default::default(),
-            reset: Default::default(),
-            grant_valid: Default::default(),
-            grant_ready: Default::default(),
-            grant_qpn: Default::default(),
-            grant_kind: Default::default(),
-            grant_len: Default::default(),
-            grant_first_psn: Default::default(),
-            grant_start_psn: Default::default(),
-            grant_mtu: Default::default(),
-            grant_dest_qp: Default::default(),
-            grant_remote_va: Default::default(),
-            grant_rkey: Default::default(),
-            grant_imm: Default::default(),
-            grant_compare: Default::default(),
-            grant_swap_add: Default::default(),
-            grant_solicited: Default::default(),
-            grant_una: Default::default(),
-            grant_window: Default::default(),
-            grant_ack_req_interval: Default::default(),
-            grant_lkey: Default::default(),
-            grant_local_va: Default::default(),
-            grant_pd: Default::default(),
-            grant_pkey: Default::default(),
-            grant_eth_dst: Default::default(),
-            grant_eth_src: Default::default(),
-            grant_ipv6: Default::default(),
-            grant_ip_src: Default::default(),
-            grant_ip_dst: Default::default(),
-            grant_dscp: Default::default(),
-            grant_ecn: Default::default(),
-            grant_udp_src_port: Default::default(),
-            cfg_ready: Default::default(),
-            cfg_mr_write: Default::default(),
-            cfg_mr_index: Default::default(),
-            cfg_mr_state: Default::default(),
-            cfg_mr_variant: Default::default(),
-            cfg_mr_pd: Default::default(),
-            cfg_mr_base_va: Default::default(),
-            cfg_mr_len: Default::default(),
-            cfg_mr_access: Default::default(),
-            cfg_mr_page_shift: Default::default(),
-            cfg_mr_mtt_base: Default::default(),
-            cfg_mtt_write: Default::default(),
-            cfg_mtt_index: Default::default(),
-            cfg_mtt_addr: Default::default(),
-            dma_req_valid: Default::default(),
-            dma_req_ready: Default::default(),
-            dma_req_tag: Default::default(),
-            dma_req_addr: Default::default(),
-            dma_req_len: Default::default(),
-            dma_rd_valid: Default::default(),
-            dma_rd_ready: Default::default(),
-            dma_rd_tag: Default::default(),
-            dma_rd_data: Default::default(),
-            dma_rd_last: Default::default(),
-            frame: Default::default(),
-            status_valid: Default::default(),
-            status_qpn: Default::default(),
-            status_error: Default::default(),
-            status_next_psn: Default::default(),
-            status_cut: Default::default(),
-            payload_last_errors: Default::default(),
-            segmenter: Default::default(),
-            translate: Default::default(),
-            builder: Default::default(),
-            descs: Default::default(),
-            infos: Default::default(),
-            buffer: Default::default(),
-            beat_counts: Default::default(),
-            grant_locals: Default::default(),
-            grant_frames: Default::default(),
-            g_failed: Default::default(),
-            slots_used: Default::default(),
-            alloc_slot: Default::default(),
-            head_slot: Default::default(),
-            tag_done: Default::default(),
-            x_len_a: Default::default(),
-            x_failed: Default::default(),
-            q_valid: Default::default(),
-            q_tag: Default::default(),
-            q_addr: Default::default(),
-            q_len: Default::default(),
-            clearing: Default::default(),
-            clear_index: Default::default(),
-            w_valid: Default::default(),
-            w_tag: Default::default(),
-            w_data: Default::default(),
-            w_last: Default::default(),
-            f_valid: Default::default(),
-            f_tag: Default::default(),
-            f_next: Default::default(),
-            h_valid: Default::default(),
-            h_record: Default::default(),
-            ip_id: Default::default(),
-            rd_busy: Default::default(),
-            rd_issuing: Default::default(),
-            rd_slot: Default::default(),
-            rd_seg: Default::default(),
-            rd_beat: Default::default(),
-            rd_last_a: Default::default(),
-            rd_last_b: Default::default(),
-            rd_has_b: Default::default(),
-            rd_tail_a: Default::default(),
-            rd_tail_b: Default::default(),
-            m_valid: Default::default(),
-            m_addr: Default::default(),
-            m_bytes: Default::default(),
-            m_final: Default::default(),
-            acc: Default::default(),
-            acc_n: Default::default(),
-            flush: Default::default(),
-            o_valid: Default::default(),
-            o_data: Default::default(),
-            o_keep: Default::default(),
-            o_last: Default::default(),
-            s_valid: Default::default(),
-            s_qpn: Default::default(),
-            s_error: Default::default(),
-            s_next_psn: Default::default(),
-            s_cut: Default::default(),
-            ones512: Constant::new(!Bits::<512>::default()),
-            ones64: Constant::new(!Bits::<64>::default()),
-            status_ok: Constant::new(bits::<3>(STATUS_OK)),
-            grant_take: Default::default(),
-            t_is_payload: Default::default(),
-            t_is_read: Default::default(),
-            t_len: Default::default(),
-            t_offset: Default::default(),
-            t_va: Default::default(),
-            t_check: Default::default(),
-            t_dma: Default::default(),
-            t_room: Default::default(),
-            t_go: Default::default(),
-            x_slot: Default::default(),
-            x_check: Default::default(),
-            x_dma_pkt: Default::default(),
-            x_overflow: Default::default(),
-            x_fail: Default::default(),
-            x_seg: Default::default(),
-            x_advance: Default::default(),
-            x_take: Default::default(),
-            x_done_set: Default::default(),
-            w_ptr: Default::default(),
-            w_next: Default::default(),
-            w_done_set: Default::default(),
-            head_done: Default::default(),
-            retire: Default::default(),
-            drop_pkt: Default::default(),
-            free_now: Default::default(),
-            free_mask: Default::default(),
-            advance: Default::default(),
-            consume: Default::default(),
-            issue: Default::default(),
-            issue_addr: Default::default(),
-            in_masked: Default::default(),
-            combined: Default::default(),
-            leftover: Default::default(),
-            total: Default::default(),
-            packet_done: Default::default(),
-            slots_freed: Default::default(),
-        }
-    }
 }
 
 impl Logic for RequesterDatapath {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self,
-            clock,
-            g_failed,
-            slots_used,
-            alloc_slot,
-            head_slot,
-            tag_done,
-            x_len_a,
-            x_failed,
-            q_valid,
-            q_tag,
-            q_addr,
-            q_len,
-            clearing,
-            clear_index,
-            w_valid,
-            w_tag,
-            w_data,
-            w_last,
-            f_valid,
-            f_tag,
-            f_next,
-            h_valid,
-            h_record,
-            ip_id,
-            rd_busy,
-            rd_issuing,
-            rd_slot,
-            rd_seg,
-            rd_beat,
-            rd_last_a,
-            rd_last_b,
-            rd_has_b,
-            rd_tail_a,
-            rd_tail_b,
-            m_valid,
-            m_addr,
-            m_bytes,
-            m_final,
-            acc,
-            acc_n,
-            flush,
-            o_valid,
-            o_data,
-            o_keep,
-            o_last,
-            s_valid,
-            s_qpn,
-            s_error,
-            s_next_psn,
+            self, clock, g_failed, h_valid, h_record, ip_id, s_valid, s_qpn, s_error, s_next_psn,
             s_cut
         );
         self.segmenter.clock.next = self.clock.val();
-        self.translate.clock.next = self.clock.val();
+        self.fetch.clock.next = self.clock.val();
         self.builder.clock.next = self.clock.val();
         self.descs.clock.next = self.clock.val();
-        self.infos.clock.next = self.clock.val();
         self.grant_locals.clock.next = self.clock.val();
         self.grant_frames.clock.next = self.clock.val();
-        self.buffer.read_clock.next = self.clock.val();
-        self.buffer.write_clock.next = self.clock.val();
-        self.beat_counts.read_clock.next = self.clock.val();
-        self.beat_counts.write_clock.next = self.clock.val();
         self.segmenter.reset.next = self.reset.val();
-        self.translate.reset.next = self.reset.val();
+        self.fetch.reset.next = self.reset.val();
         self.builder.reset.next = self.reset.val();
         self.descs.reset.next = self.reset.val();
-        self.infos.reset.next = self.reset.val();
         self.grant_locals.reset.next = self.reset.val();
         self.grant_frames.reset.next = self.reset.val();
 
@@ -630,20 +309,31 @@ impl Logic for RequesterDatapath {
         self.grant_frames.data_in.next.udp_src_port = self.grant_udp_src_port.val();
 
         // ---- MR configuration passes through
-        self.cfg_ready.next = self.translate.cfg_ready.val();
-        self.translate.cfg_mr_write.next = self.cfg_mr_write.val();
-        self.translate.cfg_mr_index.next = self.cfg_mr_index.val();
-        self.translate.cfg_mr_state.next = self.cfg_mr_state.val();
-        self.translate.cfg_mr_variant.next = self.cfg_mr_variant.val();
-        self.translate.cfg_mr_pd.next = self.cfg_mr_pd.val();
-        self.translate.cfg_mr_base_va.next = self.cfg_mr_base_va.val();
-        self.translate.cfg_mr_len.next = self.cfg_mr_len.val();
-        self.translate.cfg_mr_access.next = self.cfg_mr_access.val();
-        self.translate.cfg_mr_page_shift.next = self.cfg_mr_page_shift.val();
-        self.translate.cfg_mr_mtt_base.next = self.cfg_mr_mtt_base.val();
-        self.translate.cfg_mtt_write.next = self.cfg_mtt_write.val();
-        self.translate.cfg_mtt_index.next = self.cfg_mtt_index.val();
-        self.translate.cfg_mtt_addr.next = self.cfg_mtt_addr.val();
+        self.cfg_ready.next = self.fetch.cfg_ready.val();
+        self.fetch.cfg_mr_write.next = self.cfg_mr_write.val();
+        self.fetch.cfg_mr_index.next = self.cfg_mr_index.val();
+        self.fetch.cfg_mr_state.next = self.cfg_mr_state.val();
+        self.fetch.cfg_mr_variant.next = self.cfg_mr_variant.val();
+        self.fetch.cfg_mr_pd.next = self.cfg_mr_pd.val();
+        self.fetch.cfg_mr_base_va.next = self.cfg_mr_base_va.val();
+        self.fetch.cfg_mr_len.next = self.cfg_mr_len.val();
+        self.fetch.cfg_mr_access.next = self.cfg_mr_access.val();
+        self.fetch.cfg_mr_page_shift.next = self.cfg_mr_page_shift.val();
+        self.fetch.cfg_mr_mtt_base.next = self.cfg_mr_mtt_base.val();
+        self.fetch.cfg_mtt_write.next = self.cfg_mtt_write.val();
+        self.fetch.cfg_mtt_index.next = self.cfg_mtt_index.val();
+        self.fetch.cfg_mtt_addr.next = self.cfg_mtt_addr.val();
+
+        self.fetch.dma_req_ready.next = self.dma_req_ready.val();
+        self.dma_req_valid.next = self.fetch.dma_req_valid.val();
+        self.dma_req_tag.next = self.fetch.dma_req_tag.val();
+        self.dma_req_addr.next = self.fetch.dma_req_addr.val();
+        self.dma_req_len.next = self.fetch.dma_req_len.val();
+        self.fetch.dma_rd_valid.next = self.dma_rd_valid.val();
+        self.dma_rd_ready.next = self.fetch.dma_rd_ready.val();
+        self.fetch.dma_rd_tag.next = self.dma_rd_tag.val();
+        self.fetch.dma_rd_data.next = self.dma_rd_data.val();
+        self.fetch.dma_rd_last.next = self.dma_rd_last.val();
 
         // ---- translate stage: each descriptor takes a slot and asks for its
         // local check (the model's `local_access`): SEND/WRITE read their
@@ -665,38 +355,24 @@ impl Logic for RequesterDatapath {
             + bit_cast::<65, 32>(self.t_offset.val());
         self.t_check.next = self.segmenter.pkt_packet.val() & (self.t_len.val() != 0);
         self.t_dma.next = self.t_check.val() & self.t_is_payload.val();
-        // A slot free, and the grant's local buffer readable.
-        self.t_room.next = (self.slots_used.q.val() < 8) & !self.grant_locals.empty.val();
-        self.translate.req_valid.next = self.segmenter.pkt_valid.val() & self.t_room.val();
-        self.segmenter.pkt_ready.next = self.t_room.val() & self.translate.req_ready.val();
+        // A slot free in the fetch, and the grant's local buffer readable.
+        self.fetch.req_valid.next = self.segmenter.pkt_valid.val() & !self.grant_locals.empty.val();
+        self.segmenter.pkt_ready.next = !self.grant_locals.empty.val() & self.fetch.req_ready.val();
         self.t_go.next = self.segmenter.pkt_valid.val() & self.segmenter.pkt_ready.val();
-        self.translate.req_key.next = self.grant_locals.data_out.val().lkey;
-        self.translate.req_va.next = self.t_va.val().get_bits::<64>(0);
-        self.translate.req_len.next = 0.into();
-        if self.t_check.val() {
-            self.translate.req_len.next = self.t_len.val();
-        }
-        self.translate.req_pd.next = self.grant_locals.data_out.val().pd;
-        self.translate.req_access.next = 0.into();
+        self.fetch.req_key.next = self.grant_locals.data_out.val().lkey;
+        self.fetch.req_va.next = self.t_va.val().get_bits::<64>(0);
+        self.fetch.req_len.next = self.t_len.val();
+        self.fetch.req_pd.next = self.grant_locals.data_out.val().pd;
+        self.fetch.req_access.next = 0.into();
         if !self.t_is_payload.val() {
-            self.translate.req_access.next = 1.into(); // LOCAL_WRITE
+            self.fetch.req_access.next = 1.into(); // LOCAL_WRITE
         }
-        self.translate.req_remote.next = false;
-        // Tag: slot (2:0), checked (3), DMA (4), VA + offset overflowed (5).
-        self.translate.req_tag.next = bit_cast::<16, 3>(self.alloc_slot.q.val());
-        if self.t_check.val() {
-            self.translate.req_tag.next = bit_cast::<16, 3>(self.alloc_slot.q.val()) | 0x08;
-            if self.t_dma.val() {
-                self.translate.req_tag.next = bit_cast::<16, 3>(self.alloc_slot.q.val()) | 0x18;
-            }
-        }
-        if self.t_va.val().get_bit(64) {
-            // Only a checked range has an offset to overflow with.
-            self.translate.req_tag.next = bit_cast::<16, 3>(self.alloc_slot.q.val()) | 0x28;
-            if self.t_dma.val() {
-                self.translate.req_tag.next = bit_cast::<16, 3>(self.alloc_slot.q.val()) | 0x38;
-            }
-        }
+        self.fetch.req_remote.next = false;
+        // VA + offset past 2^64 fails the packet (only a checked range has
+        // an offset to overflow with).
+        self.fetch.req_check.next = self.t_check.val() | self.t_va.val().get_bit(64);
+        self.fetch.req_fetch.next = self.t_dma.val();
+        self.fetch.req_fail.next = self.t_va.val().get_bit(64);
 
         self.descs.write.next = self.t_go.val();
         self.descs.data_in.next.packet = self.segmenter.pkt_packet.val();
@@ -715,236 +391,27 @@ impl Logic for RequesterDatapath {
         self.descs.data_in.next.wqe_end = self.segmenter.pkt_wqe_end.val();
         self.descs.data_in.next.cut = self.segmenter.pkt_cut.val();
         self.descs.data_in.next.next_psn = self.segmenter.pkt_next_psn.val();
-        if self.t_go.val() {
-            self.alloc_slot.d.next = self.alloc_slot.q.val() + 1;
-        }
         self.grant_locals.read.next = self.t_go.val() & self.segmenter.pkt_wqe_end.val();
 
-        // ---- translation responses: a failed check marks the packet; each
-        // page segment of a payload becomes a DMA read (tag = slot * 2 +
-        // segment); the last beat files the packet's info.
-        self.x_slot.next = self.translate.resp_tag.val().get_bits::<3>(0);
-        self.x_check.next = self.translate.resp_tag.val().get_bit(3);
-        self.x_dma_pkt.next = self.translate.resp_tag.val().get_bit(4);
-        self.x_overflow.next = self.translate.resp_tag.val().get_bit(5);
-        self.x_fail.next = self.x_check.val()
-            & ((self.translate.resp_status.val() != self.status_ok.val()) | self.x_overflow.val());
-        self.x_seg.next =
-            self.x_dma_pkt.val() & !self.x_fail.val() & self.translate.resp_has_seg.val();
-        self.x_advance.next = !self.q_valid.q.val() | self.dma_req_ready.val();
-        self.translate.resp_ready.next = self.x_advance.val();
-        self.x_take.next = self.translate.resp_valid.val() & self.x_advance.val();
-        if self.x_advance.val() {
-            self.q_valid.d.next = self.x_take.val() & self.x_seg.val();
-            self.q_tag.d.next = bit_cast::<8, 3>(self.x_slot.val()) << 1;
-            if !self.translate.resp_first.val() {
-                self.q_tag.d.next = (bit_cast::<8, 3>(self.x_slot.val()) << 1) | 1;
-            }
-            self.q_addr.d.next = self.translate.resp_phys.val();
-            self.q_len.d.next = self.translate.resp_len.val();
-        }
-        self.dma_req_valid.next = self.q_valid.q.val();
-        self.dma_req_tag.next = self.q_tag.q.val();
-        self.dma_req_addr.next = self.q_addr.q.val();
-        self.dma_req_len.next = self.q_len.q.val();
-
-        self.infos.write.next = self.x_take.val() & self.translate.resp_last.val();
-        self.infos.data_in.next.failed = self.x_fail.val();
-        self.infos.data_in.next.len_a = 0.into();
-        self.infos.data_in.next.len_b = 0.into();
-        if self.x_seg.val() {
-            self.infos.data_in.next.len_a = bit_cast::<13, 32>(self.translate.resp_len.val());
-        }
-        if !self.translate.resp_first.val() {
-            self.infos.data_in.next.failed = self.x_fail.val() | self.x_failed.q.val();
-            self.infos.data_in.next.len_a = self.x_len_a.q.val();
-            if self.x_seg.val() {
-                self.infos.data_in.next.len_b = bit_cast::<13, 32>(self.translate.resp_len.val());
-            }
-        }
-        if self.x_take.val() & self.translate.resp_first.val() {
-            self.x_failed.d.next = self.x_fail.val();
-            self.x_len_a.d.next = 0.into();
-            if self.x_seg.val() {
-                self.x_len_a.d.next = bit_cast::<13, 32>(self.translate.resp_len.val());
-            }
-        } else if self.x_take.val() {
-            self.x_failed.d.next = self.x_failed.q.val() | self.x_fail.val();
-        }
-        // Segments with no DMA read behind them are done at once: both for
-        // a packet without one, the second for a single-page payload.
-        self.x_done_set.next = 0.into();
-        if self.x_take.val() & self.translate.resp_last.val() {
-            if !self.x_seg.val() {
-                self.x_done_set.next = bits::<16>(3) << (bit_cast::<16, 3>(self.x_slot.val()) << 1);
-            } else if self.translate.resp_first.val() {
-                self.x_done_set.next = bits::<16>(2) << (bit_cast::<16, 3>(self.x_slot.val()) << 1);
-            }
-        }
-
-        // ---- DMA read data into the buffer at {tag, beat of the tag}
-        self.dma_rd_ready.next = !self.clearing.q.val();
-        self.w_valid.d.next = self.dma_rd_valid.val() & !self.clearing.q.val();
-        self.w_tag.d.next = self.dma_rd_tag.val().get_bits::<4>(0);
-        self.w_data.d.next = self.dma_rd_data.val();
-        self.w_last.d.next = self.dma_rd_last.val();
-        self.beat_counts.read_address.next = self.dma_rd_tag.val().get_bits::<4>(0);
-        self.w_ptr.next = self.beat_counts.read_data.val();
-        if self.f_valid.q.val() & (self.f_tag.q.val() == self.w_tag.q.val()) {
-            self.w_ptr.next = self.f_next.q.val();
-        }
-        self.w_next.next = self.w_ptr.val() + 1;
-        if self.w_last.q.val() {
-            self.w_next.next = 0.into();
-        }
-        self.buffer.write_enable.next = self.w_valid.q.val();
-        self.buffer.write_address.next =
-            (bit_cast::<10, 4>(self.w_tag.q.val()) << 6) | bit_cast::<10, 6>(self.w_ptr.val());
-        self.buffer.write_data.next = self.w_data.q.val();
-        self.beat_counts.write_enable.next = self.w_valid.q.val();
-        self.beat_counts.write_address.next = self.w_tag.q.val();
-        self.beat_counts.write_data.next = self.w_next.val();
-        self.f_valid.d.next = self.w_valid.q.val();
-        self.f_tag.d.next = self.w_tag.q.val();
-        self.f_next.d.next = self.w_next.val();
-        self.w_done_set.next = 0.into();
-        if self.w_valid.q.val() & self.w_last.q.val() {
-            self.w_done_set.next = bits::<16>(1) << bit_cast::<16, 4>(self.w_tag.q.val());
-        }
-        if self.clearing.q.val() {
-            self.beat_counts.write_enable.next = true;
-            self.beat_counts.write_address.next = self.clear_index.q.val();
-            self.beat_counts.write_data.next = 0.into();
-            self.f_valid.d.next = false;
-            self.clear_index.d.next = self.clear_index.q.val() + 1;
-            if self.clear_index.q.val() == 15 {
-                self.clearing.d.next = false;
-            }
-        }
-
-        // ---- payload readout: segment A's beats, then B's, realigned
-        // behind A's last bytes through an accumulator of 0..63 bytes.
-        self.advance.next = !self.o_valid.q.val() | self.builder.payload.tready.val();
-        self.consume.next = self.m_valid.q.val() & self.advance.val() & !self.flush.q.val();
-        self.issue.next = self.rd_issuing.q.val() & (!self.m_valid.q.val() | self.consume.val());
-        self.issue_addr.next = (bit_cast::<10, 3>(self.rd_slot.q.val()) << 7)
-            | bit_cast::<10, 6>(self.rd_beat.q.val());
-        if self.rd_seg.q.val() {
-            self.issue_addr.next = (bit_cast::<10, 3>(self.rd_slot.q.val()) << 7)
-                | 0x40
-                | bit_cast::<10, 6>(self.rd_beat.q.val());
-        }
-        self.buffer.read_address.next = self.m_addr.q.val();
-        if self.issue.val() {
-            self.buffer.read_address.next = self.issue_addr.val();
-            self.m_addr.d.next = self.issue_addr.val();
-            self.m_valid.d.next = true;
-            self.m_bytes.d.next = 64.into();
-            self.m_final.d.next = false;
-            self.rd_beat.d.next = self.rd_beat.q.val() + 1;
-            if !self.rd_seg.q.val() & (self.rd_beat.q.val() == self.rd_last_a.q.val()) {
-                self.m_bytes.d.next = self.rd_tail_a.q.val();
-                self.rd_seg.d.next = true;
-                self.rd_beat.d.next = 0.into();
-                if !self.rd_has_b.q.val() {
-                    self.m_final.d.next = true;
-                    self.rd_issuing.d.next = false;
-                }
-            }
-            if self.rd_seg.q.val() & (self.rd_beat.q.val() == self.rd_last_b.q.val()) {
-                self.m_bytes.d.next = self.rd_tail_b.q.val();
-                self.m_final.d.next = true;
-                self.rd_issuing.d.next = false;
-            }
-        } else if self.consume.val() {
-            self.m_valid.d.next = false;
-        }
-
-        self.in_masked.next = self.buffer.read_data.val()
-            & (self.ones512.val()
-                >> ((bits::<10>(64) - bit_cast::<10, 7>(self.m_bytes.q.val())) << 3));
-        self.combined.next = self.acc.q.val()
-            | (self.in_masked.val() << (bit_cast::<10, 7>(self.acc_n.q.val()) << 3));
-        self.leftover.next = 0.into();
-        if self.acc_n.q.val() != 0 {
-            self.leftover.next = self.in_masked.val()
-                >> ((bits::<10>(64) - bit_cast::<10, 7>(self.acc_n.q.val())) << 3);
-        }
-        self.total.next =
-            bit_cast::<8, 7>(self.acc_n.q.val()) + bit_cast::<8, 7>(self.m_bytes.q.val());
-        self.packet_done.next = false;
-        if self.advance.val() {
-            self.o_valid.d.next = false;
-        }
-        if self.flush.q.val() & self.advance.val() {
-            self.o_valid.d.next = true;
-            self.o_data.d.next = self.acc.q.val();
-            self.o_keep.d.next =
-                self.ones64.val() >> (bits::<7>(64) - bit_cast::<7, 7>(self.acc_n.q.val()));
-            self.o_last.d.next = true;
-            self.flush.d.next = false;
-            self.acc.d.next = 0.into();
-            self.acc_n.d.next = 0.into();
-            self.packet_done.next = true;
-        } else if self.consume.val() {
-            if (self.total.val() >= 64) | self.m_final.q.val() {
-                self.o_valid.d.next = true;
-                self.o_data.d.next = self.combined.val();
-                self.o_keep.d.next = self.ones64.val();
-                if self.total.val() < 64 {
-                    self.o_keep.d.next =
-                        self.ones64.val() >> (bits::<7>(64) - bit_cast::<7, 8>(self.total.val()));
-                }
-                self.o_last.d.next = self.m_final.q.val() & (self.total.val() <= 64);
-                self.acc.d.next = self.leftover.val();
-                self.acc_n.d.next = bit_cast::<7, 8>(self.total.val() - 64);
-                if self.m_final.q.val() {
-                    if self.total.val() > 64 {
-                        self.flush.d.next = true;
-                    } else {
-                        self.acc.d.next = 0.into();
-                        self.acc_n.d.next = 0.into();
-                        self.packet_done.next = true;
-                    }
-                }
-            } else {
-                self.acc.d.next = self.combined.val();
-                self.acc_n.d.next = bit_cast::<7, 8>(self.total.val());
-            }
-        }
-        self.builder.payload.tvalid.next = self.o_valid.q.val();
-        self.builder.payload.tdata.next = self.o_data.q.val();
-        self.builder.payload.tkeep.next = self.o_keep.q.val();
-        self.builder.payload.tlast.next = self.o_last.q.val();
-
         // ---- retire: the head packet, once its data is in, sends its
-        // header (and starts its readout) or is dropped.
-        self.head_done.next =
-            self.tag_done.q.val() >> (bit_cast::<16, 3>(self.head_slot.q.val()) << 1);
+        // header (its payload follows from the fetch) or is dropped.
         self.retire.next = !self.descs.empty.val()
-            & !self.infos.empty.val()
             & !self.grant_frames.empty.val()
-            & (self.head_done.val().get_bits::<2>(0) == 3)
-            & (!self.h_valid.q.val() | self.builder.header.ready.val())
-            & (!self.rd_busy.q.val() | self.packet_done.val());
+            & self.fetch.head_valid.val()
+            & (!self.h_valid.q.val() | self.builder.header.ready.val());
         self.descs.read.next = self.retire.val();
         self.grant_frames.read.next = self.retire.val() & self.descs.data_out.val().wqe_end;
-        self.infos.read.next = self.retire.val();
         self.drop_pkt.next = self.g_failed.q.val()
-            | self.infos.data_out.val().failed
+            | self.fetch.head_failed.val()
             | !self.descs.data_out.val().packet;
-        self.free_now.next = self.retire.val()
-            & (self.drop_pkt.val() | (self.descs.data_out.val().payload_len == 0));
+        self.fetch.head_take.next = self.retire.val();
+        self.fetch.head_send.next = !self.drop_pkt.val();
         if self.h_valid.q.val() & self.builder.header.ready.val() {
             self.h_valid.d.next = false;
         }
         self.s_valid.d.next = false;
-        if self.packet_done.val() {
-            self.rd_busy.d.next = false;
-        }
         if self.retire.val() {
-            self.head_slot.d.next = self.head_slot.q.val() + 1;
-            if self.infos.data_out.val().failed {
+            if self.fetch.head_failed.val() {
                 self.g_failed.d.next = true;
             }
             if self.descs.data_out.val().wqe_end {
@@ -952,7 +419,7 @@ impl Logic for RequesterDatapath {
                 self.s_valid.d.next = true;
                 self.s_qpn.d.next = self.grant_frames.data_out.val().qpn;
                 self.s_error.d.next = 0.into();
-                if self.g_failed.q.val() | self.infos.data_out.val().failed {
+                if self.g_failed.q.val() | self.fetch.head_failed.val() {
                     self.s_error.d.next = 1.into();
                 }
                 self.s_next_psn.d.next = self.descs.data_out.val().next_psn;
@@ -962,22 +429,6 @@ impl Logic for RequesterDatapath {
                 self.h_valid.d.next = true;
                 if !self.grant_frames.data_out.val().ipv6 {
                     self.ip_id.d.next = self.ip_id.q.val() + 1;
-                }
-                if self.descs.data_out.val().payload_len != 0 {
-                    self.rd_busy.d.next = true;
-                    self.rd_issuing.d.next = true;
-                    self.rd_slot.d.next = self.head_slot.q.val();
-                    self.rd_seg.d.next = false;
-                    self.rd_beat.d.next = 0.into();
-                    self.rd_last_a.d.next =
-                        bit_cast::<6, 13>((self.infos.data_out.val().len_a - 1) >> 6);
-                    self.rd_tail_a.d.next =
-                        bit_cast::<7, 13>(((self.infos.data_out.val().len_a - 1) & 63) + 1);
-                    self.rd_has_b.d.next = self.infos.data_out.val().len_b != 0;
-                    self.rd_last_b.d.next =
-                        bit_cast::<6, 13>((self.infos.data_out.val().len_b - 1) >> 6);
-                    self.rd_tail_b.d.next =
-                        bit_cast::<7, 13>(((self.infos.data_out.val().len_b - 1) & 63) + 1);
                 }
             }
         }
@@ -1025,35 +476,11 @@ impl Logic for RequesterDatapath {
         self.builder.header.valid.next = self.h_valid.q.val();
         self.builder.header.record.next = self.h_record.q.val();
 
-        // ---- slots: taken by the translate stage, freed at retire (no
-        // payload to read) or when the readout is done.
-        self.free_mask.next = 0.into();
-        if self.packet_done.val() {
-            self.free_mask.next = bits::<16>(3) << (bit_cast::<16, 3>(self.rd_slot.q.val()) << 1);
-        } else if self.free_now.val() {
-            self.free_mask.next = bits::<16>(3) << (bit_cast::<16, 3>(self.head_slot.q.val()) << 1);
-        }
-        if self.packet_done.val() & self.free_now.val() {
-            // Two slots leave at once: the one read out and the next head.
-            self.free_mask.next = (bits::<16>(3) << (bit_cast::<16, 3>(self.rd_slot.q.val()) << 1))
-                | (bits::<16>(3) << (bit_cast::<16, 3>(self.head_slot.q.val()) << 1));
-        }
-        self.tag_done.d.next = (self.tag_done.q.val() & !self.free_mask.val())
-            | self.x_done_set.val()
-            | self.w_done_set.val();
-        // Slots taken minus slots freed this cycle (up to two leave).
-        self.slots_freed.next = 0.into();
-        if self.packet_done.val() & self.free_now.val() {
-            self.slots_freed.next = 2.into();
-        } else if self.packet_done.val() | self.free_now.val() {
-            self.slots_freed.next = 1.into();
-        }
-        self.slots_used.d.next = self.slots_used.q.val() - self.slots_freed.val();
-        if self.t_go.val() {
-            self.slots_used.d.next = self.slots_used.q.val() + 1 - self.slots_freed.val();
-        }
-
         AxisSource::<DATA_BITS, KEEP_BITS>::link(&mut self.frame, &mut self.builder.frame);
+        AxisSource::<DATA_BITS, KEEP_BITS>::join(
+            &mut self.fetch.payload,
+            &mut self.builder.payload,
+        );
         self.payload_last_errors.next = self.builder.payload_last_errors.val();
         self.status_valid.next = self.s_valid.q.val();
         self.status_qpn.next = self.s_qpn.q.val();
@@ -1063,24 +490,8 @@ impl Logic for RequesterDatapath {
 
         if self.reset.val() {
             self.g_failed.d.next = false;
-            self.slots_used.d.next = 0.into();
-            self.alloc_slot.d.next = 0.into();
-            self.head_slot.d.next = 0.into();
-            self.tag_done.d.next = 0.into();
-            self.q_valid.d.next = false;
-            self.clearing.d.next = true;
-            self.clear_index.d.next = 0.into();
-            self.w_valid.d.next = false;
-            self.f_valid.d.next = false;
             self.h_valid.d.next = false;
             self.ip_id.d.next = 0.into();
-            self.rd_busy.d.next = false;
-            self.rd_issuing.d.next = false;
-            self.m_valid.d.next = false;
-            self.acc.d.next = 0.into();
-            self.acc_n.d.next = 0.into();
-            self.flush.d.next = false;
-            self.o_valid.d.next = false;
             self.s_valid.d.next = false;
         }
     }

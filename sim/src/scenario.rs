@@ -264,6 +264,16 @@ fn choose_verb(workload: Workload, rng: &mut ChaCha8Rng) -> Verb {
 /// Runs a scenario on the reference model. `pcap`, when given, receives
 /// every frame as its sender emitted it.
 pub fn run(config: &ScenarioConfig, pcap: Option<&Path>) -> Result<Report> {
+    run_inspect(config, pcap, |_, _| {})
+}
+
+/// [`run`], handing the requester NIC and the responder NIC to `inspect`
+/// at the end (their memory, MR tables and QPs, for RTL replays).
+pub fn run_inspect(
+    config: &ScenarioConfig,
+    pcap: Option<&Path>,
+    inspect: impl FnOnce(&Nic, &Nic),
+) -> Result<Report> {
     if !matches!(config.mtu, 256 | 512 | 1024 | 2048 | 4096) {
         bail!(
             "--mtu must be 256, 512, 1024, 2048 or 4096, not {}",
@@ -529,6 +539,7 @@ pub fn run(config: &ScenarioConfig, pcap: Option<&Path>) -> Result<Report> {
         }
     }
     let (a, b) = (fabric.node(a_id), fabric.node(b_id));
+    inspect(a, b);
     for plan in &plans {
         check_plan(plan, config, a, b, &send_cqes, &recv_cqes, &mut mismatches);
     }

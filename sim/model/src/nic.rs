@@ -163,6 +163,19 @@ impl Env<'_> {
 /// First QPN handed out; 0 and 1 are the special QPs of IBA.
 const FIRST_QPN: Qpn = 0x11;
 
+/// A connected QP's addressing and attributes, as its frames use them
+/// ([`Nic::qp_tx_attrs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QpTxAttrs {
+    pub pd: PdId,
+    pub pkey: u16,
+    pub dest_qpn: Qpn,
+    pub remote_mac: [u8; 6],
+    pub local_ip: IpAddr,
+    pub remote_ip: IpAddr,
+    pub mtu: u32,
+}
+
 pub struct Nic {
     config: NicConfig,
     memory: HostMemory,
@@ -413,6 +426,22 @@ impl Nic {
     /// Every QP this NIC has, in QPN order.
     pub fn qpns(&self) -> Vec<Qpn> {
         self.qps.keys().copied().collect()
+    }
+
+    /// What the transmit side of a connected QP needs to frame its
+    /// packets (the per-QP table an RTL core keeps beside the context).
+    pub fn qp_tx_attrs(&self, qpn: Qpn) -> Option<QpTxAttrs> {
+        let qp = self.qps.get(&qpn)?;
+        let path = qp.path?;
+        Some(QpTxAttrs {
+            pd: qp.pd,
+            pkey: qp.pkey,
+            dest_qpn: path.dest_qpn,
+            remote_mac: path.remote.mac,
+            local_ip: path.local_ip,
+            remote_ip: path.remote.ip,
+            mtu: path.mtu,
+        })
     }
 
     pub fn qp_state(&self, qpn: Qpn) -> Result<QpState, VerbsError> {

@@ -11,6 +11,7 @@ use crate::mr::{DmaSegment, MrError, MrTable};
 use crate::nic::Env;
 pub use crate::qp::RdResource;
 use crate::qp::{InProgress, PathAttrs, Qp};
+use crate::response_queue::RespPacket;
 use crate::verbs::{Access, Cqe, PdId, QpState, Sge, WcOpcode, WcStatus};
 use rocenic_wire::{
     op, psn, syndrome, Aeth, AtomicAckEth, AtomicEth, Bth, ExtHeaders, Reth, RoceFrame,
@@ -1115,17 +1116,49 @@ fn recv_cqe(
 }
 
 /// The next queued response of `qp`, framed. In ERR only NAKs still leave.
+/// The headers of response packet `p` sent to `dest_qp`, and whether the
+/// frame is ECN-capable (READ responses, the data frames): what the
+/// transmit side adds to a response descriptor besides the payload.
+pub fn response_headers(p: &RespPacket, dest_qp: u32) -> (Bth, ExtHeaders, bool) {
+    let ext = ExtHeaders {
+        aeth: p.aeth.map(|(syndrome, msn)| Aeth { syndrome, msn }),
+        atomic_ack_eth: p.atomic_orig.map(|orig| AtomicAckEth { orig }),
+        ..ExtHeaders::default()
+    };
+    (Bth::new(p.opcode, dest_qp, p.psn), ext, p.read.is_some())
+}
+
+/// One response packet a responder sent: the descriptor it dequeued and
+/// the frame it sent for it (see [`record_sent_responses`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SentResponse {
+    /// The sending NIC's MAC (tells the NICs of a thread apart).
+    pub nic_mac: [u8; 6],
+    pub qpn: u32,
+    pub packet: RespPacket,
+    pub frame: Vec<u8>,
+}
+
+thread_local! {
+    static SENT_TRACE: RefCell<Option<Vec<SentResponse>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` recording every response packet the responders of this thread
+/// send (descriptor and frame, in order): traces for the RTL response
+/// transmitter.
+pub fn record_sent_responses<R>(f: impl FnOnce() -> R) -> (R, Vec<SentResponse>) {
+    let outer = SENT_TRACE.with(|t| t.borrow_mut().replace(Vec::new()));
+    let r = f();
+    let trace = SENT_TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), outer));
+    (r, trace.unwrap_or_default())
+}
+
 pub(crate) fn next_output(qp: &mut Qp, env: &mut Env) -> Option<Vec<u8>> {
     let dest_qp = qp.path?.dest_qpn;
     let mtu = qp.mtu();
     loop {
         let live = matches!(qp.state, QpState::Rtr | QpState::Rts);
-        let (bth, ext, payload, ect) = qp.resp.out.next_packet_with(live, mtu, |p, data| {
-            let ext = ExtHeaders {
-                aeth: p.aeth.map(|(syndrome, msn)| Aeth { syndrome, msn }),
-                atomic_ack_eth: p.atomic_orig.map(|orig| AtomicAckEth { orig }),
-                ..ExtHeaders::default()
-            };
+        let (packet, payload) = qp.resp.out.next_packet_with(live, mtu, |p, data| {
             let payload = match (p.read, data) {
                 (Some(r), Some(data)) => {
                     let (off, end) = (r.offset as usize, (r.offset + r.len) as usize);
@@ -1133,13 +1166,9 @@ pub(crate) fn next_output(qp: &mut Qp, env: &mut Env) -> Option<Vec<u8>> {
                 }
                 _ => Vec::new(),
             };
-            (
-                Bth::new(p.opcode, dest_qp, p.psn),
-                ext,
-                payload,
-                p.read.is_some(),
-            )
+            (*p, payload)
         })?;
+        let (bth, ext, ect) = response_headers(&packet, dest_qp);
         if bth.opcode == op::ACKNOWLEDGE
             && ext
                 .aeth
@@ -1151,6 +1180,16 @@ pub(crate) fn next_output(qp: &mut Qp, env: &mut Env) -> Option<Vec<u8>> {
             env.counters.read_responses_sent += 1;
         }
         if let Some(bytes) = crate::tx::frame(env, qp, bth, ext, payload, ect) {
+            SENT_TRACE.with(|t| {
+                if let Some(trace) = t.borrow_mut().as_mut() {
+                    trace.push(SentResponse {
+                        nic_mac: env.config.mac,
+                        qpn: qp.qpn,
+                        packet,
+                        frame: bytes.clone(),
+                    });
+                }
+            });
             return Some(bytes);
         }
     }

@@ -1,0 +1,352 @@
+//! `ResponseTransmitter`: the responder's transmit path. A response packet
+//! descriptor (what [`crate::response_queue::ResponseQueue`] presents, plus
+//! the QP's frame addressing and PD, read by the core from a per-QP table)
+//! becomes the response frame the model's responder sends for it: ACK, NAK
+//! and RNR NAK (AETH), atomic ACK (AETH + AtomicAckETH), READ RESPONSE
+//! FIRST / MIDDLE / LAST / ONLY (AETH where the opcode has one) with its
+//! payload read from host memory at transmit time: an [`MrTranslate`]
+//! (inside a [`PayloadFetch`]) checks the packet's range through the READ's R_Key (REMOTE_READ, the
+//! QP's PD) and splits it at page boundaries, one DMA read per page segment
+//! fetches it, the tagged (possibly out of order) read data is put back
+//! together per packet and realigned to lane 0, and [`TxBuilder`] frames it
+//! behind the headers. The oracle is `rocenic_model::responder::next_output`
+//! (`response_headers`) and `rocenic_model::tx::frame`: every frame equals
+//! what the model NIC sends for the same descriptor.
+//!
+//! The fetch, reassembly and realignment are a [`PayloadFetch`], the same
+//! block the requester's transmit path uses.
+//!
+//! # Ports
+//!
+//! - `clock`; `reset` (synchronous, high; hold it one cycle): drops
+//!   everything in flight, zeroes the IPv4 identification counter and
+//!   starts the sweeps of the inner MR table (1024 cycles, `cfg_ready` low)
+//!   and of the DMA tag counters (16 cycles, `dma_rd_ready` low).
+//! - Descriptor (valid/ready, sampled in the accepting cycle): the
+//!   response queue's `opcode`, `psn`, `syndrome`, `msn`, `orig`, `read`,
+//!   `va` (READ VA + offset of this packet), `rkey`, `len` (this packet's
+//!   payload bytes, 0..=4096) as `desc_*`; which extension headers go out
+//!   follows from the opcode, so the queue's `aeth` / `atomic` flags and
+//!   `offset` are not inputs. With it the QP's `desc_pd`, `desc_dest_qp`,
+//!   `desc_pkey` and frame addressing `desc_eth_dst`, `desc_eth_src`,
+//!   `desc_ipv6`, `desc_ip_src`, `desc_ip_dst` (IPv4 in the low 32 bits),
+//!   `desc_dscp`, `desc_ecn`, `desc_udp_src_port`. `desc_ecn` is the
+//!   codepoint for data frames: READ responses carry it, ACKs, NAKs and
+//!   atomic ACKs go out Not-ECT, as the model's `ect` says.
+//! - MR configuration: the inner [`MrTranslate`]'s `cfg_*` port as is.
+//! - DMA read requests and read data: [`PayloadFetch`]'s `dma_*` ports as
+//!   are (tags 0..15, at most two reads per packet, 16 in flight).
+//! - `frame` (AXI-Stream out, 512 bits, full backpressure): the frames, in
+//!   descriptor order.
+//! - `read_errors` (out, wrapping): READ response packets not sent because
+//!   their range no longer translates (see below).
+//! - `payload_last_errors`: the TX builder's counter (0 unless broken).
+//!
+//! # A READ whose MR no longer translates
+//!
+//! The model copies a READ's data when it executes the READ (after its
+//! R_Key check); this block reads host memory when each packet is sent, so
+//! the two differ only if the MR was deregistered, re-registered or
+//! invalidated in between. Such a packet is not sent (no frame, no stale or
+//! unchecked bytes on the wire) and counted in `read_errors`; the later
+//! packets of the READ still go if they translate. The requester sees a
+//! gap, times out or NAKs by sequence, and retries the READ, which the
+//! responder then checks against the current MR table (and NAKs with a
+//! remote access error) - the outcome a READ arriving after the
+//! deregistration gets.
+//!
+//! # IPv4 identification
+//!
+//! A counter of the IPv4 frames this block sent since reset, pre-incremented
+//! (the model's per-NIC counter). The model has one counter per NIC shared
+//! by requests, responses and CNPs: in the NIC the requester's and this
+//! block's frames must take their identification from one shared counter
+//! (at the TX arbiter) for the frames to equal the model's; standing alone,
+//! as verified here, this block's frames are the only ones counted.
+//!
+//! # Latency and throughput
+//!
+//! A descriptor is taken in any cycle with a packet slot free (8 slots of
+//! the 1024 x 512-bit payload buffer, 128 beats a slot) and the MR check
+//! ready; descriptors without payload take a slot too (freed when their
+//! header leaves), so the order is kept by the slots alone. A packet
+//! leaves (header to the TX builder, payload read out of the buffer and
+//! realigned) once all its data is in, in order; readout is one beat per
+//! cycle with about 2 idle cycles between packets. With host reads of
+//! latency L cycles READ responses stream at about
+//! min(1, 8 x MTU / 64 / (L + 20)) payload beats per cycle. ACK-type
+//! frames (1 or 2 beats) are bounded by the TX builder's header rate.
+//! Measured (`sim/tests/rtl_response_transmitter.rs`): 0.985 frame beats
+//! per cycle of MTU-4096 READ responses over IPv4 at L = 200 (65 frame
+//! beats per 64 payload beats); one ACK frame per cycle over IPv4, one per
+//! 2 cycles over IPv6 (two beats, held for the UDP checksum).
+
+use crate::payload_fetch::PayloadFetch;
+use crate::stream::{AxisSource, DATA_BITS, KEEP_BITS};
+use crate::sync_fifo::SyncFifo;
+use crate::tx_builder::TxBuilder;
+use crate::tx_header::TxHeader;
+use rust_hdl::prelude::*;
+
+/// IPv4 TTL / IPv6 hop limit, as the model sends.
+pub const HOP_LIMIT: u64 = 64;
+/// `Access::REMOTE_READ`: the right a READ response's range needs.
+pub const ACCESS_REMOTE_READ: u64 = 1 << 2;
+
+/// One response packet waiting for its data: what its frame needs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
+pub struct ResponseDesc {
+    pub opcode: Bits<8>,
+    pub psn: Bits<24>,
+    pub syndrome: Bits<8>,
+    pub msn: Bits<24>,
+    pub orig: Bits<64>,
+    pub payload_len: Bits<13>,
+    pub dest_qp: Bits<24>,
+    pub pkey: Bits<16>,
+    pub eth_dst: Bits<48>,
+    pub eth_src: Bits<48>,
+    pub ipv6: Bit,
+    pub ip_src: Bits<128>,
+    pub ip_dst: Bits<128>,
+    pub dscp: Bits<6>,
+    /// Already Not-ECT for frames without data.
+    pub ecn: Bits<2>,
+    pub udp_src_port: Bits<16>,
+}
+
+#[derive(LogicBlock, Default)]
+pub struct ResponseTransmitter {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+
+    pub desc_valid: Signal<In, Bit>,
+    pub desc_ready: Signal<Out, Bit>,
+    pub desc_opcode: Signal<In, Bits<8>>,
+    pub desc_psn: Signal<In, Bits<24>>,
+    pub desc_syndrome: Signal<In, Bits<8>>,
+    pub desc_msn: Signal<In, Bits<24>>,
+    pub desc_orig: Signal<In, Bits<64>>,
+    pub desc_read: Signal<In, Bit>,
+    pub desc_va: Signal<In, Bits<64>>,
+    pub desc_rkey: Signal<In, Bits<32>>,
+    pub desc_len: Signal<In, Bits<16>>,
+    pub desc_pd: Signal<In, Bits<32>>,
+    pub desc_dest_qp: Signal<In, Bits<24>>,
+    pub desc_pkey: Signal<In, Bits<16>>,
+    pub desc_eth_dst: Signal<In, Bits<48>>,
+    pub desc_eth_src: Signal<In, Bits<48>>,
+    pub desc_ipv6: Signal<In, Bit>,
+    pub desc_ip_src: Signal<In, Bits<128>>,
+    pub desc_ip_dst: Signal<In, Bits<128>>,
+    pub desc_dscp: Signal<In, Bits<6>>,
+    pub desc_ecn: Signal<In, Bits<2>>,
+    pub desc_udp_src_port: Signal<In, Bits<16>>,
+
+    pub cfg_ready: Signal<Out, Bit>,
+    pub cfg_mr_write: Signal<In, Bit>,
+    pub cfg_mr_index: Signal<In, Bits<10>>,
+    pub cfg_mr_state: Signal<In, Bits<2>>,
+    pub cfg_mr_variant: Signal<In, Bits<8>>,
+    pub cfg_mr_pd: Signal<In, Bits<32>>,
+    pub cfg_mr_base_va: Signal<In, Bits<64>>,
+    pub cfg_mr_len: Signal<In, Bits<64>>,
+    pub cfg_mr_access: Signal<In, Bits<4>>,
+    pub cfg_mr_page_shift: Signal<In, Bits<5>>,
+    pub cfg_mr_mtt_base: Signal<In, Bits<14>>,
+    pub cfg_mtt_write: Signal<In, Bit>,
+    pub cfg_mtt_index: Signal<In, Bits<14>>,
+    pub cfg_mtt_addr: Signal<In, Bits<64>>,
+
+    pub dma_req_valid: Signal<Out, Bit>,
+    pub dma_req_ready: Signal<In, Bit>,
+    pub dma_req_tag: Signal<Out, Bits<8>>,
+    pub dma_req_addr: Signal<Out, Bits<64>>,
+    pub dma_req_len: Signal<Out, Bits<32>>,
+
+    pub dma_rd_valid: Signal<In, Bit>,
+    pub dma_rd_ready: Signal<Out, Bit>,
+    pub dma_rd_tag: Signal<In, Bits<8>>,
+    pub dma_rd_data: Signal<In, Bits<512>>,
+    pub dma_rd_last: Signal<In, Bit>,
+
+    pub frame: AxisSource<DATA_BITS, KEEP_BITS>,
+
+    pub read_errors: Signal<Out, Bits<16>>,
+    pub payload_last_errors: Signal<Out, Bits<16>>,
+
+    fetch: PayloadFetch,
+    builder: TxBuilder,
+    /// Descriptors in the fetch's slots, in order (8 at most).
+    descs: SyncFifo<ResponseDesc, 3, 4>,
+
+    // Header record to the TX builder.
+    h_valid: DFF<Bit>,
+    h_record: DFF<TxHeader>,
+    ip_id: DFF<Bits<16>>,
+    read_error_count: DFF<Bits<16>>,
+
+    t_len: Signal<Local, Bits<13>>,
+    t_go: Signal<Local, Bit>,
+    retire: Signal<Local, Bit>,
+}
+
+impl Logic for ResponseTransmitter {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, h_valid, h_record, ip_id, read_error_count);
+        self.fetch.clock.next = self.clock.val();
+        self.builder.clock.next = self.clock.val();
+        self.descs.clock.next = self.clock.val();
+        self.fetch.reset.next = self.reset.val();
+        self.builder.reset.next = self.reset.val();
+        self.descs.reset.next = self.reset.val();
+
+        // ---- MR configuration and DMA pass through to the fetch
+        self.cfg_ready.next = self.fetch.cfg_ready.val();
+        self.fetch.cfg_mr_write.next = self.cfg_mr_write.val();
+        self.fetch.cfg_mr_index.next = self.cfg_mr_index.val();
+        self.fetch.cfg_mr_state.next = self.cfg_mr_state.val();
+        self.fetch.cfg_mr_variant.next = self.cfg_mr_variant.val();
+        self.fetch.cfg_mr_pd.next = self.cfg_mr_pd.val();
+        self.fetch.cfg_mr_base_va.next = self.cfg_mr_base_va.val();
+        self.fetch.cfg_mr_len.next = self.cfg_mr_len.val();
+        self.fetch.cfg_mr_access.next = self.cfg_mr_access.val();
+        self.fetch.cfg_mr_page_shift.next = self.cfg_mr_page_shift.val();
+        self.fetch.cfg_mr_mtt_base.next = self.cfg_mr_mtt_base.val();
+        self.fetch.cfg_mtt_write.next = self.cfg_mtt_write.val();
+        self.fetch.cfg_mtt_index.next = self.cfg_mtt_index.val();
+        self.fetch.cfg_mtt_addr.next = self.cfg_mtt_addr.val();
+        self.fetch.dma_req_ready.next = self.dma_req_ready.val();
+        self.fetch.dma_rd_valid.next = self.dma_rd_valid.val();
+        self.fetch.dma_rd_tag.next = self.dma_rd_tag.val();
+        self.fetch.dma_rd_data.next = self.dma_rd_data.val();
+        self.fetch.dma_rd_last.next = self.dma_rd_last.val();
+        self.dma_req_valid.next = self.fetch.dma_req_valid.val();
+        self.dma_req_tag.next = self.fetch.dma_req_tag.val();
+        self.dma_req_addr.next = self.fetch.dma_req_addr.val();
+        self.dma_req_len.next = self.fetch.dma_req_len.val();
+        self.dma_rd_ready.next = self.fetch.dma_rd_ready.val();
+
+        // ---- descriptor: its range to the fetch (only a READ response
+        // with bytes is checked and fetched: REMOTE_READ through the R_Key
+        // in the QP's PD), the rest of it queued for its frame.
+        self.t_len.next = 0.into();
+        if self.desc_read.val() {
+            self.t_len.next = self.desc_len.val().get_bits::<13>(0);
+        }
+        self.fetch.req_valid.next = self.desc_valid.val();
+        self.desc_ready.next = self.fetch.req_ready.val();
+        self.t_go.next = self.desc_valid.val() & self.fetch.req_ready.val();
+        self.fetch.req_key.next = self.desc_rkey.val();
+        self.fetch.req_va.next = self.desc_va.val();
+        self.fetch.req_len.next = bit_cast::<32, 13>(self.t_len.val());
+        self.fetch.req_pd.next = self.desc_pd.val();
+        self.fetch.req_access.next = 4.into(); // ACCESS_REMOTE_READ
+        self.fetch.req_remote.next = true;
+        self.fetch.req_check.next = self.t_len.val() != 0;
+        self.fetch.req_fetch.next = true;
+        self.fetch.req_fail.next = false;
+
+        self.descs.write.next = self.t_go.val();
+        self.descs.data_in.next.opcode = self.desc_opcode.val();
+        self.descs.data_in.next.psn = self.desc_psn.val();
+        self.descs.data_in.next.syndrome = self.desc_syndrome.val();
+        self.descs.data_in.next.msn = self.desc_msn.val();
+        self.descs.data_in.next.orig = self.desc_orig.val();
+        self.descs.data_in.next.payload_len = self.t_len.val();
+        self.descs.data_in.next.dest_qp = self.desc_dest_qp.val();
+        self.descs.data_in.next.pkey = self.desc_pkey.val();
+        self.descs.data_in.next.eth_dst = self.desc_eth_dst.val();
+        self.descs.data_in.next.eth_src = self.desc_eth_src.val();
+        self.descs.data_in.next.ipv6 = self.desc_ipv6.val();
+        self.descs.data_in.next.ip_src = self.desc_ip_src.val();
+        self.descs.data_in.next.ip_dst = self.desc_ip_dst.val();
+        self.descs.data_in.next.dscp = self.desc_dscp.val();
+        self.descs.data_in.next.ecn = 0.into();
+        if self.desc_read.val() {
+            self.descs.data_in.next.ecn = self.desc_ecn.val();
+        }
+        self.descs.data_in.next.udp_src_port = self.desc_udp_src_port.val();
+
+        // ---- retire: the head packet, once its data is in, sends its
+        // header (its payload follows from the fetch), or is dropped if
+        // its range failed the check.
+        self.retire.next = !self.descs.empty.val()
+            & self.fetch.head_valid.val()
+            & (!self.h_valid.q.val() | self.builder.header.ready.val());
+        self.descs.read.next = self.retire.val();
+        self.fetch.head_take.next = self.retire.val();
+        self.fetch.head_send.next = !self.fetch.head_failed.val();
+        if self.h_valid.q.val() & self.builder.header.ready.val() {
+            self.h_valid.d.next = false;
+        }
+        if self.retire.val() {
+            if self.fetch.head_failed.val() {
+                self.read_error_count.d.next = self.read_error_count.q.val() + 1;
+            } else {
+                self.h_valid.d.next = true;
+                if !self.descs.data_out.val().ipv6 {
+                    self.ip_id.d.next = self.ip_id.q.val() + 1;
+                }
+            }
+        }
+        self.h_record.d.next.eth_dst = self.descs.data_out.val().eth_dst;
+        self.h_record.d.next.eth_src = self.descs.data_out.val().eth_src;
+        self.h_record.d.next.ipv6 = self.descs.data_out.val().ipv6;
+        self.h_record.d.next.ip_src = self.descs.data_out.val().ip_src;
+        self.h_record.d.next.ip_dst = self.descs.data_out.val().ip_dst;
+        self.h_record.d.next.dscp = self.descs.data_out.val().dscp;
+        self.h_record.d.next.ecn = self.descs.data_out.val().ecn;
+        self.h_record.d.next.ipv4_identification = self.ip_id.q.val() + 1;
+        self.h_record.d.next.ipv4_dont_fragment = !self.descs.data_out.val().ipv6;
+        self.h_record.d.next.ttl = 64.into(); // HOP_LIMIT
+        self.h_record.d.next.ipv6_flow_label = 0.into();
+        self.h_record.d.next.udp_src_port = self.descs.data_out.val().udp_src_port;
+        self.h_record.d.next.udp_checksum = false;
+        self.h_record.d.next.opcode = self.descs.data_out.val().opcode;
+        self.h_record.d.next.solicited = false;
+        self.h_record.d.next.mig_req = false;
+        self.h_record.d.next.tver = 0.into();
+        self.h_record.d.next.pkey = self.descs.data_out.val().pkey;
+        self.h_record.d.next.fecn = false;
+        self.h_record.d.next.becn = false;
+        self.h_record.d.next.dest_qp = self.descs.data_out.val().dest_qp;
+        self.h_record.d.next.ack_req = false;
+        self.h_record.d.next.psn = self.descs.data_out.val().psn;
+        self.h_record.d.next.deth_qkey = 0.into();
+        self.h_record.d.next.deth_src_qp = 0.into();
+        self.h_record.d.next.reth_va = 0.into();
+        self.h_record.d.next.reth_rkey = 0.into();
+        self.h_record.d.next.reth_dma_len = 0.into();
+        self.h_record.d.next.atomic_va = 0.into();
+        self.h_record.d.next.atomic_rkey = 0.into();
+        self.h_record.d.next.atomic_swap_add = 0.into();
+        self.h_record.d.next.atomic_compare = 0.into();
+        self.h_record.d.next.aeth_syndrome = self.descs.data_out.val().syndrome;
+        self.h_record.d.next.aeth_msn = self.descs.data_out.val().msn;
+        self.h_record.d.next.atomic_ack_orig = self.descs.data_out.val().orig;
+        self.h_record.d.next.imm = 0.into();
+        self.h_record.d.next.ieth_rkey = 0.into();
+        self.h_record.d.next.payload_len = self.descs.data_out.val().payload_len;
+        if !self.retire.val() {
+            self.h_record.d.next = self.h_record.q.val();
+        }
+        self.builder.header.valid.next = self.h_valid.q.val();
+        self.builder.header.record.next = self.h_record.q.val();
+
+        AxisSource::<DATA_BITS, KEEP_BITS>::link(&mut self.frame, &mut self.builder.frame);
+        AxisSource::<DATA_BITS, KEEP_BITS>::join(
+            &mut self.fetch.payload,
+            &mut self.builder.payload,
+        );
+        self.payload_last_errors.next = self.builder.payload_last_errors.val();
+        self.read_errors.next = self.read_error_count.q.val();
+
+        if self.reset.val() {
+            self.h_valid.d.next = false;
+            self.ip_id.d.next = 0.into();
+            self.read_error_count.d.next = 0.into();
+        }
+    }
+}
