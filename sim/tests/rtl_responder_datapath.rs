@@ -1,5 +1,7 @@
 //! The Verilated `ResponderDatapath` against the reference model, frame by
-//! frame. Two model NICs exchange RDMA WRITEs over the model harness's
+//! frame. Two model NICs exchange RDMA WRITEs (and, in the SEND tests,
+//! SENDs with and without immediate and WRITEs with immediate into
+//! receive WQEs posted to the RTL in the model's order) over the model harness's
 //! lossy wire (drop, duplicate, reorder); every frame delivered to the
 //! responder NIC is captured and fed to the RTL, which starts from the
 //! same QP contexts, MR table, MTT and host memory image (in `HostDma`).
@@ -13,7 +15,13 @@
 //! R_Key, stale key variant, wrong PD, MR without remote write, out of
 //! bounds, a multi-page WRITE whose whole range overruns the MR): nothing
 //! written, NAK remote access error, the QP in ERR (later packets
-//! dropped). And the throughput of back-to-back MTU-4096 WRITE packets.
+//! dropped). Receive WQE refusals (buffer one byte short, buffer ending
+//! inside a multi-packet SEND, unknown L_Key, L_Key of another PD, MR
+//! without local write): NAK invalid request or remote operational error,
+//! the WQE completed with LocLenErr / LocProtErr, the rest flushed. Every
+//! receive CQE (wr_id, status, opcode, byte_len, immediate) equals the
+//! model's, per QP in order. And the throughput of back-to-back MTU-4096
+//! WRITE and SEND packets.
 
 #[path = "../model/tests/common/mod.rs"]
 mod harness;
