@@ -1,11 +1,14 @@
-//! `ResponderDatapath`: the RC responder's receive path for RDMA WRITE,
-//! frames in, host DMA writes and per-packet outcomes out. It wires
-//! [`RxParser`], a [`QpContext`] with a per-QP message-in-progress RAM
-//! beside it, the [`RequestChecker`] and an [`MrTranslate`] into the
-//! model's `responder::on_request` for WRITE FIRST / MIDDLE / LAST / ONLY
-//! (with and without immediate); its oracle is the model's
-//! `check_request` followed by `write_translation`, the part of the
-//! model's `execute` that translates a WRITE's target.
+//! `ResponderDatapath`: the RC responder's receive path for SEND and
+//! RDMA WRITE, frames in, host DMA writes, receive CQEs and per-packet
+//! outcomes out. It wires [`RxParser`], a [`QpContext`] with a per-QP
+//! message-in-progress RAM beside it, the [`RequestChecker`], an
+//! [`MrTranslate`] and the [`ReceiveQueue`] into the model's
+//! `responder::on_request` for SEND FIRST / MIDDLE / LAST / ONLY and
+//! WRITE FIRST / MIDDLE / LAST / ONLY (with and without immediate); its
+//! oracle is the model's `check_request` followed by `write_translation`
+//! (a WRITE's target) or `send_placement` (a SEND packet in its receive
+//! WQE), the receive CQEs of `execute_send` / `execute` and the flush of
+//! `completer::flush_receive_queue` when the QP moves to ERR.
 //!
 //! # Ports
 //!
@@ -17,11 +20,19 @@
 //!   ([`ContextConfig`], a masked read-modify-write per operation), for
 //!   the driver's `modify_qp`. `cfg_*`: the MR table and MTT write ports of
 //!   [`MrTranslate`], passed through, with `cfg_ready`.
-//! - `rq_query` (out) / `rq_qpn` (out, 24 bits) / `rq_available` (in): in
-//!   the cycle `rq_query` is high the checker samples `rq_available`, which
-//!   the receive-queue stage (not here) drives combinationally: QP `rq_qpn`
-//!   holds a receive WQE (a WRITE with immediate consumes one; without it
-//!   the request gets an RNR NAK).
+//! - `rq_query` (out) / `rq_qpn` (out, 24 bits): for observation, high in
+//!   the cycle the checker asks the receive queue whether QP `rq_qpn`
+//!   holds a receive WQE (a message start that consumes one gets an RNR
+//!   NAK without).
+//! - `rq_post_*` (valid/ready): the driver's `post_recv`, one WQE of one
+//!   SGE (`rq_post_qpn`, `_wr_id`, `_lkey`, `_va`, `_len`), taken while no
+//!   frame is being decided (a post then takes the receive queue for 3
+//!   cycles); `rq_post_done` is high for one cycle when it is in the ring,
+//!   with `rq_post_accepted` low if the QP's ring (16 WQEs) was full.
+//! - Receive CQE stream (valid/ready, `cqe_*`): `cqe_qpn`, `cqe_wr_id`,
+//!   `cqe_status`, `cqe_opcode`, `cqe_byte_len`, `cqe_imm_valid`,
+//!   `cqe_imm`, codes as [`ReceiveQueue`]'s; per QP in the order of the
+//!   model's receive CQ. While it waits the decisions wait.
 //! - DMA write port (valid/ready, `dma_*`): a write request is a burst of
 //!   beats framed by `dma_first` / `dma_last`; every beat carries the
 //!   request's host address `dma_req_addr` and length `dma_req_len`
@@ -36,7 +47,8 @@
 //!   the frame is decided (its payload may still be on its way to DMA):
 //!   `out_qpn`, `out_psn`, `out_opcode`, `out_verdict` (the checker's
 //!   `VERDICT_*`; [`VERDICT_REMOTE_ACCESS`] also when the MR refused an
-//!   executed WRITE, then `out_mr_status` says why; plus
+//!   executed WRITE, then `out_mr_status` says why; [`VERDICT_RECEIVE_FAULT`]
+//!   when the receive WQE refused a SEND packet; plus
 //!   [`VERDICT_PARSER_DROP`] and [`VERDICT_NOT_HANDLED`]), `out_dup_class`,
 //!   the ACK/NAK to queue (`out_response_valid`, `_syndrome`, `_psn`,
 //!   `_msn`), and for the later stages `out_take_wqe`, `out_last`,
@@ -49,13 +61,30 @@
 //! request opcode, or a QPN beyond the `2^10`-entry table; the NIC's
 //! address, source and P_Key checks belong to the stage in front) get an
 //! outcome and their payload is discarded. A request goes through the QP
-//! context lookup and the checker. Every verdict but an executed WRITE
-//! with bytes to place is final: the checker's context and message are
-//! written back and the payload (a SEND's, a duplicate's, a NAKed one's)
-//! is discarded. SEND, READ and atomic requests get the checker's verdict
-//! and placement on the outcome stream and nothing else: the later stages
-//! (receive WQE placement, READ responder, atomics) take it from there,
-//! and they will need the payload, which this block drops today.
+//! context lookup and the checker. Every verdict but an executed WRITE or
+//! SEND is final: the checker's context and message are written back and
+//! the payload (a duplicate's, a NAKed one's) is discarded; a checker
+//! verdict that moves the QP to ERR (invalid request, remote access)
+//! also flushes its receive queue. READ and atomic requests get the
+//! checker's verdict and placement on the outcome stream and nothing
+//! else (their stages do not exist yet; their payload is discarded).
+//!
+//! An executed SEND packet reads the head receive WQE (the WQE stays at
+//! the head while its message is in progress) and places its bytes at
+//! the message offset the checker gives, as the model's `send_placement`
+//! decides for one SGE: the part that fits in the SGE goes through the
+//! MR stage with the WQE's L_Key, the QP's PD and local write; an L_Key
+//! refusal is LocProtErr with NAK remote operational error, a packet
+//! that does not fit is LocLenErr with NAK invalid request (the L_Key
+//! check first). A refusal writes nothing, completes the WQE with that
+//! status (byte_len 0), moves the QP to ERR as an MR refusal of a WRITE
+//! does and flushes the rest of the receive queue. The last packet of a
+//! SEND completes the WQE: RECV, byte_len = the message's bytes,
+//! immediate if any. A WRITE with immediate (LAST or ONLY) completes the
+//! head WQE once its bytes passed the MR stage: RECV_RDMA_WITH_IMM,
+//! byte_len = the message's RETH length. SEND with invalidate is
+//! executed as a SEND: the invalidation of the IETH's R_Key and its CQE
+//! field are not done here (the model does both).
 //!
 //! An executed WRITE with bytes (or a WRITE FIRST's whole RETH range) is
 //! translated by the MR stage with R_Key, the QP's PD, remote write and
@@ -90,7 +119,9 @@
 //! round trip: one request (two for a WRITE FIRST) and the response beats,
 //! about 7 cycles, plus one beat per page of a WRITE FIRST's message;
 //! an MR refusal adds the four-cycle fix-up lookup. So about 11 cycles per
-//! WRITE packet (11.1 measured at MTU 256), 5 per other frame.
+//! WRITE packet (11.1 measured at MTU 256), 5 per other frame. A SEND
+//! packet adds the receive queue's peek (about 5 cycles) before its MR
+//! round trip, its last packet a complete (about 4 more).
 //!
 //! Data: the payload goes cut-through from the parser into a 256-beat
 //! FIFO (block RAM) and from there, one beat per cycle, through a byte
@@ -109,8 +140,9 @@
 //! drops when the payload FIFO is full.
 //!
 //! Size (Yosys `synth_xilinx -family xcup`, the whole block with its
-//! parser, context RAM, checker and MR translation): about 17100 LUTs,
-//! 14200 flip-flops, 46 RAMB36 and 24 RAMB18.
+//! parser, context RAM, checker, MR translation and receive queue): about
+//! 17400 LUTs, 15200 flip-flops, 134 RAMB36 and 25 RAMB18; the receive
+//! queue's rings (1024 QPs x 16 WQEs x 192 bits) are 88 of the RAMB36.
 
 use crate::byte_lane_select::ByteLaneSelect;
 use crate::byte_rotator::ByteRotator;
@@ -119,6 +151,7 @@ use crate::mr_translate::MrTranslateDefault;
 use crate::qp_context::{ContextConfig, QpContext, DEFAULT_QPN_BITS};
 use crate::qp_context_record::ContextRecordBits;
 use crate::qp_context_record::RECORD_BITS;
+use crate::receive_queue::{ReceiveQueue, DEFAULT_SLOT_BITS};
 use crate::request_checker::{MessageState, RequestChecker};
 use crate::rx_parser::RxParser;
 use crate::skid_buffer::SkidBuffer;
@@ -135,6 +168,10 @@ pub const VERDICT_PARSER_DROP: u64 = 10;
 pub const VERDICT_NOT_HANDLED: u64 = 11;
 /// The checker's verdict, also used when the MR refuses an executed WRITE.
 pub const VERDICT_REMOTE_ACCESS: u64 = crate::request_checker::VERDICT_REMOTE_ACCESS;
+/// `out_verdict`: the receive WQE refused an executed SEND packet (its
+/// buffer too short, or its L_Key); NAK as `out_response_syndrome`, the
+/// WQE completed with the error, the QP in ERR.
+pub const VERDICT_RECEIVE_FAULT: u64 = 12;
 
 /// Counters (`stat_select`): records taken from the parser.
 pub const STAT_FRAMES: u64 = 0;
@@ -142,7 +179,7 @@ pub const STAT_FRAMES: u64 = 0;
 pub const STAT_PARSER_DROPS: u64 = 1;
 /// Frames not handled here ([`VERDICT_NOT_HANDLED`]).
 pub const STAT_NOT_HANDLED: u64 = 2;
-/// WRITE packets executed (their payload written).
+/// WRITE and SEND packets executed with their payload written.
 pub const STAT_WRITES: u64 = 3;
 /// ACKs and NAKs queued (`out_response_valid`).
 pub const STAT_RESPONSES: u64 = 4;
@@ -263,7 +300,26 @@ pub struct ResponderDatapath {
 
     pub rq_query: Signal<Out, Bit>,
     pub rq_qpn: Signal<Out, Bits<24>>,
-    pub rq_available: Signal<In, Bit>,
+
+    pub rq_post_valid: Signal<In, Bit>,
+    pub rq_post_ready: Signal<Out, Bit>,
+    pub rq_post_qpn: Signal<In, Bits<QPN_BITS>>,
+    pub rq_post_wr_id: Signal<In, Bits<64>>,
+    pub rq_post_lkey: Signal<In, Bits<32>>,
+    pub rq_post_va: Signal<In, Bits<64>>,
+    pub rq_post_len: Signal<In, Bits<32>>,
+    pub rq_post_done: Signal<Out, Bit>,
+    pub rq_post_accepted: Signal<Out, Bit>,
+
+    pub cqe_valid: Signal<Out, Bit>,
+    pub cqe_ready: Signal<In, Bit>,
+    pub cqe_qpn: Signal<Out, Bits<24>>,
+    pub cqe_wr_id: Signal<Out, Bits<64>>,
+    pub cqe_status: Signal<Out, Bits<4>>,
+    pub cqe_opcode: Signal<Out, Bits<3>>,
+    pub cqe_byte_len: Signal<Out, Bits<32>>,
+    pub cqe_imm_valid: Signal<Out, Bit>,
+    pub cqe_imm: Signal<Out, Bits<32>>,
 
     pub dma_valid: Signal<Out, Bit>,
     pub dma_ready: Signal<In, Bit>,
@@ -303,6 +359,7 @@ pub struct ResponderDatapath {
     // (`checker` is a SystemVerilog keyword.)
     request_check: RequestChecker,
     mr: MrTranslateDefault,
+    rq: ReceiveQueue<QPN_BITS, DEFAULT_SLOT_BITS>,
     payload_fifo: SyncFifo<PayloadWord, PAYLOAD_FIFO_BITS, 9>,
     job_fifo: SyncFifo<PlacementJob, JOB_FIFO_BITS, 5>,
     rotator: ByteRotator<512>,
@@ -315,7 +372,9 @@ pub struct ResponderDatapath {
     /// (t + 2), 3 decide and write back (t + 3), 4 MR request for a WRITE
     /// FIRST's whole range, 5 MR request for the packet, 6 MR responses,
     /// 7..10 the fix-up lookup after an MR refusal (issue, t + 1, t + 2,
-    /// write at t + 3), 11 emit outcome and job.
+    /// write at t + 3), 11 emit outcome and job, 12 peek the receive WQE
+    /// (SEND), 13 place the SEND packet in it, 14 complete the receive
+    /// WQE, 15 flush the receive queue (the QP went to ERR).
     state: DFF<Bits<4>>,
     qpn: DFF<Bits<QPN_BITS>>,
     opcode: DFF<Bits<8>>,
@@ -340,6 +399,38 @@ pub struct ResponderDatapath {
     whole_len: DFF<Bits<32>>,
     mr_fault: DFF<Bit>,
     mr_status: DFF<Bits<3>>,
+    // ---- receive WQE placement (SEND) and receive completions
+    /// The packet goes through the MR stage as a SEND: the receive WQE's
+    /// L_Key, local write.
+    send_mode: DFF<Bit>,
+    /// This SEND packet's offset in its message.
+    recv_offset: DFF<Bits<32>>,
+    /// The head receive WQE's one SGE.
+    sge_lkey: DFF<Bits<32>>,
+    sge_va: DFF<Bits<64>>,
+    sge_len: DFF<Bits<32>>,
+    /// The SGE ends inside the packet: a length error once the part that
+    /// fits passed the L_Key check (protection wins, as in the model).
+    send_short: DFF<Bit>,
+    /// The receive WQE refused the SEND packet (`nak_syndrome` says how).
+    recv_fault: DFF<Bit>,
+    nak_syndrome: DFF<Bits<8>>,
+    take_wqe: DFF<Bit>,
+    last: DFF<Bit>,
+    has_imm: DFF<Bit>,
+    imm: DFF<Bits<32>>,
+    /// The receive CQE the complete command gives.
+    complete_status: DFF<Bits<4>>,
+    complete_opcode: DFF<Bits<3>>,
+    complete_byte_len: DFF<Bits<32>>,
+    complete_imm_valid: DFF<Bit>,
+    /// A flush (the QP moved to ERR) follows the complete.
+    then_flush: DFF<Bit>,
+    /// The receive-queue command of this state was taken; its result is
+    /// awaited.
+    rq_issued: DFF<Bit>,
+    sge_room: Signal<Local, Bits<32>>,
+    send_take: Signal<Local, Bits<32>>,
     outcome: DFF<ResponderOutcome>,
     job: DFF<PlacementJob>,
     record: Signal<Local, HeaderRecord>,
@@ -409,7 +500,24 @@ impl Default for ResponderDatapath {
             cfg_mtt_addr: Default::default(),
             rq_query: Default::default(),
             rq_qpn: Default::default(),
-            rq_available: Default::default(),
+            rq_post_valid: Default::default(),
+            rq_post_ready: Default::default(),
+            rq_post_qpn: Default::default(),
+            rq_post_wr_id: Default::default(),
+            rq_post_lkey: Default::default(),
+            rq_post_va: Default::default(),
+            rq_post_len: Default::default(),
+            rq_post_done: Default::default(),
+            rq_post_accepted: Default::default(),
+            cqe_valid: Default::default(),
+            cqe_ready: Default::default(),
+            cqe_qpn: Default::default(),
+            cqe_wr_id: Default::default(),
+            cqe_status: Default::default(),
+            cqe_opcode: Default::default(),
+            cqe_byte_len: Default::default(),
+            cqe_imm_valid: Default::default(),
+            cqe_imm: Default::default(),
             dma_valid: Default::default(),
             dma_ready: Default::default(),
             dma_addr: Default::default(),
@@ -444,6 +552,7 @@ impl Default for ResponderDatapath {
             messages: Default::default(),
             request_check: Default::default(),
             mr: Default::default(),
+            rq: Default::default(),
             payload_fifo: Default::default(),
             job_fifo: Default::default(),
             rotator: ByteRotator::new(&(0..64).collect::<Vec<_>>()),
@@ -473,6 +582,26 @@ impl Default for ResponderDatapath {
             whole_len: Default::default(),
             mr_fault: Default::default(),
             mr_status: Default::default(),
+            send_mode: Default::default(),
+            recv_offset: Default::default(),
+            sge_lkey: Default::default(),
+            sge_va: Default::default(),
+            sge_len: Default::default(),
+            send_short: Default::default(),
+            recv_fault: Default::default(),
+            nak_syndrome: Default::default(),
+            take_wqe: Default::default(),
+            last: Default::default(),
+            has_imm: Default::default(),
+            imm: Default::default(),
+            complete_status: Default::default(),
+            complete_opcode: Default::default(),
+            complete_byte_len: Default::default(),
+            complete_imm_valid: Default::default(),
+            then_flush: Default::default(),
+            rq_issued: Default::default(),
+            sge_room: Default::default(),
+            send_take: Default::default(),
             outcome: Default::default(),
             job: Default::default(),
             record: Default::default(),
@@ -544,6 +673,24 @@ impl Logic for ResponderDatapath {
             whole_len,
             mr_fault,
             mr_status,
+            send_mode,
+            recv_offset,
+            sge_lkey,
+            sge_va,
+            sge_len,
+            send_short,
+            recv_fault,
+            nak_syndrome,
+            take_wqe,
+            last,
+            has_imm,
+            imm,
+            complete_status,
+            complete_opcode,
+            complete_byte_len,
+            complete_imm_valid,
+            then_flush,
+            rq_issued,
             outcome,
             job,
             mover,
@@ -575,6 +722,7 @@ impl Logic for ResponderDatapath {
             contexts,
             request_check,
             mr,
+            rq,
             payload_fifo,
             job_fifo,
             dma_out,
@@ -586,6 +734,7 @@ impl Logic for ResponderDatapath {
         self.contexts.reset.next = self.reset.val();
         self.request_check.reset.next = self.reset.val();
         self.mr.reset.next = self.reset.val();
+        self.rq.reset.next = self.reset.val();
         self.payload_fifo.reset.next = self.reset.val();
         self.job_fifo.reset.next = self.reset.val();
         self.dma_out.reset.next = self.reset.val();
@@ -671,18 +820,56 @@ impl Logic for ResponderDatapath {
         self.request_check.req_atomic_compare.next = 0.into();
         self.request_check.req_context.next = self.context_fields.fields.val();
         self.request_check.req_message.next = self.messages.read_data.val();
-        self.request_check.req_rq_available.next = self.rq_available.val();
+        self.rq.query_qpn.next = self.qpn.q.val();
+        self.request_check.req_rq_available.next = self.rq.query_available.val();
         self.rq_query.next = self.state.q.val() == 2;
         self.rq_qpn.next = bit_cast::<24, QPN_BITS>(self.qpn.q.val());
+
+        // The receive queue's command port: the host's posts while no
+        // frame is being decided, the decision's peek / complete / flush.
+        self.rq.cmd_valid.next = false;
+        self.rq.cmd_op.next = 0.into();
+        self.rq.cmd_qpn.next = self.rq_post_qpn.val();
+        self.rq.cmd_wr_id.next = self.rq_post_wr_id.val();
+        self.rq.cmd_lkey.next = self.rq_post_lkey.val();
+        self.rq.cmd_va.next = self.rq_post_va.val();
+        self.rq.cmd_len.next = self.rq_post_len.val();
+        self.rq.cmd_status.next = self.complete_status.q.val();
+        self.rq.cmd_opcode.next = self.complete_opcode.q.val();
+        self.rq.cmd_byte_len.next = self.complete_byte_len.q.val();
+        self.rq.cmd_imm_valid.next = self.complete_imm_valid.q.val();
+        self.rq.cmd_imm.next = self.imm.q.val();
+        self.rq_post_ready.next = (self.state.q.val() == 0) & self.rq.cmd_ready.val();
+        self.rq_post_done.next = self.rq.res_valid.val() & (self.rq.res_op.val() == 0);
+        self.rq_post_accepted.next = self.rq.res_accepted.val();
+        self.rq.cqe_ready.next = self.cqe_ready.val();
+        self.cqe_valid.next = self.rq.cqe_valid.val();
+        self.cqe_qpn.next = bit_cast::<24, QPN_BITS>(self.rq.cqe_qpn.val());
+        self.cqe_wr_id.next = self.rq.cqe_wr_id.val();
+        self.cqe_status.next = self.rq.cqe_status.val();
+        self.cqe_opcode.next = self.rq.cqe_opcode.val();
+        self.cqe_byte_len.next = self.rq.cqe_byte_len.val();
+        self.cqe_imm_valid.next = self.rq.cqe_imm_valid.val();
+        self.cqe_imm.next = self.rq.cqe_imm.val();
+        self.sge_room.next = self.sge_len.q.val() - self.recv_offset.q.val();
+        self.send_take.next = self.sge_room.val();
+        if bit_cast::<32, 13>(self.payload_len.q.val()) < self.sge_room.val() {
+            self.send_take.next = bit_cast::<32, 13>(self.payload_len.q.val());
+        }
 
         self.mr.req_valid.next = false;
         self.mr.req_key.next = self.place_rkey.q.val();
         self.mr.req_va.next = self.place_va.q.val();
         self.mr.req_len.next = self.place_len.q.val();
         self.mr.req_pd.next = bit_cast::<32, 16>(self.old_context.q.val().pd);
-        // REMOTE_WRITE, through an R_Key.
+        // REMOTE_WRITE through an R_Key, or for a SEND LOCAL_WRITE through
+        // the receive WQE's L_Key.
         self.mr.req_access.next = bits::<4>(0b0010);
         self.mr.req_remote.next = true;
+        if self.send_mode.q.val() {
+            self.mr.req_access.next = bits::<4>(0b0001);
+            self.mr.req_remote.next = false;
+        }
         self.mr.req_tag.next = 1.into();
         self.mr.resp_ready.next = false;
         self.mr_beat_fault.next = self.mr.resp_valid.val() & (self.mr.resp_status.val() != 0);
@@ -694,8 +881,12 @@ impl Logic for ResponderDatapath {
         self.emit.next = false;
 
         if self.state.q.val() == 0 {
-            if self.parser.record.valid.val() {
+            if self.rq_post_valid.val() & self.rq.cmd_ready.val() {
+                self.rq.cmd_valid.next = true;
+            } else if self.parser.record.valid.val() {
                 self.parser.record.ready.next = true;
+                self.has_imm.d.next = self.record.val().has_imm;
+                self.imm.d.next = self.record.val().imm;
                 self.opcode.d.next = self.record.val().opcode;
                 self.psn.d.next = self.record.val().psn;
                 self.ack_req.d.next = self.record.val().ack_req;
@@ -777,6 +968,30 @@ impl Logic for ResponderDatapath {
             self.whole_len.d.next = self.request_check.out_whole_len.val();
             self.mr_fault.d.next = false;
             self.mr_status.d.next = 0.into();
+            self.send_mode.d.next = false;
+            self.recv_fault.d.next = false;
+            self.then_flush.d.next = false;
+            self.rq_issued.d.next = false;
+            self.recv_offset.d.next = self.request_check.out_recv_offset.val();
+            self.take_wqe.d.next = self.request_check.out_take_wqe.val();
+            self.last.d.next = self.request_check.out_last.val();
+            // The receive CQE of a successful end: a SEND's bytes so far
+            // with this packet's, or a WRITE with immediate's message
+            // length (its RETH's, or the one in progress).
+            self.complete_status.d.next = 0.into();
+            self.complete_imm_valid.d.next = self.has_imm.q.val();
+            if self.request_check.out_verdict.val() == 6 {
+                self.complete_opcode.d.next = bits::<3>(5);
+                self.complete_byte_len.d.next = self.request_check.out_recv_offset.val()
+                    + bit_cast::<32, 13>(self.payload_len.q.val());
+            } else {
+                self.complete_opcode.d.next = bits::<3>(6);
+                if self.has_reth.q.val() {
+                    self.complete_byte_len.d.next = self.reth_dma_len.q.val();
+                } else {
+                    self.complete_byte_len.d.next = self.old_message.q.val().len;
+                }
+            }
             if (self.request_check.out_verdict.val() == 7)
                 & ((self.request_check.out_place_len.val() != 0)
                     | (self.request_check.out_whole_len.val() != 0))
@@ -786,6 +1001,18 @@ impl Logic for ResponderDatapath {
                 } else {
                     self.state.d.next = bits::<4>(5);
                 }
+            } else if (self.request_check.out_verdict.val() == 7)
+                & self.request_check.out_take_wqe.val()
+            {
+                self.state.d.next = bits::<4>(14);
+            } else if self.request_check.out_verdict.val() == 6 {
+                self.state.d.next = bits::<4>(12);
+            } else if (self.request_check.out_verdict.val() == 4)
+                | (self.request_check.out_verdict.val() == 5)
+            {
+                // The checker moved the QP to ERR: its receive WQEs are
+                // flushed.
+                self.state.d.next = bits::<4>(15);
             } else {
                 self.state.d.next = bits::<4>(11);
             }
@@ -825,10 +1052,35 @@ impl Logic for ResponderDatapath {
             }
             if self.mr.resp_valid.val() & (self.mr.resp_tag.val() == 1) & self.mr.resp_last.val() {
                 if self.mr_fault.q.val() | self.mr_beat_fault.val() {
+                    if self.send_mode.q.val() {
+                        // The receive WQE's L_Key refused: LocProtErr,
+                        // NAK remote operational error.
+                        self.recv_fault.d.next = true;
+                        self.complete_status.d.next = bits::<4>(3);
+                        self.complete_byte_len.d.next = 0.into();
+                        self.complete_imm_valid.d.next = false;
+                        self.nak_syndrome.d.next = bits::<8>(0x63);
+                    }
+                    self.state.d.next = bits::<4>(7);
+                } else if self.send_mode.q.val() & self.send_short.q.val() {
+                    // The receive buffer ends inside the packet: LocLenErr,
+                    // NAK invalid request.
+                    self.recv_fault.d.next = true;
+                    self.complete_status.d.next = bits::<4>(1);
+                    self.complete_byte_len.d.next = 0.into();
+                    self.complete_imm_valid.d.next = false;
+                    self.nak_syndrome.d.next = bits::<8>(0x61);
                     self.state.d.next = bits::<4>(7);
                 } else {
                     self.job.d.next.write = true;
                     self.state.d.next = bits::<4>(11);
+                    if self.send_mode.q.val() {
+                        if self.last.q.val() {
+                            self.state.d.next = bits::<4>(14);
+                        }
+                    } else if self.take_wqe.q.val() {
+                        self.state.d.next = bits::<4>(14);
+                    }
                 }
             }
         } else if self.state.q.val() == 7 {
@@ -851,15 +1103,100 @@ impl Logic for ResponderDatapath {
             self.contexts.update.record.next = self.fixed_context.q.val().into();
             self.messages.write_enable.next = true;
             self.messages.write_data.next = self.old_message.q.val();
-            self.outcome.d.next.verdict = bits::<4>(5);
             self.outcome.d.next.response_valid = true;
-            self.outcome.d.next.response_syndrome = bits::<8>(0x62);
             self.outcome.d.next.response_psn = self.psn.q.val();
             self.outcome.d.next.response_msn = self.old_context.q.val().rq_msn;
             self.outcome.d.next.take_wqe = false;
             self.outcome.d.next.mr_status = self.mr_status.q.val();
-            self.count_mr_faults.d.next = self.count_mr_faults.q.val() + 1;
-            self.state.d.next = bits::<4>(11);
+            if self.recv_fault.q.val() {
+                // The receive WQE completes with the error, then the
+                // rest of the queue is flushed.
+                self.outcome.d.next.verdict = bits::<4>(12);
+                self.outcome.d.next.response_syndrome = self.nak_syndrome.q.val();
+                self.then_flush.d.next = true;
+                self.state.d.next = bits::<4>(14);
+            } else {
+                self.outcome.d.next.verdict = bits::<4>(5);
+                self.outcome.d.next.response_syndrome = bits::<8>(0x62);
+                self.count_mr_faults.d.next = self.count_mr_faults.q.val() + 1;
+                self.state.d.next = bits::<4>(15);
+            }
+        } else if self.state.q.val() == 12 {
+            // SEND: the head receive WQE (the checker saw one, or the
+            // message in progress keeps it there).
+            self.rq.cmd_op.next = bits::<3>(1);
+            self.rq.cmd_qpn.next = self.qpn.q.val();
+            if !self.rq_issued.q.val() {
+                self.rq.cmd_valid.next = true;
+                if self.rq.cmd_ready.val() {
+                    self.rq_issued.d.next = true;
+                }
+            } else if self.rq.res_valid.val() {
+                self.rq_issued.d.next = false;
+                self.sge_lkey.d.next = self.rq.res_lkey.val();
+                self.sge_va.d.next = self.rq.res_va.val();
+                self.sge_len.d.next = self.rq.res_len.val();
+                self.state.d.next = bits::<4>(13);
+            }
+        } else if self.state.q.val() == 13 {
+            // The model's `send_placement` for one SGE: no bytes place
+            // nothing; a packet starting at or past the SGE's end is a
+            // length error; otherwise the part that fits goes through
+            // the L_Key (a refusal wins over the length error).
+            self.place_rkey.d.next = self.sge_lkey.q.val();
+            self.place_va.d.next =
+                self.sge_va.q.val() + bit_cast::<64, 32>(self.recv_offset.q.val());
+            self.place_len.d.next = self.send_take.val();
+            self.send_short.d.next =
+                self.send_take.val() != bit_cast::<32, 13>(self.payload_len.q.val());
+            if self.payload_len.q.val() == 0 {
+                if self.last.q.val() {
+                    self.state.d.next = bits::<4>(14);
+                } else {
+                    self.state.d.next = bits::<4>(11);
+                }
+            } else if self.recv_offset.q.val() >= self.sge_len.q.val() {
+                self.recv_fault.d.next = true;
+                self.complete_status.d.next = bits::<4>(1);
+                self.complete_byte_len.d.next = 0.into();
+                self.complete_imm_valid.d.next = false;
+                self.nak_syndrome.d.next = bits::<8>(0x61);
+                self.state.d.next = bits::<4>(7);
+            } else {
+                self.send_mode.d.next = true;
+                self.state.d.next = bits::<4>(5);
+            }
+        } else if self.state.q.val() == 14 {
+            // Complete the head receive WQE with its CQE.
+            self.rq.cmd_op.next = bits::<3>(2);
+            self.rq.cmd_qpn.next = self.qpn.q.val();
+            if !self.rq_issued.q.val() {
+                self.rq.cmd_valid.next = true;
+                if self.rq.cmd_ready.val() {
+                    self.rq_issued.d.next = true;
+                }
+            } else if self.rq.res_valid.val() {
+                self.rq_issued.d.next = false;
+                if self.then_flush.q.val() {
+                    self.state.d.next = bits::<4>(15);
+                } else {
+                    self.state.d.next = bits::<4>(11);
+                }
+            }
+        } else if self.state.q.val() == 15 {
+            // The QP went to ERR: every receive WQE left (a SEND in
+            // progress's first) completes with WR_FLUSH_ERR.
+            self.rq.cmd_op.next = bits::<3>(3);
+            self.rq.cmd_qpn.next = self.qpn.q.val();
+            if !self.rq_issued.q.val() {
+                self.rq.cmd_valid.next = true;
+                if self.rq.cmd_ready.val() {
+                    self.rq_issued.d.next = true;
+                }
+            } else if self.rq.res_valid.val() {
+                self.rq_issued.d.next = false;
+                self.state.d.next = bits::<4>(11);
+            }
         } else if self.state.q.val() == 11 {
             self.emit.next = self.outcome_out.up_ready.val()
                 & (!self.has_payload.q.val() | !self.job_fifo.full.val());

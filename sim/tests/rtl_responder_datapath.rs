@@ -1,5 +1,7 @@
 //! The Verilated `ResponderDatapath` against the reference model, frame by
-//! frame. Two model NICs exchange RDMA WRITEs over the model harness's
+//! frame. Two model NICs exchange RDMA WRITEs (and, in the SEND tests,
+//! SENDs with and without immediate and WRITEs with immediate into
+//! receive WQEs posted to the RTL in the model's order) over the model harness's
 //! lossy wire (drop, duplicate, reorder); every frame delivered to the
 //! responder NIC is captured and fed to the RTL, which starts from the
 //! same QP contexts, MR table, MTT and host memory image (in `HostDma`).
@@ -13,7 +15,13 @@
 //! R_Key, stale key variant, wrong PD, MR without remote write, out of
 //! bounds, a multi-page WRITE whose whole range overruns the MR): nothing
 //! written, NAK remote access error, the QP in ERR (later packets
-//! dropped). And the throughput of back-to-back MTU-4096 WRITE packets.
+//! dropped). Receive WQE refusals (buffer one byte short, buffer ending
+//! inside a multi-packet SEND, unknown L_Key, L_Key of another PD, MR
+//! without local write): NAK invalid request or remote operational error,
+//! the WQE completed with LocLenErr / LocProtErr, the rest flushed. Every
+//! receive CQE (wr_id, status, opcode, byte_len, immediate) equals the
+//! model's, per QP in order. And the throughput of back-to-back MTU-4096
+//! WRITE and SEND packets.
 
 #[path = "../model/tests/common/mod.rs"]
 mod harness;
@@ -25,14 +33,15 @@ use rocenic_hdl::qp_context_record::{mtu_code, QpContextRecord};
 use rocenic_hdl::responder_datapath::*;
 use rocenic_model::mr::{MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::responder::{
-    record_checks, write_translation, CheckInput, CheckOutcome, DuplicateClass, Verdict,
+    record_checks, send_placement, write_translation, CheckInput, CheckOutcome, DuplicateClass,
+    Verdict,
 };
-use rocenic_model::verbs::{Access, PdId, Qpn, RecvWr, SendOp, SendWr, Sge};
+use rocenic_model::verbs::{Access, CqId, Cqe, PdId, Qpn, RecvWr, SendOp, SendWr, Sge};
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
 use rocenic_sim::rtl::mr_config::load_mr_table;
 use rocenic_sim::rtl::stream::{words_to_bytes, AxisInPorts, StreamSource, BEAT_WORDS};
 use rocenic_wire::RoceFrame;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{ResponderDatapath as Dut, Sim};
 
 /// A responder QP as the RTL must be set up.
@@ -42,6 +51,7 @@ struct RespQp {
     pd: PdId,
     mtu: u32,
     epsn: u32,
+    rcq: CqId,
     opts: ConnOpts,
 }
 
@@ -52,6 +62,8 @@ struct Setup {
     qps: Vec<RespQp>,
     regions: Vec<(u64, u64)>,
     posted: usize,
+    /// Receive WQEs posted to the responder, in posting order.
+    recvs: Vec<(Qpn, RecvWr)>,
 }
 
 const PAGE_SIZES: [u64; 4] = [4096, 16384, 65536, 2 << 20];
@@ -103,6 +115,7 @@ fn connect_with(
         pd: b.pd,
         mtu,
         epsn: psn_ab,
+        rcq: b.rcq,
         opts,
     });
     (a.qpn, a.pd, b.qpn, b.pd)
@@ -166,6 +179,33 @@ fn post_write(
         .expect("post");
 }
 
+/// A receive WQE, to the model now and to the RTL before the replay.
+fn post_recv(s: &mut Setup, qpn: Qpn, wr: RecvWr) {
+    s.pair.nics[1].post_recv(qpn, wr.clone()).expect("recv");
+    s.recvs.push((qpn, wr));
+}
+
+/// A SEND (with `op` Send or SendWithImm) of `len` bytes from `src`.
+fn post_send(s: &mut Setup, a_qpn: Qpn, src: (u64, u32), len: u32, op: SendOp) {
+    s.posted += 1;
+    s.pair.nics[0]
+        .post_send(
+            a_qpn,
+            SendWr {
+                wr_id: s.posted as u64,
+                op,
+                sgl: vec![Sge {
+                    addr: src.0,
+                    length: len,
+                    lkey: src.1,
+                }],
+                signaled: true,
+                solicited: false,
+            },
+        )
+        .expect("post");
+}
+
 fn write_len(rng: &mut ChaCha8Rng, max: u32) -> u32 {
     let len = match rng.gen_range(0..10) {
         0 => 0,
@@ -186,6 +226,7 @@ fn setup(seed: u64, n: usize, bytes_per_qp: u32, protection: bool) -> Setup {
         qps: Vec::new(),
         regions: Vec::new(),
         posted: 0,
+        recvs: Vec::new(),
     };
     for _ in 0..n {
         let mtu = MTUS[rng.gen_range(0..MTUS.len())];
@@ -208,15 +249,14 @@ fn setup(seed: u64, n: usize, bytes_per_qp: u32, protection: bool) -> Setup {
         // and their retries.
         let recvs = if rng.gen_bool(0.7) { imms } else { imms / 2 };
         for i in 0..recvs {
-            s.pair.nics[1]
-                .post_recv(
-                    b_qpn,
-                    RecvWr {
-                        wr_id: u64::from(i),
-                        sgl: vec![],
-                    },
-                )
-                .expect("recv");
+            post_recv(
+                &mut s,
+                b_qpn,
+                RecvWr {
+                    wr_id: u64::from(i),
+                    sgl: vec![],
+                },
+            );
         }
     }
     if protection {
@@ -270,8 +310,16 @@ fn setup(seed: u64, n: usize, bytes_per_qp: u32, protection: bool) -> Setup {
     s
 }
 
+/// A responder QP's receive queue as the model's responder uses it: the
+/// posted WQEs and the one of the SEND in progress.
+#[derive(Default)]
+struct RqMirror {
+    posted: VecDeque<RecvWr>,
+    in_progress: Option<RecvWr>,
+}
+
 /// What the RTL must say of one frame: the model's check, then its WRITE
-/// translation.
+/// translation or SEND placement.
 #[derive(Clone, Debug, PartialEq)]
 struct Outcome {
     qpn: u64,
@@ -288,6 +336,7 @@ fn expected(
     f: &RoceFrame,
     pd: PdId,
     mrs: &MrTable,
+    rq: &mut RqMirror,
 ) -> (Outcome, u64, bool) {
     let (mut verdict, dup_class) = match o.verdict {
         Verdict::QpState => (0, None),
@@ -319,15 +368,50 @@ fn expected(
         rkey,
         len,
         whole_len,
+        take_wqe,
         ..
     } = o.verdict
     {
         match write_translation(mrs, pd, rkey, va, len, whole_len) {
-            Ok(_) => written = u64::from(len),
+            Ok(_) => {
+                written = u64::from(len);
+                if take_wqe {
+                    rq.posted.pop_front();
+                }
+            }
             Err(_) => {
                 fault = true;
                 verdict = VERDICT_REMOTE_ACCESS;
                 response = Some((0x62, u64::from(f.bth.psn), u64::from(i.msn)));
+            }
+        }
+    }
+    if let Verdict::Send {
+        offset,
+        take_wqe,
+        last,
+        ..
+    } = o.verdict
+    {
+        let wr = if take_wqe {
+            rq.posted
+                .pop_front()
+                .expect("the checker saw a receive WQE")
+        } else {
+            rq.in_progress.take().expect("a SEND in progress")
+        };
+        let len = f.payload.len() as u64;
+        match send_placement(mrs, pd, &wr.sgl, offset, len) {
+            Ok(_) => {
+                written = len;
+                if !last {
+                    rq.in_progress = Some(wr);
+                }
+            }
+            Err((_, nak)) => {
+                fault = true;
+                verdict = VERDICT_RECEIVE_FAULT;
+                response = Some((u64::from(nak), u64::from(f.bth.psn), u64::from(i.msn)));
             }
         }
     }
@@ -419,18 +503,81 @@ struct Replay {
     last_dma: u64,
     rx_stalls: u64,
     stats: Vec<u64>,
+    /// Receive CQEs in the order the RTL gave them.
+    cqes: Vec<RtlCqe>,
 }
 
-/// Feeds `frames` to the RTL with the given handshake probabilities,
-/// writing DMA beats into `host`; `rq` answers the RQ queries in order.
+/// A receive CQE: qpn, wr_id, status, opcode, byte_len, immediate (codes
+/// of the model's enums in declaration order).
+type RtlCqe = (u64, u64, u64, u64, u64, Option<u64>);
+
+fn model_cqe(c: &Cqe) -> RtlCqe {
+    (
+        u64::from(c.qpn),
+        c.wr_id,
+        c.status as u64,
+        c.opcode as u64,
+        u64::from(c.byte_len),
+        c.imm.map(u64::from),
+    )
+}
+
+/// The receive WQEs into the RTL's receive queue, in order, each
+/// accepted.
+fn post_recvs(sim: &mut Sim<Dut>, recvs: &[(Qpn, RecvWr)]) {
+    for (qpn, wr) in recvs {
+        assert!(wr.sgl.len() <= 1, "one SGE per receive WQE");
+        let sge = wr.sgl.first().copied().unwrap_or(Sge {
+            addr: 0,
+            length: 0,
+            lkey: 0,
+        });
+        sim.set_bit(Dut::RQ_POST_VALID, true);
+        sim.set_u64(Dut::RQ_POST_QPN, u64::from(*qpn));
+        sim.set_u64(Dut::RQ_POST_WR_ID, wr.wr_id);
+        sim.set_u64(Dut::RQ_POST_LKEY, u64::from(sge.lkey));
+        sim.set_u64(Dut::RQ_POST_VA, sge.addr);
+        sim.set_u64(Dut::RQ_POST_LEN, u64::from(sge.length));
+        let mut waited = 0;
+        loop {
+            sim.eval();
+            let taken = sim.get_bit(Dut::RQ_POST_READY);
+            sim.tick();
+            if taken {
+                break;
+            }
+            waited += 1;
+            assert!(waited < 20, "post never taken");
+        }
+        sim.set_bit(Dut::RQ_POST_VALID, false);
+        let mut waited = 0;
+        loop {
+            sim.eval();
+            if sim.get_bit(Dut::RQ_POST_DONE) {
+                assert!(sim.get_bit(Dut::RQ_POST_ACCEPTED), "post accepted");
+                sim.tick();
+                break;
+            }
+            sim.tick();
+            waited += 1;
+            assert!(waited < 20, "post never done");
+        }
+    }
+}
+
+/// Posts `recvs`, then feeds `frames` to the RTL with the given handshake
+/// probabilities (`p_out` also for the CQE stream), writing DMA beats
+/// into `host`; `queries`: the RQ queries the model's checks made.
 fn replay(
     sim: &mut Sim<Dut>,
     host: &mut HostDma,
     frames: &[Vec<u8>],
-    rq: &[bool],
+    recvs: &[(Qpn, RecvWr)],
+    want_queries: usize,
     (p_in, p_dma, p_out): (f64, f64, f64),
     seed: u64,
 ) -> Replay {
+    post_recvs(sim, recvs);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
     let rx = AxisInPorts::<Dut>::named("rx").expect("rx ports");
     let mut src = StreamSource::new(p_in, seed);
@@ -449,6 +596,7 @@ fn replay(
         last_dma: 0,
         rx_stalls: 0,
         stats: Vec::new(),
+        cqes: Vec::new(),
     };
     let mut queries = 0usize;
     // The write request in progress: start, length, bytes seen.
@@ -464,11 +612,12 @@ fn replay(
         );
         src.begin_cycle();
         rx.drive(sim.dut_mut(), src.current());
-        sim.set_bit(Dut::RQ_AVAILABLE, rq.get(queries).copied().unwrap_or(false));
         let dma_ready = host.write_ready() && (p_dma >= 1.0 || rng.gen_bool(p_dma));
         sim.set_bit(Dut::DMA_READY, dma_ready);
         let out_ready = p_out >= 1.0 || rng.gen_bool(p_out);
         sim.set_bit(Dut::OUT_READY, out_ready);
+        let cqe_ready = p_out >= 1.0 || rng.gen_bool(p_out);
+        sim.set_bit(Dut::CQE_READY, cqe_ready);
         sim.eval();
         let rx_ready = rx.ready(sim.dut());
         if src.current().is_some() && !rx_ready {
@@ -525,6 +674,18 @@ fn replay(
             r.last_dma = r.cycles;
             r.first_dma.get_or_insert(r.cycles);
         }
+        if sim.get_bit(Dut::CQE_VALID) && cqe_ready {
+            quiet = 0;
+            r.cqes.push((
+                sim.get_u64(Dut::CQE_QPN),
+                sim.get_u64(Dut::CQE_WR_ID),
+                sim.get_u64(Dut::CQE_STATUS),
+                sim.get_u64(Dut::CQE_OPCODE),
+                sim.get_u64(Dut::CQE_BYTE_LEN),
+                sim.get_bit(Dut::CQE_IMM_VALID)
+                    .then(|| sim.get_u64(Dut::CQE_IMM)),
+            ));
+        }
         if sim.get_bit(Dut::OUT_VALID) && out_ready {
             quiet = 0;
             let response = sim.get_bit(Dut::OUT_RESPONSE_VALID).then(|| {
@@ -558,8 +719,7 @@ fn replay(
     }
     assert!(request.is_none(), "seed {seed}: a write request left open");
     assert_eq!(
-        queries,
-        rq.len(),
+        queries, want_queries,
         "seed {seed}: one RQ query per checked request"
     );
     for sel in 0..8 {
@@ -578,6 +738,9 @@ struct Summary {
     frames: usize,
     writes: u64,
     faults: u64,
+    receive_faults: u64,
+    /// Receive CQEs by (status, opcode).
+    cqes: BTreeMap<(u64, u64), u64>,
     bytes: u64,
     cycles: u64,
     verdicts: BTreeMap<u64, u64>,
@@ -620,21 +783,32 @@ fn check_run(
         "seed {seed}: every frame at the responder is a checked request"
     );
     let qps: BTreeMap<Qpn, RespQp> = s.qps.iter().map(|q| (q.qpn, *q)).collect();
+    let mut mirrors: BTreeMap<Qpn, RqMirror> = BTreeMap::new();
+    for (qpn, wr) in &s.recvs {
+        mirrors
+            .entry(*qpn)
+            .or_default()
+            .posted
+            .push_back(wr.clone());
+    }
     let mrs = s.pair.nics[1].mr_table();
     let mut want = Vec::new();
     let mut bytes = 0;
     let mut writes = 0;
     let mut faults_n = 0;
+    let mut receive_faults = 0;
     for (f, (i, o)) in frames.iter().zip(&trace) {
         let frame = RoceFrame::decode(f).expect("a valid frame");
         let q = qps[&frame.bth.dest_qp];
-        let (outcome, written, fault) = expected(i, o, &frame, q.pd, mrs);
+        let rq = mirrors.entry(q.qpn).or_default();
+        let (outcome, written, fault) = expected(i, o, &frame, q.pd, mrs, rq);
         bytes += written;
-        writes += u64::from(outcome.verdict == 7 && written > 0);
-        faults_n += u64::from(fault);
+        writes += u64::from((outcome.verdict == 6 || outcome.verdict == 7) && written > 0);
+        faults_n += u64::from(fault && outcome.verdict == VERDICT_REMOTE_ACCESS);
+        receive_faults += u64::from(fault && outcome.verdict == VERDICT_RECEIVE_FAULT);
         want.push(outcome);
     }
-    let rq: Vec<bool> = trace.iter().map(|(i, _)| i.rq_available).collect();
+    let queries = trace.len();
     let mut fed = Vec::new();
     let mut fed_want = Vec::new();
     let mut dropped = 0;
@@ -662,7 +836,9 @@ fn check_run(
     load_mrs(&mut sim, mrs);
     load_qps(&mut sim, &s.qps);
     let mut host = HostDma::new(HostDmaConfig::default(), image);
-    let r = replay(&mut sim, &mut host, &frames, &rq, handshakes, seed);
+    let r = replay(
+        &mut sim, &mut host, &frames, &s.recvs, queries, handshakes, seed,
+    );
 
     for (k, (got, want)) in r.outcomes.iter().zip(&want).enumerate() {
         assert_eq!(
@@ -690,6 +866,24 @@ fn check_run(
         );
     }
     assert_eq!(host.memory().stray_writes(), 0, "seed {seed}: stray DMA");
+    // Every receive CQE, per QP in the model's order.
+    let mut cqes = 0;
+    for q in &s.qps {
+        let model: Vec<RtlCqe> = s.pair.nics[1]
+            .poll_cq(q.rcq, usize::MAX)
+            .iter()
+            .map(model_cqe)
+            .collect();
+        let rtl: Vec<RtlCqe> = r
+            .cqes
+            .iter()
+            .filter(|c| c.0 == u64::from(q.qpn))
+            .copied()
+            .collect();
+        assert_eq!(rtl, model, "seed {seed}: receive CQEs of QP {}", q.qpn);
+        cqes += model.len();
+    }
+    assert_eq!(r.cqes.len(), cqes, "seed {seed}: no CQE of another QP");
     assert_eq!(r.stats[STAT_FRAMES as usize], frames.len() as u64);
     assert_eq!(r.stats[STAT_PARSER_DROPS as usize], dropped, "seed {seed}");
     assert_eq!(r.stats[STAT_WRITES as usize], writes, "seed {seed}");
@@ -703,10 +897,16 @@ fn check_run(
     for o in &want {
         *verdicts.entry(o.verdict).or_insert(0) += 1;
     }
+    let mut statuses = BTreeMap::new();
+    for c in &r.cqes {
+        *statuses.entry((c.2, c.3)).or_insert(0) += 1;
+    }
     Summary {
         frames: frames.len(),
         writes,
         faults: faults_n,
+        receive_faults,
+        cqes: statuses,
         bytes,
         cycles: r.cycles,
         verdicts,
@@ -765,21 +965,40 @@ fn protection_faults_write_nothing_and_move_the_qp_to_err() {
     }
 }
 
-/// One 512 KiB WRITE at `mtu`, 100 bytes off a 4 KiB page (every 4096-byte
-/// packet crosses a page boundary), replayed back to back with no
-/// backpressure: (frames, replay).
-fn stream(mtu: u32, seed: u64) -> (usize, Replay) {
+/// One 512 KiB WRITE (or with `send` a SEND into a receive WQE) at
+/// `mtu`, 100 bytes off a 4 KiB page (every 4096-byte packet crosses a
+/// page boundary), replayed back to back with no backpressure: (frames,
+/// replay).
+fn stream(mtu: u32, seed: u64, send: bool) -> (usize, Replay) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut s = Setup {
         pair: Pair::new(seed),
         qps: Vec::new(),
         regions: Vec::new(),
         posted: 0,
+        recvs: Vec::new(),
     };
     let (a_qpn, a_pd, _, b_pd) = connect(&mut s, &mut rng, mtu);
-    let (va, rkey, _) = target(&mut s, b_pd, 1 << 20, 4096, Access::ALL);
+    let (va, rkey, lkey) = target(&mut s, b_pd, 1 << 20, 4096, Access::ALL);
     let src = source(&mut s, &mut rng, a_pd, 1 << 20);
-    post_write(&mut s, a_qpn, src, 512 << 10, va + 100, rkey, None);
+    if send {
+        let b_qpn = s.qps[0].qpn;
+        post_recv(
+            &mut s,
+            b_qpn,
+            RecvWr {
+                wr_id: 77,
+                sgl: vec![Sge {
+                    addr: va + 100,
+                    length: 512 << 10,
+                    lkey,
+                }],
+            },
+        );
+        post_send(&mut s, a_qpn, src, 512 << 10, SendOp::Send);
+    } else {
+        post_write(&mut s, a_qpn, src, 512 << 10, va + 100, rkey, None);
+    }
     s.pair.delivered = Some(Vec::new());
     let image = s.pair.nics[1].memory().clone();
     let (_, trace) = record_checks(|| s.pair.run(1_000_000_000));
@@ -792,19 +1011,35 @@ fn stream(mtu: u32, seed: u64) -> (usize, Replay) {
         .filter(|(to, _)| *to == 1)
         .map(|(_, f)| f)
         .collect();
-    let rq: Vec<bool> = trace.iter().map(|(i, _)| i.rq_available).collect();
     let mut sim = fresh();
     load_mrs(&mut sim, s.pair.nics[1].mr_table());
     load_qps(&mut sim, &s.qps);
     let mut host = HostDma::new(HostDmaConfig::default(), image);
-    let r = replay(&mut sim, &mut host, &frames, &rq, (1.0, 1.0, 1.0), seed);
+    let r = replay(
+        &mut sim,
+        &mut host,
+        &frames,
+        &s.recvs,
+        trace.len(),
+        (1.0, 1.0, 1.0),
+        seed,
+    );
     let mut a = vec![0u8; 512 << 10];
     let mut b = vec![0u8; 512 << 10];
     s.pair.nics[1].memory().read_va(va + 100, &mut a).unwrap();
     host.memory().read_va(va + 100, &mut b).unwrap();
     assert!(a == b, "mtu {mtu}: the message landed");
     assert_eq!(r.dma_bytes, 512 << 10);
-    assert!(r.outcomes.iter().all(|o| o.verdict == 7));
+    assert!(r
+        .outcomes
+        .iter()
+        .all(|o| o.verdict == if send { 6 } else { 7 }));
+    if send {
+        assert_eq!(
+            r.cqes,
+            vec![(u64::from(s.qps[0].qpn), 77, 0, 5, 512 << 10, None)]
+        );
+    }
     let rx_span = r.last_rx - r.first_rx.unwrap() + 1;
     let dma_span = r.last_dma - r.first_dma.unwrap() + 1;
     println!(
@@ -835,7 +1070,7 @@ fn rates(r: &Replay) -> (f64, f64) {
 
 #[test]
 fn mtu_4096_writes_stream_at_one_beat_per_cycle() {
-    let (frames, r) = stream(4096, 31);
+    let (frames, r) = stream(4096, 31, false);
     assert_eq!(frames, 128);
     let (rx_rate, dma_rate) = rates(&r);
     // The input waits only while the first packet's whole-range check
@@ -849,11 +1084,196 @@ fn mtu_4096_writes_stream_at_one_beat_per_cycle() {
 /// MTU-256 WRITE packet (5 input beats) takes about 12 cycles.
 #[test]
 fn mtu_256_writes_are_bounded_by_the_decision() {
-    let (frames, r) = stream(256, 32);
+    let (frames, r) = stream(256, 32, false);
     assert_eq!(frames, 2048);
     let (rx_rate, _) = rates(&r);
     let per_packet = (r.last_rx - r.first_rx.unwrap() + 1) as f64 / frames as f64;
     println!("MTU 256: {per_packet:.2} cycles per packet");
     assert!(per_packet < 14.0, "{per_packet} cycles per packet");
     assert!(rx_rate > 0.4, "{rx_rate}");
+}
+
+/// SENDs (with and without immediate) and WRITEs with immediate on `n`
+/// QPs, one receive WQE of one SGE per message (a few bytes spare, or
+/// exactly the message), posted in message order; with `rnr` some QPs get
+/// only some of their WQEs (RNR NAKs, retries, and a requester that gives
+/// up).
+fn setup_sends(seed: u64, n: usize, bytes_per_qp: u32, rnr: bool) -> Setup {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut s = Setup {
+        pair: Pair::new(seed),
+        qps: Vec::new(),
+        regions: Vec::new(),
+        posted: 0,
+        recvs: Vec::new(),
+    };
+    for _ in 0..n {
+        let mtu = MTUS[rng.gen_range(0..MTUS.len())];
+        let (a_qpn, a_pd, b_qpn, b_pd) = connect(&mut s, &mut rng, mtu);
+        let page = PAGE_SIZES[rng.gen_range(0..PAGE_SIZES.len())];
+        let rlen = u64::from(bytes_per_qp) + 16 * 256 + 64;
+        let (rva, _, rlkey) = target(&mut s, b_pd, rlen, page, Access::ALL);
+        let (wva, wrkey, _) = target(&mut s, b_pd, 1 << 20, 4096, Access::ALL);
+        let src = source(&mut s, &mut rng, a_pd, 1 << 20);
+        let mut budget = bytes_per_qp;
+        let mut at = rng.gen_range(0..64);
+        let mut wqes = Vec::new();
+        // The ring holds 16 WQEs per QP.
+        while budget > 0 && wqes.len() < 16 {
+            let len = write_len(&mut rng, budget.min(1 << 20));
+            budget = budget.saturating_sub(len.max(64));
+            let imm: u32 = rng.gen();
+            match rng.gen_range(0..5) {
+                0..=1 => post_send(&mut s, a_qpn, src, len, SendOp::Send),
+                2..=3 => post_send(&mut s, a_qpn, src, len, SendOp::SendWithImm { imm }),
+                _ => {
+                    let off = rng.gen_range(0..=(1u64 << 20) - u64::from(len));
+                    post_write(&mut s, a_qpn, src, len, wva + off, wrkey, Some(imm));
+                }
+            }
+            let room = len
+                + if rng.gen_bool(0.5) {
+                    0
+                } else {
+                    rng.gen_range(1..200)
+                };
+            wqes.push(RecvWr {
+                wr_id: rng.gen(),
+                sgl: vec![Sge {
+                    addr: rva + at,
+                    length: room,
+                    lkey: rlkey,
+                }],
+            });
+            at += u64::from(room);
+        }
+        let keep = if rnr && rng.gen_bool(0.5) {
+            wqes.len() / 2
+        } else {
+            wqes.len()
+        };
+        for wr in wqes.into_iter().take(keep) {
+            post_recv(&mut s, b_qpn, wr);
+        }
+    }
+    s
+}
+
+/// Receive WQEs that refuse their SEND, one QP per case, each followed by
+/// a good SEND and WQE (flushed when the QP moves to ERR): a buffer one
+/// byte short (single packet), a buffer ending in the third packet, an
+/// L_Key of no MR, an L_Key of another PD, an MR without local write, and
+/// a zero-length SEND into a zero-length buffer (fine) before a short one.
+fn setup_receive_faults(seed: u64) -> Setup {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut s = Setup {
+        pair: Pair::new(seed),
+        qps: Vec::new(),
+        regions: Vec::new(),
+        posted: 0,
+        recvs: Vec::new(),
+    };
+    for case in 0..6 {
+        let mtu = MTUS[rng.gen_range(0..MTUS.len())];
+        let (a_qpn, a_pd, b_qpn, b_pd) = connect(&mut s, &mut rng, mtu);
+        let src = source(&mut s, &mut rng, a_pd, 1 << 16);
+        let (va, _, lkey) = target(&mut s, b_pd, 1 << 16, 4096, Access::ALL);
+        let mut sge = |lkey: u32, addr: u64, length: u32| RecvWr {
+            wr_id: rng.gen(),
+            sgl: vec![Sge { addr, length, lkey }],
+        };
+        let (wr, len) = match case {
+            0 => (sge(lkey, va + 10, 99), 100),
+            1 => (sge(lkey, va + 10, 2 * mtu + 5), 4 * mtu),
+            2 => (sge((900 << 8) | 7, va, 5000), 3000),
+            3 => {
+                let pd2 = s.pair.nics[1].alloc_pd();
+                let (ova, _, olkey) = target(&mut s, pd2, 8192, 4096, Access::ALL);
+                (sge(olkey, ova, 5000), 3000)
+            }
+            4 => {
+                let access = Access(Access::REMOTE_READ.0);
+                let (rva, _, rlkey) = target(&mut s, b_pd, 8192, 4096, access);
+                (sge(rlkey, rva, 5000), 3000)
+            }
+            _ => {
+                post_send(&mut s, a_qpn, src, 0, SendOp::Send);
+                post_recv(&mut s, b_qpn, sge(lkey, va, 0));
+                (sge(lkey, va + 100, 0), 1)
+            }
+        };
+        post_send(&mut s, a_qpn, src, len, SendOp::Send);
+        post_recv(&mut s, b_qpn, wr);
+        let good = sge(lkey, va + 20_000, 5000);
+        post_send(&mut s, a_qpn, src, 5000, SendOp::Send);
+        post_recv(&mut s, b_qpn, good);
+    }
+    s
+}
+
+#[test]
+fn sends_over_a_lossy_wire_match_the_model() {
+    let mut verdicts: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut cqes: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    for seed in [41u64, 42, 43] {
+        let s = setup_sends(seed, 4, 1 << 20, seed != 41);
+        let sum = check_run(seed, s, LOSSY, (0.8, 0.7, 0.6), 0.02);
+        println!(
+            "seed {seed}: {} frames, {} packets placed, {} bytes written, {} cycles, verdicts {:?}, receive CQEs (status, opcode) {:?}",
+            sum.frames, sum.writes, sum.bytes, sum.cycles, sum.verdicts, sum.cqes
+        );
+        for (v, n) in sum.verdicts {
+            *verdicts.entry(v).or_insert(0) += n;
+        }
+        for (c, n) in sum.cqes {
+            *cqes.entry(c).or_insert(0) += n;
+        }
+    }
+    // SENDs and WRITEs executed, duplicates, sequence and RNR NAKs; CQEs
+    // of SENDs and of WRITEs with immediate.
+    for v in [1, 2, 3, 6, 7] {
+        assert!(
+            verdicts.get(&v).copied().unwrap_or(0) > 0,
+            "verdict {v}: {verdicts:?}"
+        );
+    }
+    assert!(cqes.get(&(0, 5)).copied().unwrap_or(0) > 0, "{cqes:?}");
+    assert!(cqes.get(&(0, 6)).copied().unwrap_or(0) > 0, "{cqes:?}");
+}
+
+#[test]
+fn receive_wqe_refusals_complete_with_the_error_and_flush() {
+    for seed in [51u64, 52] {
+        let s = setup_receive_faults(seed);
+        let faults = if seed == 51 { Faults::default() } else { LOSSY };
+        let sum = check_run(seed, s, faults, (0.9, 0.5, 0.5), 0.0);
+        println!(
+            "seed {seed}: {} frames, verdicts {:?}, receive CQEs (status, opcode) {:?}",
+            sum.frames, sum.verdicts, sum.cqes
+        );
+        assert_eq!(
+            sum.receive_faults, 6,
+            "seed {seed}: every case refused once"
+        );
+        // LocLenErr, LocProtErr and flushed WQEs.
+        for status in [1, 3, 4] {
+            assert!(
+                sum.cqes.get(&(status, 5)).copied().unwrap_or(0) > 0,
+                "{:?}",
+                sum.cqes
+            );
+        }
+    }
+}
+
+#[test]
+fn mtu_4096_sends_stream_at_one_beat_per_cycle() {
+    let (frames, r) = stream(4096, 33, true);
+    assert_eq!(frames, 128);
+    let (rx_rate, dma_rate) = rates(&r);
+    let per_packet = (r.last_rx - r.first_rx.unwrap() + 1) as f64 / frames as f64;
+    println!("SEND MTU 4096: {per_packet:.2} cycles per packet");
+    assert!(r.rx_stalls < 16, "the input hardly waits");
+    assert!(rx_rate > 0.99, "one input beat per cycle");
+    assert!(dma_rate > 0.99, "one DMA beat per cycle");
 }
