@@ -8,6 +8,7 @@
 //! Every exported block must have a `clock: Signal<In, Clock>` port (the
 //! bridge's `Sim` drives it) and its Verilog top module is rust-hdl's `top`.
 
+use crate::completer_datapath::CompleterDatapathDefault;
 use crate::frame_arbiter::FrameArbiter;
 use crate::icrc_checker::IcrcChecker;
 use crate::icrc_generator::IcrcGenerator;
@@ -81,6 +82,7 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("send_queue_tracker", SendQueueTrackerDefault::default()),
         // RDMA WRITE receive path: frames to DMA writes and verdicts.
         ExportedBlock::new("responder_datapath", ResponderDatapath::default()),
+        ExportedBlock::new("completer_datapath", CompleterDatapathDefault::default()),
         // Grant to request frames: segmenter, MR check, DMA reassembly, TX
         // builder; an 8-packet payload buffer in block RAM.
         ExportedBlock::new("requester_datapath", RequesterDatapath::default()),
