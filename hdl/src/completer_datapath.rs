@@ -4,8 +4,9 @@
 //! to write back, the timer command, the READ response / atomic ACK
 //! placement, the send-queue ring operations and the send CQEs. The RTL of
 //! the model's `completer::on_response` (with the drain after it),
-//! `completer::on_timer` and the ring side of `Nic::post_send`; the
-//! lockstep test replays events a model NIC recorded
+//! `completer::on_timer`, the ring side of `Nic::post_send` and of
+//! `completer::move_to_error` when something else moves the QP to ERR;
+//! the lockstep test replays events a model NIC recorded
 //! (`Nic::record_completer`: every event's state before and after and its
 //! CQEs) and holds every output to them.
 //!
@@ -24,7 +25,8 @@
 //!   side RAM and the tracker's RAMs keep their contents).
 //! - Event (valid/ready; `ev_ready` is high when idle, the event is taken
 //!   in the cycle both are high and all its inputs are sampled then):
-//!   `ev_kind` ([`EV_RESPONSE`], [`EV_TIMER`], [`EV_POST`], [`EV_CLEAR`]),
+//!   `ev_kind` ([`EV_RESPONSE`], [`EV_TIMER`], [`EV_POST`], [`EV_CLEAR`],
+//!   [`EV_TO_ERROR`]),
 //!   `ev_qpn`, and
 //!   - response: `pkt_opcode`, `pkt_psn`, `pkt_has_aeth`,
 //!     `pkt_aeth_syndrome`, `pkt_payload_len`, `pkt_atomic_orig` (the
@@ -34,7 +36,11 @@
 //!   - post: the WQE `post_kind`, `post_opcode` (CQE opcode), `post_npsn`,
 //!     `post_len`, `post_signaled`, `post_status` (posted in error, e.g. a
 //!     local length error, else 0); its first PSN is `ctx_next_psn`;
-//!   - clear: nothing (the QP went to RESET: ring and side state emptied);
+//!   - clear: nothing (the QP went to RESET: ring and side state emptied,
+//!     timer stopped; the context write-back is the input's);
+//!   - to error: nothing (the QP moves to ERR for a reason outside this
+//!     block, the host's `modify_qp` or a responder error: its ring is
+//!     flushed, state ERR, una the next PSN, timer stopped, RNR wait over);
 //!   - every event: the QP context fields (`qp_context_record` names
 //!     without `sq_`): `ctx_state`, `ctx_next_psn`, `ctx_send_psn`,
 //!     `ctx_una_psn`, `ctx_max_sent_psn`, `ctx_ackreq_end_psn`,
@@ -119,6 +125,7 @@ pub const EV_RESPONSE: u64 = 0;
 pub const EV_TIMER: u64 = 1;
 pub const EV_POST: u64 = 2;
 pub const EV_CLEAR: u64 = 3;
+pub const EV_TO_ERROR: u64 = 4;
 
 /// `timer_op` codes.
 pub const TIMER_NONE: u64 = 0;
@@ -171,7 +178,7 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     pub reset: Signal<In, Bit>,
     pub ev_valid: Signal<In, Bit>,
     pub ev_ready: Signal<Out, Bit>,
-    pub ev_kind: Signal<In, Bits<2>>,
+    pub ev_kind: Signal<In, Bits<3>>,
     pub ev_qpn: Signal<In, Bits<A>>,
     pub pkt_opcode: Signal<In, Bits<8>>,
     pub pkt_psn: Signal<In, Bits<24>>,
@@ -234,7 +241,7 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     tracker: SendQueueTracker<A, D>,
     side: SyncRam<Bits<SIDE_BITS>, A>,
     state: DFF<Bits<4>>,
-    kind: DFF<Bits<2>>,
+    kind: DFF<Bits<3>>,
     qpn: DFF<Bits<A>>,
     pkt_opcode_q: DFF<Bits<8>>,
     pkt_psn_q: DFF<Bits<24>>,
@@ -312,9 +319,10 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     st_timer: Constant<Bits<4>>,
     st_end: Constant<Bits<4>>,
     st_finish: Constant<Bits<4>>,
-    ev_response: Constant<Bits<2>>,
-    ev_timer: Constant<Bits<2>>,
-    ev_post: Constant<Bits<2>>,
+    ev_response: Constant<Bits<3>>,
+    ev_timer: Constant<Bits<3>>,
+    ev_post: Constant<Bits<3>>,
+    ev_clear: Constant<Bits<3>>,
     qp_rts: Constant<Bits<3>>,
     qp_err: Constant<Bits<3>>,
     op_post: Constant<Bits<3>>,
@@ -495,9 +503,10 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             st_timer: Constant::new(bits::<4>(ST_TIMER)),
             st_end: Constant::new(bits::<4>(ST_END)),
             st_finish: Constant::new(bits::<4>(ST_FINISH)),
-            ev_response: Constant::new(bits::<2>(EV_RESPONSE)),
-            ev_timer: Constant::new(bits::<2>(EV_TIMER)),
-            ev_post: Constant::new(bits::<2>(EV_POST)),
+            ev_response: Constant::new(bits::<3>(EV_RESPONSE)),
+            ev_timer: Constant::new(bits::<3>(EV_TIMER)),
+            ev_post: Constant::new(bits::<3>(EV_POST)),
+            ev_clear: Constant::new(bits::<3>(EV_CLEAR)),
             qp_rts: Constant::new(bits::<3>(STATE_RTS)),
             qp_err: Constant::new(bits::<3>(STATE_ERR)),
             op_post: Constant::new(bits::<3>(sqt::OP_POST)),
@@ -752,11 +761,15 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 {
                     self.state.d.next = self.st_issue.val();
                 }
-            } else {
+            } else if self.kind.q.val() == self.ev_clear.val() {
                 self.c_op.d.next = self.op_clear.val();
+                self.t_op.d.next = self.timer_stop.val();
                 self.rnr_waiting.d.next = false;
                 self.retry_una_valid.d.next = false;
                 self.retry_una.d.next = 0.into();
+                self.state.d.next = self.st_issue.val();
+            } else {
+                self.c_op.d.next = self.op_flush.val();
                 self.state.d.next = self.st_issue.val();
             }
         } else if self.state.q.val() == self.st_issue.val() {

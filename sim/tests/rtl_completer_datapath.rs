@@ -25,7 +25,7 @@ use rocenic_model::completer::{
     CompleterEvent, CompleterRecord, ResponseRecord, SqSnapshot, WqeKind, WqeOutcome,
 };
 use rocenic_model::send_queue::SendCqe;
-use rocenic_model::verbs::{QpState, WcOpcode, WcStatus};
+use rocenic_model::verbs::{ModifyQp, QpState, SendOp, SendWr, Sge, WcOpcode, WcStatus};
 use rtl_common::traffic::{MixedTraffic, TrafficRun};
 use std::collections::BTreeMap;
 use verilator_sys::{CompleterDatapath as Dut, Sim};
@@ -221,6 +221,8 @@ impl Bench {
                 s.set_u64(Dut::EV_KIND, EV_TIMER);
                 s.set_bit(Dut::TIMER_RNR, rnr);
             }
+            CompleterEvent::Clear => s.set_u64(Dut::EV_KIND, EV_CLEAR),
+            CompleterEvent::ToError => s.set_u64(Dut::EV_KIND, EV_TO_ERROR),
         }
     }
 
@@ -318,12 +320,11 @@ impl Bench {
     }
 }
 
-/// Every completer event and response record of the two NICs.
-fn model_trace(
-    seed: u64,
-    mtu: u32,
-    faults: FaultConfig,
-) -> [(Vec<CompleterRecord>, Vec<ResponseRecord>); 2] {
+type Logs = [(Vec<CompleterRecord>, Vec<ResponseRecord>); 2];
+
+/// Every completer event and response record of the two NICs, and the
+/// events of the end: ERR posts and the move to RESET.
+fn model_trace(seed: u64, mtu: u32, faults: FaultConfig) -> (Logs, [Vec<CompleterRecord>; 2]) {
     let shape = MixedTraffic {
         qps: 3,
         msgs: DEPTH,
@@ -336,10 +337,34 @@ fn model_trace(
         nic.record_responses();
     });
     run.fabric.run_until(2_000_000_000);
-    [0, 1].map(|s| {
+    let logs = [0, 1].map(|s| {
         let nic = run.fabric.node_mut(run.ids[s]);
         (nic.take_completer_log(), nic.take_response_log())
-    })
+    });
+    // Then a WQE posted to every QP in ERR (flushed at once), and every
+    // QP back to RESET.
+    let ends = [0, 1].map(|s| {
+        let nic = run.fabric.node_mut(run.ids[s]);
+        for qpn in nic.qpns() {
+            if nic.qp_state(qpn) == Ok(QpState::Err) {
+                let wr = SendWr {
+                    wr_id: 0xE000 + u64::from(qpn),
+                    op: SendOp::Send,
+                    sgl: vec![Sge {
+                        addr: 0x1000,
+                        length: 3 * mtu,
+                        lkey: 0,
+                    }],
+                    signaled: true,
+                    solicited: false,
+                };
+                nic.post_send(qpn, wr).expect("a post to ERR completes");
+            }
+            nic.modify_qp(qpn, ModifyQp::ToReset).expect("to RESET");
+        }
+        nic.take_completer_log()
+    });
+    (logs, ends)
 }
 
 /// The timer command the model's change of its two timers calls for;
@@ -416,7 +441,18 @@ fn replay(
         };
         let got = bench.event(q, rec, &at);
         assert_eq!(got.qpn, q, "{at}");
-        assert_eq!(got.wb, WriteBack::of(&after), "{at}: write-back");
+        let want = if rec.event == CompleterEvent::Clear {
+            // The host's modify_qp writes the context; the block forgets
+            // its own state.
+            WriteBack {
+                retry_una: None,
+                rnr_waiting: false,
+                ..WriteBack::of(&rec.before)
+            }
+        } else {
+            WriteBack::of(&after)
+        };
+        assert_eq!(got.wb, want, "{at}: write-back");
         match expected_timer(rec, &after) {
             Some(t) => assert_eq!(got.timer, t, "{at}: timer"),
             None => assert!(
@@ -455,7 +491,9 @@ fn replay(
             .map(|(cq, slot, status, opcode, byte_len)| {
                 assert_eq!(cq, q, "{at}: CQE of another QP");
                 SendCqe {
-                    wr_id: wr_ids[&(q, slot)],
+                    wr_id: *wr_ids
+                        .get(&(q, slot))
+                        .unwrap_or_else(|| panic!("{at}: CQE of slot {slot}, never posted")),
                     status,
                     opcode,
                     byte_len,
@@ -466,7 +504,10 @@ fn replay(
         tally.events += 1;
         tally.cqes += cqes.len();
         let class = match rec.event {
+            CompleterEvent::Post { .. } if rec.before.state == QpState::Err => "post in ERR",
             CompleterEvent::Post { .. } => "post",
+            CompleterEvent::Clear => "clear",
+            CompleterEvent::ToError => "to ERR from outside",
             CompleterEvent::Timer { rnr: true, .. } => "rnr wait end",
             CompleterEvent::Timer { .. } => "ack timeout",
             CompleterEvent::Response { .. } if place.is_some() => "response placed",
@@ -508,7 +549,7 @@ fn model_traces_with_loss_duplication_and_reordering_match() {
                 reorder_delay_ns: 4_000,
                 ..FaultConfig::NONE
             };
-            let logs = model_trace(seed, mtu, faults);
+            let (logs, ends) = model_trace(seed, mtu, faults);
             let mut bench = Bench::new(seed, 0.7);
             for (side, (log, responses)) in logs.iter().enumerate() {
                 let what = format!("trace seed {seed:#x}, MTU {mtu}, loss {loss}, NIC {side}");
@@ -521,6 +562,10 @@ fn model_traces_with_loss_duplication_and_reordering_match() {
                     &mut tally,
                 );
             }
+            for (side, log) in ends.iter().enumerate() {
+                let what = format!("end of seed {seed:#x}, MTU {mtu}, loss {loss}, NIC {side}");
+                replay(&mut bench, log, &[], side as u64 * 16, &what, &mut tally);
+            }
             max_cycles = max_cycles.max(bench.max_cycles);
             cycles += bench.cycles;
         }
@@ -532,6 +577,9 @@ fn model_traces_with_loss_duplication_and_reordering_match() {
     );
     for k in [
         "post",
+        "post in ERR",
+        "clear",
+        "to ERR from outside",
         "response",
         "response placed",
         "ack timeout",

@@ -353,7 +353,8 @@ impl SqSnapshot {
 /// What started a completer event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompleterEvent {
-    /// A send WQE accepted by `post_send` in RTS.
+    /// A send WQE accepted by `post_send`: in RTS queued, in ERR completed
+    /// at once with WR_FLUSH_ERR (the record is what it would have been).
     Post { record: WqeRecord, wr_id: u64 },
     /// A response packet (opcodes 0x0D..=0x12), with the drain after it.
     Response {
@@ -366,6 +367,12 @@ pub enum CompleterEvent {
     /// [`on_timer`] in RTS with a timer due: the end of an RNR wait
     /// (`rnr`) and/or the local ACK timeout (`ack`).
     Timer { rnr: bool, ack: bool },
+    /// The QP moved to ERR outside the completer's own events
+    /// (`modify_qp`, a responder error): every send WQE flushed.
+    ToError,
+    /// The QP went back to RESET (`modify_qp`): its ring emptied without
+    /// completions, its completer state forgotten.
+    Clear,
 }
 
 /// One completer event of one QP: the QP's state before and after it
@@ -685,9 +692,8 @@ pub(crate) fn on_timer(qp: &mut Qp, env: &mut Env, now: Time) {
     }
     let rnr = qp.sq.rnr_until.is_some_and(|t| t <= now);
     let ack = qp.sq.ack_timer.is_some_and(|t| t <= now);
-    if rnr || ack {
-        env.begin_completer_event(qp, || CompleterEvent::Timer { rnr, ack });
-    }
+    let opened =
+        (rnr || ack) && env.begin_completer_event(qp, || CompleterEvent::Timer { rnr, ack });
     if qp.sq.rnr_until.is_some_and(|t| t <= now) {
         qp.sq.rnr_until = None;
         qp.sq.send_psn = qp.sq.una();
@@ -701,9 +707,7 @@ pub(crate) fn on_timer(qp: &mut Qp, env: &mut Env, now: Time) {
         }
     }
     drain(qp, env);
-    if rnr || ack {
-        env.end_completer_event(qp);
-    }
+    env.end_completer_event(qp, opened);
 }
 
 pub(crate) fn wc_opcode(op: &SendOp) -> WcOpcode {
@@ -750,6 +754,7 @@ pub(crate) fn drain(qp: &mut Qp, env: &mut Env) {
 /// in progress first); timers stop. Queued NAKs still go out so the peer
 /// learns why.
 pub(crate) fn move_to_error(qp: &mut Qp, env: &mut Env) {
+    let opened = env.begin_completer_event(qp, || CompleterEvent::ToError);
     qp.state = QpState::Err;
     let mut logged = Vec::new();
     for (w, status) in send_queue::flush(&mut qp.sq.wqes) {
@@ -775,6 +780,7 @@ pub(crate) fn move_to_error(qp: &mut Qp, env: &mut Env) {
         env.complete(qp.recv_cq, flush_recv(qp.qpn, r.wr_id));
     }
     qp.resp.out.flush_to_error();
+    env.end_completer_event(qp, opened);
 }
 
 pub(crate) fn flush_recv(qpn: u32, wr_id: u64) -> Cqe {

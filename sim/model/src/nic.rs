@@ -149,24 +149,35 @@ impl Env<'_> {
 
     /// Starts recording a completer event of `qp` (when asked to): its
     /// state now, and every send CQE until [`Env::end_completer_event`].
+    /// Inside another event (a move to ERR within a response) nothing
+    /// starts: false.
     pub(crate) fn begin_completer_event(
         &mut self,
         qp: &Qp,
         event: impl FnOnce() -> CompleterEvent,
-    ) {
-        if let Some(log) = self.completer_log.as_mut() {
-            log.push(CompleterRecord {
-                qpn: qp.qpn,
-                event: event(),
-                before: completer::SqSnapshot::of(qp),
-                after: None,
-                cqes: Vec::new(),
-            });
+    ) -> bool {
+        let Some(log) = self.completer_log.as_mut() else {
+            return false;
+        };
+        if log.last().is_some_and(|r| r.after.is_none()) {
+            return false;
         }
+        log.push(CompleterRecord {
+            qpn: qp.qpn,
+            event: event(),
+            before: completer::SqSnapshot::of(qp),
+            after: None,
+            cqes: Vec::new(),
+        });
+        true
     }
 
-    /// The state of `qp` after the event begun last.
-    pub(crate) fn end_completer_event(&mut self, qp: &Qp) {
+    /// The state of `qp` after the event `begin_completer_event` opened
+    /// (`opened`: what it returned).
+    pub(crate) fn end_completer_event(&mut self, qp: &Qp, opened: bool) {
+        if !opened {
+            return;
+        }
         if let Some(open) = self
             .completer_log
             .as_mut()
@@ -457,7 +468,9 @@ impl Nic {
                 if !qp.sq.wqes.is_empty() {
                     env.log_ring(qpn, || RingOp::Clear);
                 }
+                let opened = env.begin_completer_event(qp, || CompleterEvent::Clear);
                 qp.reset(&dcqcn, rate);
+                env.end_completer_event(qp, opened);
                 Ok(())
             }
             _ => qp.apply(&change, local_ip),
@@ -493,7 +506,24 @@ impl Nic {
             match qp.state {
                 QpState::Rts => {}
                 QpState::Err => {
+                    let len = sgl_len(&wr.sgl);
+                    let first_psn = qp.sq.next_psn;
+                    let record = crate::send_queue::WqeRecord {
+                        kind: WqeKind::of(&wr.op),
+                        opcode: completer::wc_opcode(&wr.op),
+                        first_psn,
+                        npsn: requester::message_psns(&wr.op, len, qp.mtu()),
+                        done_psn: first_psn,
+                        len: len as u32,
+                        signaled: wr.signaled,
+                        complete: false,
+                        error: None,
+                    };
+                    let wr_id = wr.wr_id;
+                    let opened =
+                        env.begin_completer_event(qp, || CompleterEvent::Post { record, wr_id });
                     env.complete(qp.send_cq, completer::flush_send(qp.qpn, wr.wr_id, &wr.op));
+                    env.end_completer_event(qp, opened);
                     return Ok(());
                 }
                 state => return Err(VerbsError::WrongQpState { qpn, state }),
@@ -544,11 +574,11 @@ impl Nic {
                 wr_id: wqe.wr.wr_id,
             });
             let (record, wr_id) = (wqe.record(), wqe.wr.wr_id);
-            env.begin_completer_event(qp, || CompleterEvent::Post { record, wr_id });
+            let opened = env.begin_completer_event(qp, || CompleterEvent::Post { record, wr_id });
             qp.sq.next_psn = psn::add(first, npsn);
             qp.sq.wqes.push_back(wqe);
             completer::drain(qp, &mut env);
-            env.end_completer_event(qp);
+            env.end_completer_event(qp, opened);
             Ok(())
         })
         .unwrap_or(Err(VerbsError::NoSuchQp(qpn)))
@@ -777,10 +807,11 @@ impl Nic {
         let is_response =
             (op::READ_RESPONSE_FIRST..=op::ATOMIC_ACKNOWLEDGE).contains(&f.bth.opcode);
         with_qp!(self, qpn, |qp, env| {
+            let mut opened = false;
             if is_request {
                 responder::on_request(qp, &mut env, &f);
             } else if is_response {
-                env.begin_completer_event(qp, || CompleterEvent::Response {
+                opened = env.begin_completer_event(qp, || CompleterEvent::Response {
                     opcode: f.bth.opcode,
                     psn: f.bth.psn,
                     aeth: f.ext.aeth,
@@ -792,9 +823,7 @@ impl Nic {
                 env.drop_frame("unsupported_opcode");
             }
             completer::drain(qp, &mut env);
-            if is_response {
-                env.end_completer_event(qp);
-            }
+            env.end_completer_event(qp, opened);
         });
     }
 
