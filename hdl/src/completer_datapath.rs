@@ -35,7 +35,9 @@
 //!     ACK timeout), as `qp_timers`' expiry says;
 //!   - post: the WQE `post_kind`, `post_opcode` (CQE opcode), `post_npsn`,
 //!     `post_len`, `post_signaled`, `post_status` (posted in error, e.g. a
-//!     local length error, else 0); its first PSN is `ctx_next_psn`;
+//!     local length error, else 0), its local buffer `post_lkey`,
+//!     `post_va` (one SGE, as `requester_datapath` takes); its first PSN
+//!     is `ctx_next_psn`;
 //!   - clear: nothing (the QP went to RESET: ring and side state emptied,
 //!     timer stopped; the context write-back is the input's);
 //!   - to error: nothing (the QP moves to ERR for a reason outside this
@@ -57,10 +59,10 @@
 //!     [`TIMER_ARM`] with `timer_kind` (high: RNR wait) and `timer_code`
 //!     (ACK: the context's `timeout`; RNR: the NAK's timer code), or
 //!     [`TIMER_STOP`]);
-//!   - the placement of a response's data (`place_valid`): `place_slot`
-//!     (the WQE's ring slot: the host's WQE table gives its L_Key and VA),
-//!     `place_offset` and `place_len` (bytes into the WQE's local buffer;
-//!     the payload's DMA through `mr_translate` is a later stage), or with
+//!   - the placement of a response's data (`place_valid`): the WQE's
+//!     `place_slot`, `place_lkey`, `place_va` (its buffer's VA plus the
+//!     offset), `place_offset` and `place_len` (bytes into the buffer; the
+//!     payload's DMA through `mr_translate` is a later stage), or with
 //!     `place_atomic` the 8-byte `place_atomic_orig` at offset 0;
 //!   - post: `post_accepted` (low: the ring was full, or the QP not in
 //!     RTS or ERR), `post_slot` (the handle the host maps to its wr_id);
@@ -110,15 +112,21 @@
 //! # Memory
 //!
 //! The tracker's ring (`2^(A+D)` x 115 bits) and pointers (`2^A` x 16),
-//! and the side RAM (`2^A` x [`SIDE_BITS`], zero at power-up: no retry
+//! the local buffer of every ring slot ([`SgeRam`], `2^(A+D)` x
+//! [`SGE_BITS`]), and the side RAM (`2^A` x [`SIDE_BITS`], zero at power-up: no retry
 //! under way, no RNR wait), all synchronous-read block RAM. The side RAM
 //! is read when an event is taken and written when it is done; events are
 //! sequential, so no collision logic.
+//!
+//! Yosys `synth_xilinx` (UltraScale+) at the defaults: 97 RAMB36 (ring 52,
+//! local buffers 44, side 1) + 1 RAMB18, 1,815 LUTs, 1,516 flip-flops.
 
 use crate::response_checker::{self as rc, ResponseChecker};
 use crate::send_queue_tracker::{self as sqt, SendQueueTracker};
 use crate::sync_ram::SyncRam;
+use rust_hdl::core::timing::TimingInfo;
 use rust_hdl::prelude::*;
+use std::collections::BTreeMap;
 
 /// `ev_kind` codes.
 pub const EV_RESPONSE: u64 = 0;
@@ -134,6 +142,9 @@ pub const TIMER_STOP: u64 = 2;
 
 /// Bits of a side RAM word: `{retry_una[23:0], retry_una_valid, rnr_waiting}`.
 pub const SIDE_BITS: usize = 26;
+
+/// Bits of a local buffer word: `{lkey[31:0], va[63:0]}`.
+pub const SGE_BITS: usize = 96;
 
 /// QP state codes (`qp_context_record::state`).
 pub const STATE_RTS: u64 = 3;
@@ -193,6 +204,8 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     pub post_len: Signal<In, Bits<32>>,
     pub post_signaled: Signal<In, Bit>,
     pub post_status: Signal<In, Bits<4>>,
+    pub post_lkey: Signal<In, Bits<32>>,
+    pub post_va: Signal<In, Bits<64>>,
     pub ctx_state: Signal<In, Bits<3>>,
     pub ctx_next_psn: Signal<In, Bits<24>>,
     pub ctx_send_psn: Signal<In, Bits<24>>,
@@ -228,6 +241,8 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     pub place_offset: Signal<Out, Bits<32>>,
     pub place_len: Signal<Out, Bits<32>>,
     pub place_atomic_orig: Signal<Out, Bits<64>>,
+    pub place_lkey: Signal<Out, Bits<32>>,
+    pub place_va: Signal<Out, Bits<64>>,
     pub post_accepted: Signal<Out, Bit>,
     pub post_slot: Signal<Out, Bits<D>>,
     pub cqe_valid: Signal<Out, Bit>,
@@ -240,6 +255,7 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     checker: ResponseChecker,
     tracker: SendQueueTracker<A, D>,
     side: SyncRam<Bits<SIDE_BITS>, A>,
+    sges: SgeRam<A, D>,
     state: DFF<Bits<4>>,
     kind: DFF<Bits<3>>,
     qpn: DFF<Bits<A>>,
@@ -256,6 +272,8 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     post_len_q: DFF<Bits<32>>,
     post_signaled_q: DFF<Bit>,
     post_status_q: DFF<Bits<4>>,
+    post_lkey_q: DFF<Bits<32>>,
+    post_va_q: DFF<Bits<64>>,
     max_sent_q: DFF<Bits<24>>,
     timeout_q: DFF<Bits<5>>,
     retry_cnt_q: DFF<Bits<3>>,
@@ -377,6 +395,8 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             post_len: Default::default(),
             post_signaled: Default::default(),
             post_status: Default::default(),
+            post_lkey: Default::default(),
+            post_va: Default::default(),
             ctx_state: Default::default(),
             ctx_next_psn: Default::default(),
             ctx_send_psn: Default::default(),
@@ -412,6 +432,8 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             place_offset: Default::default(),
             place_len: Default::default(),
             place_atomic_orig: Default::default(),
+            place_lkey: Default::default(),
+            place_va: Default::default(),
             post_accepted: Default::default(),
             post_slot: Default::default(),
             cqe_valid: Default::default(),
@@ -424,6 +446,7 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             checker: Default::default(),
             tracker: Default::default(),
             side: SyncRam::default(),
+            sges: Default::default(),
             state: Default::default(),
             kind: Default::default(),
             qpn: Default::default(),
@@ -440,6 +463,8 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             post_len_q: Default::default(),
             post_signaled_q: Default::default(),
             post_status_q: Default::default(),
+            post_lkey_q: Default::default(),
+            post_va_q: Default::default(),
             max_sent_q: Default::default(),
             timeout_q: Default::default(),
             retry_cnt_q: Default::default(),
@@ -563,6 +588,8 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             post_len_q,
             post_signaled_q,
             post_status_q,
+            post_lkey_q,
+            post_va_q,
             max_sent_q,
             timeout_q,
             retry_cnt_q,
@@ -615,7 +642,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             accepted,
             post_slot_q
         );
-        clock!(self, clock, checker, tracker, side);
+        clock!(self, clock, checker, tracker, side, sges);
         self.checker.reset.next = self.reset.val();
         self.tracker.reset.next = self.reset.val();
 
@@ -672,6 +699,19 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             | (bit_cast::<SIDE_BITS, 1>(self.retry_una_valid.q.val().into()) << 1)
             | (bit_cast::<SIDE_BITS, 24>(self.retry_una.q.val()) << 2);
 
+        // ---- the local buffers: written when a post is taken, read at the
+        // WQE a response belongs to (stable from its lookup to done)
+        self.sges.write_enable.next = (self.state.q.val() == self.st_wait.val())
+            & self.tracker.res_valid.val()
+            & (self.c_op.q.val() == self.op_post.val())
+            & self.tracker.res_accepted.val();
+        self.sges.write_qpn.next = self.qpn.q.val();
+        self.sges.write_slot.next = self.tracker.res_slot.val();
+        self.sges.write_data.next = bit_cast::<SGE_BITS, 64>(self.post_va_q.q.val())
+            | (bit_cast::<SGE_BITS, 32>(self.post_lkey_q.q.val()) << 64);
+        self.sges.read_qpn.next = self.qpn.q.val();
+        self.sges.read_slot.next = self.wqe_slot.q.val();
+
         // ---- progress (the model's `progress`) at the una a walk found:
         // after a walk that moved una, and after every placed response.
         self.progress.next = false;
@@ -709,6 +749,8 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 self.post_len_q.d.next = self.post_len.val();
                 self.post_signaled_q.d.next = self.post_signaled.val();
                 self.post_status_q.d.next = self.post_status.val();
+                self.post_lkey_q.d.next = self.post_lkey.val();
+                self.post_va_q.d.next = self.post_va.val();
                 self.max_sent_q.d.next = self.ctx_max_sent_psn.val();
                 self.timeout_q.d.next = self.ctx_timeout.val();
                 self.retry_cnt_q.d.next = self.ctx_retry_cnt.val();
@@ -1007,11 +1049,93 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.place_offset.next = self.p_offset.q.val();
         self.place_len.next = self.p_len.q.val();
         self.place_atomic_orig.next = self.pkt_orig_q.q.val();
+        self.place_lkey.next = self.sges.read_data.val().get_bits::<32>(64);
+        self.place_va.next =
+            self.sges.read_data.val().get_bits::<64>(0) + bit_cast::<64, 32>(self.p_offset.q.val());
         self.post_accepted.next = self.accepted.q.val();
         self.post_slot.next = self.post_slot_q.q.val();
 
         if self.reset.val() {
             self.state.d.next = self.st_idle.val();
         }
+    }
+}
+
+/// The local buffer of every WQE in the rings: `2^(A+D)` words of
+/// [`SGE_BITS`] (`{lkey[31:0], va[63:0]}`) addressed `{qpn, slot}`, simple
+/// dual port, read data registered at the edge that samples the read
+/// address, contents undefined at power-up (a slot is read only for a WQE
+/// a post wrote). A read of the address written at the same edge is
+/// don't-care (`no_rw_check`): it only happens in a post, which does not
+/// use the data.
+#[derive(LogicBlock, Default)]
+pub struct SgeRam<const A: usize, const D: usize> {
+    pub clock: Signal<In, Clock>,
+    pub read_qpn: Signal<In, Bits<A>>,
+    pub read_slot: Signal<In, Bits<D>>,
+    pub read_data: Signal<Out, Bits<SGE_BITS>>,
+    pub write_enable: Signal<In, Bit>,
+    pub write_qpn: Signal<In, Bits<A>>,
+    pub write_slot: Signal<In, Bits<D>>,
+    pub write_data: Signal<In, Bits<SGE_BITS>>,
+    /// Written entries only; the rest read as zero.
+    _contents: BTreeMap<(u64, u64), Bits<SGE_BITS>>,
+}
+
+impl<const A: usize, const D: usize> Logic for SgeRam<A, D> {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            let read = (self.read_qpn.val().to_u64(), self.read_slot.val().to_u64());
+            self.read_data.next = self._contents.get(&read).copied().unwrap_or_default();
+            if self.write_enable.val() {
+                self._contents.insert(
+                    (
+                        self.write_qpn.val().to_u64(),
+                        self.write_slot.val().to_u64(),
+                    ),
+                    self.write_data.val(),
+                );
+            }
+        }
+    }
+
+    fn connect(&mut self) {
+        self.read_data.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!(
+            "\
+(* no_rw_check *)
+reg [{top}:0] mem [0:{last}];
+initial read_data = {width}'d0;
+
+always @(posedge clock) begin
+    if (write_enable) begin
+        mem[{{write_qpn, write_slot}}] <= write_data;
+    end
+    read_data <= mem[{{read_qpn, read_slot}}];
+end
+",
+            top = SGE_BITS - 1,
+            last = (1usize << (A + D)) - 1,
+            width = SGE_BITS,
+        ))
+    }
+
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![TimingInfo {
+            name: "completer_sge_ram".into(),
+            clock: "clock".into(),
+            inputs: vec![
+                "read_qpn".into(),
+                "read_slot".into(),
+                "write_enable".into(),
+                "write_qpn".into(),
+                "write_slot".into(),
+                "write_data".into(),
+            ],
+            outputs: vec!["read_data".into()],
+        }]
     }
 }

@@ -1,6 +1,6 @@
 //! CompleterDatapath: Yosys synth_xilinx at the default 1024 QPs x 16
-//! outstanding WQEs. The send-queue tracker's ring and pointers and the
-//! completer's side RAM must map to block RAM, nothing to LUT RAM or
+//! outstanding WQEs. The send-queue tracker's ring and pointers, the WQEs'
+//! local buffers and the completer's side RAM must map to block RAM, nothing to LUT RAM or
 //! flip-flops. (Its behaviour is checked against the model under Verilator
 //! by `sim/tests/rtl_completer_datapath.rs`, which replays recorded model
 //! traces event by event; the inner blocks have their own unit tests.)
@@ -33,9 +33,10 @@ fn memories_map_to_block_ram() {
         report.flip_flops()
     );
     // The tracker's 16384 x 115 ring (52 RAMB36) and 1024 x 16 pointers
-    // (one RAMB18), the 1024 x 26 side RAM (one RAMB36).
+    // (one RAMB18), the 16384 x 96 local buffers (44 RAMB36), the 1024 x
+    // 26 side RAM (one RAMB36).
     assert!(bram36 + bram18 > 0, "{}", report.log);
-    assert_eq!((bram36, bram18), (53, 1), "{}", report.log);
+    assert_eq!((bram36, bram18), (97, 1), "{}", report.log);
     assert!(
         report.cells.iter().all(|(c, _)| !c.starts_with("RAM64")
             && !c.starts_with("RAM32")

@@ -103,8 +103,19 @@ impl WriteBack {
 /// (op, RNR kind, code) of the timer command.
 type Timer = (u64, bool, u64);
 
-/// Placement: (atomic, slot, offset, len, atomic orig).
-type Place = (bool, u64, u64, u64, u64);
+/// Where a response's data goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Place {
+    atomic: bool,
+    slot: u64,
+    lkey: u32,
+    /// The buffer's VA plus the offset.
+    va: u64,
+    offset: u64,
+    len: u64,
+    /// For an atomic ACK.
+    orig: Option<u64>,
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Done {
@@ -166,6 +177,8 @@ impl Bench {
         s.set_u64(Dut::POST_LEN, g >> 20);
         s.set_bit(Dut::POST_SIGNALED, g & 4 != 0);
         s.set_u64(Dut::POST_STATUS, (g >> 50) & 0xF);
+        s.set_u64(Dut::POST_LKEY, g >> 17);
+        s.set_u64(Dut::POST_VA, g.rotate_left(23));
         s.set_u64(Dut::CTX_STATE, state_code(b.state));
         s.set_u64(Dut::CTX_NEXT_PSN, b.next_psn.into());
         s.set_u64(Dut::CTX_SEND_PSN, b.send_psn.into());
@@ -179,8 +192,12 @@ impl Bench {
         s.set_u64(Dut::CTX_RNR_LEFT, b.rnr_left.into());
         s.set_u64(Dut::CTX_PATH_MTU, mtu_code(b.mtu).unwrap().into());
         match rec.event {
-            CompleterEvent::Post { record, .. } => {
+            CompleterEvent::Post { record, sge, .. } => {
                 s.set_u64(Dut::EV_KIND, EV_POST);
+                if let Some(sge) = sge {
+                    s.set_u64(Dut::POST_LKEY, sge.lkey.into());
+                    s.set_u64(Dut::POST_VA, sge.addr);
+                }
                 s.set_u64(
                     Dut::POST_KIND,
                     KINDS.iter().position(|&k| k == record.kind).unwrap() as u64,
@@ -265,13 +282,16 @@ impl Bench {
                 s.get_u64(Dut::TIMER_CODE),
             ),
             place: s.get_bit(Dut::PLACE_VALID).then(|| {
-                (
-                    s.get_bit(Dut::PLACE_ATOMIC),
-                    s.get_u64(Dut::PLACE_SLOT),
-                    s.get_u64(Dut::PLACE_OFFSET),
-                    s.get_u64(Dut::PLACE_LEN),
-                    s.get_u64(Dut::PLACE_ATOMIC_ORIG),
-                )
+                let atomic = s.get_bit(Dut::PLACE_ATOMIC);
+                Place {
+                    atomic,
+                    slot: s.get_u64(Dut::PLACE_SLOT),
+                    lkey: s.get_u64(Dut::PLACE_LKEY) as u32,
+                    va: s.get_u64(Dut::PLACE_VA),
+                    offset: s.get_u64(Dut::PLACE_OFFSET),
+                    len: s.get_u64(Dut::PLACE_LEN),
+                    orig: atomic.then(|| s.get_u64(Dut::PLACE_ATOMIC_ORIG)),
+                }
             }),
             post: s
                 .get_bit(Dut::POST_ACCEPTED)
@@ -424,8 +444,8 @@ fn replay(
 ) {
     let index = |qpn: u32| base + u64::from(qpn - 0x11);
     let mut wr_ids: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-    // The slot of each posted WQE, by its first PSN.
-    let mut slot_of: BTreeMap<(u64, u32), u64> = BTreeMap::new();
+    // The slot and local buffer of each posted WQE, by its first PSN.
+    let mut slot_of: BTreeMap<(u64, u32), (u64, Option<Sge>)> = BTreeMap::new();
     let mut responses = responses.iter();
     for (i, rec) in log.iter().enumerate() {
         let q = index(rec.qpn);
@@ -462,29 +482,33 @@ fn replay(
             ),
         }
         let place = response.and_then(|r| {
-            let slot = |w: &rocenic_model::completer::WqeView| slot_of[&(q, w.first_psn)];
-            match r.wqe_outcome {
-                Some(WqeOutcome::Read(Ok(p))) => Some((
-                    false,
-                    slot(r.wqe.as_ref().unwrap()),
-                    p.offset,
-                    p.len,
-                    got.place.map_or(0, |p| p.4),
-                )),
+            let (offset, len, orig) = match r.wqe_outcome {
+                Some(WqeOutcome::Read(Ok(p))) => (p.offset, p.len, None),
                 Some(WqeOutcome::Atomic(Ok(()))) => {
                     let CompleterEvent::Response { atomic_orig, .. } = rec.event else {
                         unreachable!()
                     };
-                    Some((true, slot(r.wqe.as_ref().unwrap()), 0, 8, atomic_orig))
+                    (0, 8, Some(atomic_orig))
                 }
-                _ => None,
-            }
+                _ => return None,
+            };
+            let (slot, sge) = slot_of[&(q, r.wqe.expect("a WQE holds the PSN").first_psn)];
+            let sge = sge.expect("a READ or atomic has a local buffer");
+            Some(Place {
+                atomic: orig.is_some(),
+                slot,
+                lkey: sge.lkey,
+                va: sge.addr.wrapping_add(offset),
+                offset,
+                len,
+                orig,
+            })
         });
         assert_eq!(got.place, place, "{at}: placement");
-        if let CompleterEvent::Post { record, wr_id } = rec.event {
+        if let CompleterEvent::Post { record, wr_id, sge } = rec.event {
             let slot = got.post.unwrap_or_else(|| panic!("{at}: post refused"));
             wr_ids.insert((q, slot), wr_id);
-            slot_of.insert((q, record.first_psn), slot);
+            slot_of.insert((q, record.first_psn), (slot, sge));
         }
         let cqes: Vec<SendCqe> = std::mem::take(&mut bench.emitted)
             .into_iter()

@@ -9,7 +9,7 @@ pub use crate::qp::WqeKind;
 use crate::qp::{Qp, SendWqe};
 use crate::send_queue::{self, RingOp, RingWqe, SendCqe, WqeRecord};
 use crate::timers::rnr_timer_ns;
-use crate::verbs::{Access, Cqe, QpState, SendOp, WcOpcode, WcStatus};
+use crate::verbs::{Access, Cqe, QpState, SendOp, Sge, WcOpcode, WcStatus};
 use crate::Time;
 use rocenic_wire::{op, psn, Aeth, AethKind, RoceFrame};
 
@@ -355,7 +355,13 @@ impl SqSnapshot {
 pub enum CompleterEvent {
     /// A send WQE accepted by `post_send`: in RTS queued, in ERR completed
     /// at once with WR_FLUSH_ERR (the record is what it would have been).
-    Post { record: WqeRecord, wr_id: u64 },
+    Post {
+        record: WqeRecord,
+        wr_id: u64,
+        /// Its first local buffer, where a READ response or atomic ACK
+        /// lands.
+        sge: Option<Sge>,
+    },
     /// A response packet (opcodes 0x0D..=0x12), with the drain after it.
     Response {
         opcode: u8,

@@ -519,9 +519,12 @@ impl Nic {
                         complete: false,
                         error: None,
                     };
-                    let wr_id = wr.wr_id;
-                    let opened =
-                        env.begin_completer_event(qp, || CompleterEvent::Post { record, wr_id });
+                    let (wr_id, sge) = (wr.wr_id, wr.sgl.first().copied());
+                    let opened = env.begin_completer_event(qp, || CompleterEvent::Post {
+                        record,
+                        wr_id,
+                        sge,
+                    });
                     env.complete(qp.send_cq, completer::flush_send(qp.qpn, wr.wr_id, &wr.op));
                     env.end_completer_event(qp, opened);
                     return Ok(());
@@ -573,8 +576,9 @@ impl Nic {
                 record: wqe.record(),
                 wr_id: wqe.wr.wr_id,
             });
-            let (record, wr_id) = (wqe.record(), wqe.wr.wr_id);
-            let opened = env.begin_completer_event(qp, || CompleterEvent::Post { record, wr_id });
+            let (record, wr_id, sge) = (wqe.record(), wqe.wr.wr_id, wqe.wr.sgl.first().copied());
+            let opened =
+                env.begin_completer_event(qp, || CompleterEvent::Post { record, wr_id, sge });
             qp.sq.next_psn = psn::add(first, npsn);
             qp.sq.wqes.push_back(wqe);
             completer::drain(qp, &mut env);
