@@ -12,7 +12,8 @@
 //!
 //! Inside: a [`ResponseChecker`] (the decision), a [`SendQueueTracker`]
 //! (the per-QP rings: lookup, implicit-ACK walk, complete_response, fail,
-//! flush, drain, post, clear) and a per-QP side RAM of the completer state
+//! flush, drain, post, clear), an [`SgeRam`] with the local buffer (L_Key,
+//! VA) of every WQE in the rings, and a per-QP side RAM of the completer state
 //! the context record has no room for: `retry_una` (valid + 24 bits: the
 //! una of the Go-Back-N under way, so a burst of gap responses or a
 //! duplicated NAK rewinds once) and `rnr_waiting` (the model's
@@ -101,11 +102,11 @@
 //! # Latency and throughput
 //!
 //! One event at a time, from `ev_valid` to `done_valid` (measured on the
-//! recorded traces): a post 9 cycles, a timer 4 to 6, a response 10 to 67
-//! (a drop after a short lookup walk 10; a READ response placed 30 to 38;
-//! an error NAK with its flush of a full ring the longest), each ring
-//! command 5 cycles plus its walk, plus every cycle a CQE waits on
-//! `cqe_ready`. That is line rate at MTU-sized frames (65 cycles at MTU
+//! recorded traces): a post 9 cycles (13 in ERR), a timer 4 to 6, a
+//! response 10 to 67 (a drop after a short lookup walk 10; a READ response
+//! or atomic ACK placed 30 to 38; long walks and flushes up to 67), a move
+//! to ERR 7 to 32: each ring command 5 cycles plus its walk, plus every
+//! cycle a CQE waits on `cqe_ready`. That is line rate at MTU-sized frames (65 cycles at MTU
 //! 4096) and not for minimum-size responses; the core's arbiter holds the
 //! QP's context meanwhile.
 //!
@@ -113,8 +114,9 @@
 //!
 //! The tracker's ring (`2^(A+D)` x 115 bits) and pointers (`2^A` x 16),
 //! the local buffer of every ring slot ([`SgeRam`], `2^(A+D)` x
-//! [`SGE_BITS`]), and the side RAM (`2^A` x [`SIDE_BITS`], zero at power-up: no retry
-//! under way, no RNR wait), all synchronous-read block RAM. The side RAM
+//! [`SGE_BITS`]), and the side RAM (`2^A` x [`SIDE_BITS`], zero at
+//! power-up: no retry under way, no RNR wait), all synchronous-read block
+//! RAM. The side RAM
 //! is read when an event is taken and written when it is done; events are
 //! sequential, so no collision logic.
 //!
