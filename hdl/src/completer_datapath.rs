@@ -102,11 +102,12 @@
 //! # Latency and throughput
 //!
 //! One event at a time, from `ev_valid` to `done_valid` (measured on the
-//! recorded traces): a post 9 cycles (13 in ERR), a timer 4 to 6, a
-//! response 10 to 67 (a drop after a short lookup walk 10; a READ response
-//! or atomic ACK placed 30 to 38; long walks and flushes up to 67), a move
-//! to ERR 7 to 32: each ring command 5 cycles plus its walk, plus every
-//! cycle a CQE waits on `cqe_ready`. That is line rate at MTU-sized frames (65 cycles at MTU
+//! recorded traces): a post 9 cycles (13 in ERR), a timer 4 to 6 (36 when
+//! the retries are exhausted: fail and flush), a response 10 to 67 (a drop
+//! after a short lookup walk 10; a READ response or atomic ACK placed 30
+//! to 38; long walks and flushes up to 67), a move to ERR 7 to 32: each
+//! ring command 5 cycles plus its walk, plus every cycle a CQE waits on
+//! `cqe_ready`. That is line rate at MTU-sized frames (65 cycles at MTU
 //! 4096) and not for minimum-size responses; the core's arbiter holds the
 //! QP's context meanwhile.
 //!
