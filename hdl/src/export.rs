@@ -9,6 +9,7 @@
 //! bridge's `Sim` drives it) and its Verilog top module is rust-hdl's `top`.
 
 use crate::atomic_unit::AtomicUnit;
+use crate::completer_datapath::CompleterDatapathDefault;
 use crate::frame_arbiter::FrameArbiter;
 use crate::icrc_checker::IcrcChecker;
 use crate::icrc_generator::IcrcGenerator;
@@ -83,13 +84,18 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("qp_timers", QpTimers::<DEFAULT_QPN_BITS>::default()),
         // The ACK engine's WQE rings: 1024 QPs x 16 slots in block RAM.
         ExportedBlock::new("send_queue_tracker", SendQueueTrackerDefault::default()),
+        // Receive WQE rings: 1024 QPs x 16 one-SGE WQEs in block RAM.
         ExportedBlock::new("receive_queue", ReceiveQueueDefault::default()),
         // The responder's READ/atomic resources: 1024 QPs x 16 in block RAM.
         ExportedBlock::new("rd_atomic_resources", RdAtomicResourcesDefault::default()),
         // CMP_SWAP / FETCH_ADD through DMA read and write, one at a time.
         ExportedBlock::new("atomic_unit", AtomicUnit::default()),
-        // RDMA WRITE receive path: frames to DMA writes and verdicts.
+        // SEND / RDMA WRITE receive path: frames to DMA writes, receive
+        // CQEs and verdicts.
         ExportedBlock::new("responder_datapath", ResponderDatapath::default()),
+        // One completer event of one QP: WQE ring, response check, context
+        // write-back, timer command, placement, send CQEs.
+        ExportedBlock::new("completer_datapath", CompleterDatapathDefault::default()),
         // Grant to request frames: segmenter, MR check, DMA reassembly, TX
         // builder; an 8-packet payload buffer in block RAM.
         ExportedBlock::new("requester_datapath", RequesterDatapath::default()),

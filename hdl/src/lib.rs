@@ -59,6 +59,11 @@
 //! - [`payload_fetch`]: a transmit path's payload fetch, shared by both
 //!   transmit paths: key check and page split, tagged DMA reads
 //!   reassembled out of order in 8 packet slots, payload realigned;
+//! - [`completer_datapath`]: the completer path, one completer event
+//!   (response, timer expiry, send WQE posted) of one QP with its context
+//!   fields through the response checker and the send-queue tracker into
+//!   the context write-back, the timer command, the response's placement
+//!   and the send CQEs;
 //! - [`requester_datapath`]: the requester's transmit path, a grant (one
 //!   WQE with a one-SGE local buffer) through the segmenter, the local key
 //!   check and page split, tagged DMA reads reassembled out of order, and
@@ -87,6 +92,7 @@ pub mod atomic_unit;
 pub mod byte_lane_select;
 pub mod byte_reverse;
 pub mod byte_rotator;
+pub mod completer_datapath;
 pub mod crc32_beat;
 pub mod crc32_math;
 pub mod export;

@@ -7,9 +7,9 @@ use crate::dma::{sgl_segments, write_segments, LocalError};
 use crate::nic::Env;
 pub use crate::qp::WqeKind;
 use crate::qp::{Qp, SendWqe};
-use crate::send_queue::{self, RingOp, RingWqe, SendCqe};
+use crate::send_queue::{self, RingOp, RingWqe, SendCqe, WqeRecord};
 use crate::timers::rnr_timer_ns;
-use crate::verbs::{Access, Cqe, QpState, RecvWr, SendOp, WcOpcode, WcStatus};
+use crate::verbs::{Access, Cqe, QpState, RecvWr, SendOp, Sge, WcOpcode, WcStatus};
 use crate::Time;
 use rocenic_wire::{op, psn, Aeth, AethKind, RoceFrame};
 use std::collections::VecDeque;
@@ -302,6 +302,97 @@ pub struct ResponseRecord {
     /// The WQE check's outcome, when it ran: READ responses and atomic
     /// ACKs whose implicit ACK found no lost response.
     pub wqe_outcome: Option<WqeOutcome>,
+}
+
+/// A QP's send-side transport state as the completer reads and changes
+/// it: the fields of the RTL's QP context record, the completer's own
+/// per-QP state (`retry_una`, the RNR wait) and the timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SqSnapshot {
+    pub state: QpState,
+    pub next_psn: u32,
+    pub send_psn: u32,
+    pub una: u32,
+    pub max_sent_end: u32,
+    pub ackreq_end: u32,
+    pub retry_left: u8,
+    pub rnr_left: u8,
+    pub retry_una: Option<u32>,
+    pub ack_timer: Option<Time>,
+    pub rnr_until: Option<Time>,
+    /// The attributes (0 when the QP never reached RTS).
+    pub timeout: u8,
+    pub retry_cnt: u8,
+    pub rnr_retry: u8,
+    pub mtu: u32,
+}
+
+impl SqSnapshot {
+    pub(crate) fn of(qp: &Qp) -> SqSnapshot {
+        let sq = &qp.sq;
+        let attrs = qp.send;
+        SqSnapshot {
+            state: qp.state,
+            next_psn: sq.next_psn,
+            send_psn: sq.send_psn,
+            una: sq.una(),
+            max_sent_end: sq.max_sent_end,
+            ackreq_end: sq.ackreq_end,
+            retry_left: sq.retry_left,
+            rnr_left: sq.rnr_left,
+            retry_una: sq.retry_una,
+            ack_timer: sq.ack_timer,
+            rnr_until: sq.rnr_until,
+            timeout: attrs.map_or(0, |a| a.timeout),
+            retry_cnt: attrs.map_or(0, |a| a.retry_cnt),
+            rnr_retry: attrs.map_or(0, |a| a.rnr_retry),
+            mtu: qp.mtu(),
+        }
+    }
+}
+
+/// What started a completer event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompleterEvent {
+    /// A send WQE accepted by `post_send`: in RTS queued, in ERR completed
+    /// at once with WR_FLUSH_ERR (the record is what it would have been).
+    Post {
+        record: WqeRecord,
+        wr_id: u64,
+        /// Its first local buffer, where a READ response or atomic ACK
+        /// lands.
+        sge: Option<Sge>,
+    },
+    /// A response packet (opcodes 0x0D..=0x12), with the drain after it.
+    Response {
+        opcode: u8,
+        psn: u32,
+        aeth: Option<Aeth>,
+        payload_len: u64,
+        atomic_orig: u64,
+    },
+    /// [`on_timer`] in RTS with a timer due: the end of an RNR wait
+    /// (`rnr`) and/or the local ACK timeout (`ack`).
+    Timer { rnr: bool, ack: bool },
+    /// The QP moved to ERR outside the completer's own events
+    /// (`modify_qp`, a responder error): every send WQE flushed.
+    ToError,
+    /// The QP went back to RESET (`modify_qp`): its ring emptied without
+    /// completions, its completer state forgotten.
+    Clear,
+}
+
+/// One completer event of one QP: the QP's state before and after it
+/// and the send CQEs it wrote. A [`crate::nic::Nic`] keeps them when asked
+/// to ([`crate::nic::Nic::record_completer`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompleterRecord {
+    pub qpn: u32,
+    pub event: CompleterEvent,
+    pub before: SqSnapshot,
+    /// `None` only while the event is being handled.
+    pub after: Option<SqSnapshot>,
+    pub cqes: Vec<SendCqe>,
 }
 
 /// Handles an RC response packet (opcodes 0x0D..=0x12) for `qp`.
@@ -606,6 +697,10 @@ pub(crate) fn on_timer(qp: &mut Qp, env: &mut Env, now: Time) {
     if qp.state != QpState::Rts {
         return;
     }
+    let rnr = qp.sq.rnr_until.is_some_and(|t| t <= now);
+    let ack = qp.sq.ack_timer.is_some_and(|t| t <= now);
+    let opened =
+        (rnr || ack) && env.begin_completer_event(qp, || CompleterEvent::Timer { rnr, ack });
     if qp.sq.rnr_until.is_some_and(|t| t <= now) {
         qp.sq.rnr_until = None;
         qp.sq.send_psn = qp.sq.una();
@@ -619,6 +714,7 @@ pub(crate) fn on_timer(qp: &mut Qp, env: &mut Env, now: Time) {
         }
     }
     drain(qp, env);
+    env.end_completer_event(qp, opened);
 }
 
 pub(crate) fn wc_opcode(op: &SendOp) -> WcOpcode {
@@ -665,6 +761,7 @@ pub(crate) fn drain(qp: &mut Qp, env: &mut Env) {
 /// in progress first); timers stop. Queued NAKs still go out so the peer
 /// learns why.
 pub(crate) fn move_to_error(qp: &mut Qp, env: &mut Env) {
+    let opened = env.begin_completer_event(qp, || CompleterEvent::ToError);
     qp.state = QpState::Err;
     let mut logged = Vec::new();
     for (w, status) in send_queue::flush(&mut qp.sq.wqes) {
@@ -691,6 +788,7 @@ pub(crate) fn move_to_error(qp: &mut Qp, env: &mut Env) {
         env.complete(qp.recv_cq, cqe);
     }
     qp.resp.out.flush_to_error();
+    env.end_completer_event(qp, opened);
 }
 
 /// The receive queue's part of the move to ERR: the WQE of the SEND in

@@ -4,7 +4,7 @@
 //! transmission (CNPs, then responder output, then requester packets
 //! round-robin over QPs, paced by DCQCN), and keeps the counters.
 
-use crate::completer::{self, ResponseRecord};
+use crate::completer::{self, CompleterEvent, CompleterRecord, ResponseRecord};
 use crate::cq::Cq;
 use crate::dcqcn::DcqcnConfig;
 use crate::dma::sgl_len;
@@ -13,9 +13,10 @@ use crate::mr::{MrKeys, MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use crate::qp::{Qp, SendWqe, WqeKind};
 use crate::requester;
 use crate::responder;
-use crate::send_queue::{RingOp, RingRecord};
+use crate::send_queue::{RingOp, RingRecord, SendCqe};
 use crate::verbs::{
-    Access, CqId, Cqe, ModifyQp, PdId, QpCaps, QpState, Qpn, RecvWr, SendWr, VerbsError, WcStatus,
+    Access, CqId, Cqe, ModifyQp, PdId, QpCaps, QpState, Qpn, RecvWr, SendWr, VerbsError, WcOpcode,
+    WcStatus,
 };
 use crate::Time;
 use rocenic_wire::{ecn, op, psn, Bth, DecodeOptions, ExtHeaders, RoceFrame, MASK24};
@@ -125,6 +126,8 @@ pub(crate) struct Env<'a> {
     pub response_log: &'a mut Option<Vec<ResponseRecord>>,
     /// Where the send-queue operations are recorded, when asked to.
     pub ring_log: &'a mut Option<Vec<RingRecord>>,
+    /// Where the completer's events are recorded, when asked to.
+    pub completer_log: &'a mut Option<Vec<CompleterRecord>>,
 }
 
 impl Env<'_> {
@@ -144,6 +147,47 @@ impl Env<'_> {
             .or_default() += 1;
     }
 
+    /// Starts recording a completer event of `qp` (when asked to): its
+    /// state now, and every send CQE until [`Env::end_completer_event`].
+    /// Inside another event (a move to ERR within a response) nothing
+    /// starts: false.
+    pub(crate) fn begin_completer_event(
+        &mut self,
+        qp: &Qp,
+        event: impl FnOnce() -> CompleterEvent,
+    ) -> bool {
+        let Some(log) = self.completer_log.as_mut() else {
+            return false;
+        };
+        if log.last().is_some_and(|r| r.after.is_none()) {
+            return false;
+        }
+        log.push(CompleterRecord {
+            qpn: qp.qpn,
+            event: event(),
+            before: completer::SqSnapshot::of(qp),
+            after: None,
+            cqes: Vec::new(),
+        });
+        true
+    }
+
+    /// The state of `qp` after the event `begin_completer_event` opened
+    /// (`opened`: what it returned).
+    pub(crate) fn end_completer_event(&mut self, qp: &Qp, opened: bool) {
+        if !opened {
+            return;
+        }
+        if let Some(open) = self
+            .completer_log
+            .as_mut()
+            .and_then(|log| log.last_mut())
+            .filter(|r| r.after.is_none())
+        {
+            open.after = Some(completer::SqSnapshot::of(qp));
+        }
+    }
+
     /// Records a send-queue operation of `qpn` when asked to.
     pub fn log_ring(&mut self, qpn: Qpn, op: impl FnOnce() -> RingOp) {
         if let Some(log) = self.ring_log.as_mut() {
@@ -152,6 +196,16 @@ impl Env<'_> {
     }
 
     pub fn complete(&mut self, cq: CqId, cqe: Cqe) {
+        if let Some(open) = self
+            .completer_log
+            .as_mut()
+            .and_then(|log| log.last_mut())
+            .filter(|r| r.after.is_none() && r.qpn == cqe.qpn)
+        {
+            if !matches!(cqe.opcode, WcOpcode::Recv | WcOpcode::RecvRdmaWithImm) {
+                open.cqes.push(SendCqe::of(&cqe));
+            }
+        }
         if let Some(cq) = self.cqs.get_mut(&cq) {
             if !cq.push(cqe) {
                 self.counters.cq_overflows += 1;
@@ -197,6 +251,7 @@ pub struct Nic {
     now: Time,
     response_log: Option<Vec<ResponseRecord>>,
     ring_log: Option<Vec<RingRecord>>,
+    completer_log: Option<Vec<CompleterRecord>>,
 }
 
 /// Splits the NIC into one QP and the shared environment.
@@ -212,6 +267,7 @@ macro_rules! with_qp {
             qps,
             response_log,
             ring_log,
+            completer_log,
             ..
         } = $self;
         match qps.get_mut(&$qpn) {
@@ -225,6 +281,7 @@ macro_rules! with_qp {
                     ip_id,
                     response_log,
                     ring_log,
+                    completer_log,
                 };
                 Some($body)
             }
@@ -256,6 +313,7 @@ impl Nic {
             now: 0,
             response_log: None,
             ring_log: None,
+            completer_log: None,
         }
     }
 
@@ -263,6 +321,22 @@ impl Nic {
     /// (its inputs and the decision; see [`ResponseRecord`]).
     pub fn record_responses(&mut self) {
         self.response_log.get_or_insert_with(Vec::new);
+    }
+
+    /// From now on, records every event the completer handles (send WQE
+    /// posted, response, timer fired) with the QP's send-side state
+    /// before and after it and the send CQEs it wrote (see
+    /// [`CompleterRecord`]), for the completer datapath's RTL checks.
+    pub fn record_completer(&mut self) {
+        self.completer_log.get_or_insert_with(Vec::new);
+    }
+
+    /// The completer events recorded so far (emptying the log).
+    pub fn take_completer_log(&mut self) -> Vec<CompleterRecord> {
+        self.completer_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// From now on, records every operation on the send queues and what
@@ -407,7 +481,9 @@ impl Nic {
                 if !qp.sq.wqes.is_empty() {
                     env.log_ring(qpn, || RingOp::Clear);
                 }
+                let opened = env.begin_completer_event(qp, || CompleterEvent::Clear);
                 qp.reset(&dcqcn, rate);
+                env.end_completer_event(qp, opened);
                 Ok(())
             }
             _ => qp.apply(&change, local_ip),
@@ -459,7 +535,27 @@ impl Nic {
             match qp.state {
                 QpState::Rts => {}
                 QpState::Err => {
+                    let len = sgl_len(&wr.sgl);
+                    let first_psn = qp.sq.next_psn;
+                    let record = crate::send_queue::WqeRecord {
+                        kind: WqeKind::of(&wr.op),
+                        opcode: completer::wc_opcode(&wr.op),
+                        first_psn,
+                        npsn: requester::message_psns(&wr.op, len, qp.mtu()),
+                        done_psn: first_psn,
+                        len: len as u32,
+                        signaled: wr.signaled,
+                        complete: false,
+                        error: None,
+                    };
+                    let (wr_id, sge) = (wr.wr_id, wr.sgl.first().copied());
+                    let opened = env.begin_completer_event(qp, || CompleterEvent::Post {
+                        record,
+                        wr_id,
+                        sge,
+                    });
                     env.complete(qp.send_cq, completer::flush_send(qp.qpn, wr.wr_id, &wr.op));
+                    env.end_completer_event(qp, opened);
                     return Ok(());
                 }
                 state => return Err(VerbsError::WrongQpState { qpn, state }),
@@ -495,7 +591,6 @@ impl Nic {
                 return Err(VerbsError::QueueFull);
             }
             let first = qp.sq.next_psn;
-            qp.sq.next_psn = psn::add(first, npsn);
             let wqe = SendWqe {
                 wr,
                 kind,
@@ -510,8 +605,13 @@ impl Nic {
                 record: wqe.record(),
                 wr_id: wqe.wr.wr_id,
             });
+            let (record, wr_id, sge) = (wqe.record(), wqe.wr.wr_id, wqe.wr.sgl.first().copied());
+            let opened =
+                env.begin_completer_event(qp, || CompleterEvent::Post { record, wr_id, sge });
+            qp.sq.next_psn = psn::add(first, npsn);
             qp.sq.wqes.push_back(wqe);
             completer::drain(qp, &mut env);
+            env.end_completer_event(qp, opened);
             Ok(())
         })
         .unwrap_or(Err(VerbsError::NoSuchQp(qpn)))
@@ -655,6 +755,7 @@ impl Nic {
             qps,
             response_log,
             ring_log,
+            completer_log,
             ..
         } = self;
         let mut env = Env {
@@ -666,6 +767,7 @@ impl Nic {
             ip_id,
             response_log,
             ring_log,
+            completer_log,
         };
         if let Some(frame) = crate::tx::frame(
             &mut env,
@@ -738,14 +840,23 @@ impl Nic {
         let is_response =
             (op::READ_RESPONSE_FIRST..=op::ATOMIC_ACKNOWLEDGE).contains(&f.bth.opcode);
         with_qp!(self, qpn, |qp, env| {
+            let mut opened = false;
             if is_request {
                 responder::on_request(qp, &mut env, &f);
             } else if is_response {
+                opened = env.begin_completer_event(qp, || CompleterEvent::Response {
+                    opcode: f.bth.opcode,
+                    psn: f.bth.psn,
+                    aeth: f.ext.aeth,
+                    payload_len: f.payload.len() as u64,
+                    atomic_orig: f.ext.atomic_ack_eth.map_or(0, |a| a.orig),
+                });
                 completer::on_response(qp, &mut env, now, &f);
             } else {
                 env.drop_frame("unsupported_opcode");
             }
             completer::drain(qp, &mut env);
+            env.end_completer_event(qp, opened);
         });
     }
 

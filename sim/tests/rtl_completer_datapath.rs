@@ -1,0 +1,645 @@
+//! Completer datapath lockstep: the Verilated `CompleterDatapath` (1024
+//! QPs x 16 slots) replays every completer event two model NICs recorded
+//! while exchanging SEND / WRITE / READ / atomics over links with loss,
+//! duplication and reordering up to 30 % (RNR NAKs from late receive WQEs,
+//! a remote access NAK that moves a QP to ERR, ACK timeouts, Go-Back-N,
+//! retries exhausted), then a post to every QP in ERR and every QP back
+//! to RESET: every send
+//! WQE posted, every response packet, every timer that fired
+//! (`Nic::record_completer`, with the QP's send-side state before and
+//! after each event and the send CQEs it wrote; `Nic::record_responses`
+//! for the READ / atomic placement). Each event goes in with the context
+//! fields the model had before it, as the core's event arbiter supplies
+//! them; its context write-back, the completer's side state (retry una,
+//! RNR wait), its timer command, its placement and its CQEs (slot mapped
+//! back to wr_id, as the host does; CQE output stalled at random) must be
+//! the model's.
+
+mod rtl_common;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rocenic_fabric::FaultConfig;
+use rocenic_hdl::completer_datapath::*;
+use rocenic_hdl::qp_context_record::mtu_code;
+use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS;
+use rocenic_model::completer::{
+    CompleterEvent, CompleterRecord, ResponseRecord, SqSnapshot, WqeKind, WqeOutcome,
+};
+use rocenic_model::send_queue::SendCqe;
+use rocenic_model::verbs::{ModifyQp, QpState, SendOp, SendWr, Sge, WcOpcode, WcStatus};
+use rtl_common::traffic::{MixedTraffic, TrafficRun};
+use std::collections::BTreeMap;
+use verilator_sys::{CompleterDatapath as Dut, Sim};
+
+const DEPTH: usize = 1 << DEFAULT_SLOT_BITS;
+
+const STATUSES: [WcStatus; 12] = [
+    WcStatus::Success,
+    WcStatus::LocLenErr,
+    WcStatus::LocQpOpErr,
+    WcStatus::LocProtErr,
+    WcStatus::WrFlushErr,
+    WcStatus::BadRespErr,
+    WcStatus::LocAccessErr,
+    WcStatus::RemInvReqErr,
+    WcStatus::RemAccessErr,
+    WcStatus::RemOpErr,
+    WcStatus::RetryExcErr,
+    WcStatus::RnrRetryExcErr,
+];
+const OPCODES: [WcOpcode; 5] = [
+    WcOpcode::Send,
+    WcOpcode::RdmaWrite,
+    WcOpcode::RdmaRead,
+    WcOpcode::CompSwap,
+    WcOpcode::FetchAdd,
+];
+const KINDS: [WqeKind; 4] = [
+    WqeKind::Send,
+    WqeKind::Write,
+    WqeKind::Read,
+    WqeKind::Atomic,
+];
+
+fn state_code(s: QpState) -> u64 {
+    match s {
+        QpState::Reset => 0,
+        QpState::Init => 1,
+        QpState::Rtr => 2,
+        QpState::Rts => 3,
+        QpState::Err => 4,
+    }
+}
+
+/// The write-back and side state as the block's ports show them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct WriteBack {
+    state: u64,
+    next_psn: u32,
+    send_psn: u32,
+    una: u32,
+    ackreq_end: u32,
+    retry_left: u8,
+    rnr_left: u8,
+    retry_una: Option<u32>,
+    rnr_waiting: bool,
+}
+
+impl WriteBack {
+    fn of(s: &SqSnapshot) -> WriteBack {
+        WriteBack {
+            state: state_code(s.state),
+            next_psn: s.next_psn,
+            send_psn: s.send_psn,
+            una: s.una,
+            ackreq_end: s.ackreq_end,
+            retry_left: s.retry_left,
+            rnr_left: s.rnr_left,
+            retry_una: s.retry_una,
+            rnr_waiting: s.rnr_until.is_some(),
+        }
+    }
+}
+
+/// (op, RNR kind, code) of the timer command.
+type Timer = (u64, bool, u64);
+
+/// Where a response's data goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Place {
+    atomic: bool,
+    slot: u64,
+    lkey: u32,
+    /// The buffer's VA plus the offset.
+    va: u64,
+    offset: u64,
+    len: u64,
+    /// For an atomic ACK.
+    orig: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Done {
+    qpn: u64,
+    wb: WriteBack,
+    timer: Timer,
+    place: Option<Place>,
+    post: Option<u64>,
+}
+
+struct Bench {
+    sim: Sim<Dut>,
+    rng: ChaCha8Rng,
+    ready_rate: f64,
+    /// Every CQE the RTL emitted during the current event: (qpn, slot,
+    /// status, opcode, byte_len).
+    emitted: Vec<(u64, u64, WcStatus, WcOpcode, u32)>,
+    events: u64,
+    cycles: u64,
+    max_cycles: u64,
+    /// Cycles from an event offered to its done: the last one.
+    last_latency: u64,
+}
+
+impl Bench {
+    fn new(seed: u64, ready_rate: f64) -> Bench {
+        let mut sim = Sim::<Dut>::new().expect("completer_datapath is exported");
+        sim.set_bit(Dut::RESET, true);
+        sim.tick();
+        sim.set_bit(Dut::RESET, false);
+        Bench {
+            sim,
+            rng: ChaCha8Rng::seed_from_u64(seed ^ 0xC0DA),
+            ready_rate,
+            emitted: Vec::new(),
+            events: 0,
+            cycles: 0,
+            max_cycles: 0,
+            last_latency: 0,
+        }
+    }
+
+    fn drive(&mut self, q: u64, rec: &CompleterRecord) {
+        let s = &mut self.sim;
+        let b = &rec.before;
+        // Inputs an event does not use carry garbage.
+        let g = self.rng.gen::<u64>();
+        s.set_u64(Dut::EV_QPN, q);
+        s.set_u64(Dut::PKT_OPCODE, g & 0xFF);
+        s.set_u64(Dut::PKT_PSN, (g >> 8) & 0xFF_FFFF);
+        s.set_bit(Dut::PKT_HAS_AETH, g & 1 != 0);
+        s.set_u64(Dut::PKT_AETH_SYNDROME, (g >> 32) & 0xFF);
+        s.set_u64(Dut::PKT_PAYLOAD_LEN, g >> 40);
+        s.set_u64(Dut::PKT_ATOMIC_ORIG, g.rotate_left(7));
+        s.set_bit(Dut::TIMER_RNR, g & 2 != 0);
+        s.set_u64(Dut::POST_KIND, (g >> 3) & 3);
+        s.set_u64(Dut::POST_OPCODE, (g >> 5) & 7);
+        s.set_u64(Dut::POST_NPSN, (g >> 12) & 0xFF_FFFF);
+        s.set_u64(Dut::POST_LEN, g >> 20);
+        s.set_bit(Dut::POST_SIGNALED, g & 4 != 0);
+        s.set_u64(Dut::POST_STATUS, (g >> 50) & 0xF);
+        s.set_u64(Dut::POST_LKEY, g >> 17);
+        s.set_u64(Dut::POST_VA, g.rotate_left(23));
+        s.set_u64(Dut::CTX_STATE, state_code(b.state));
+        s.set_u64(Dut::CTX_NEXT_PSN, b.next_psn.into());
+        s.set_u64(Dut::CTX_SEND_PSN, b.send_psn.into());
+        s.set_u64(Dut::CTX_UNA_PSN, b.una.into());
+        s.set_u64(Dut::CTX_MAX_SENT_PSN, b.max_sent_end.into());
+        s.set_u64(Dut::CTX_ACKREQ_END_PSN, b.ackreq_end.into());
+        s.set_u64(Dut::CTX_TIMEOUT, b.timeout.into());
+        s.set_u64(Dut::CTX_RETRY_CNT, b.retry_cnt.into());
+        s.set_u64(Dut::CTX_RNR_RETRY, b.rnr_retry.into());
+        s.set_u64(Dut::CTX_RETRY_LEFT, b.retry_left.into());
+        s.set_u64(Dut::CTX_RNR_LEFT, b.rnr_left.into());
+        s.set_u64(Dut::CTX_PATH_MTU, mtu_code(b.mtu).unwrap().into());
+        match rec.event {
+            CompleterEvent::Post { record, sge, .. } => {
+                s.set_u64(Dut::EV_KIND, EV_POST);
+                if let Some(sge) = sge {
+                    s.set_u64(Dut::POST_LKEY, sge.lkey.into());
+                    s.set_u64(Dut::POST_VA, sge.addr);
+                }
+                s.set_u64(
+                    Dut::POST_KIND,
+                    KINDS.iter().position(|&k| k == record.kind).unwrap() as u64,
+                );
+                s.set_u64(
+                    Dut::POST_OPCODE,
+                    OPCODES.iter().position(|&o| o == record.opcode).unwrap() as u64,
+                );
+                s.set_u64(Dut::POST_NPSN, record.npsn.into());
+                s.set_u64(Dut::POST_LEN, record.len.into());
+                s.set_bit(Dut::POST_SIGNALED, record.signaled);
+                s.set_u64(
+                    Dut::POST_STATUS,
+                    record
+                        .error
+                        .map_or(0, |e| STATUSES.iter().position(|&x| x == e).unwrap() as u64),
+                );
+            }
+            CompleterEvent::Response {
+                opcode,
+                psn,
+                aeth,
+                payload_len,
+                atomic_orig,
+            } => {
+                s.set_u64(Dut::EV_KIND, EV_RESPONSE);
+                s.set_u64(Dut::PKT_OPCODE, opcode.into());
+                s.set_u64(Dut::PKT_PSN, psn.into());
+                s.set_bit(Dut::PKT_HAS_AETH, aeth.is_some());
+                if let Some(a) = aeth {
+                    s.set_u64(Dut::PKT_AETH_SYNDROME, a.syndrome.into());
+                }
+                s.set_u64(Dut::PKT_PAYLOAD_LEN, payload_len);
+                s.set_u64(Dut::PKT_ATOMIC_ORIG, atomic_orig);
+            }
+            CompleterEvent::Timer { rnr, ack } => {
+                assert!(rnr != ack, "one timer per QP: {rec:?}");
+                s.set_u64(Dut::EV_KIND, EV_TIMER);
+                s.set_bit(Dut::TIMER_RNR, rnr);
+            }
+            CompleterEvent::Clear => s.set_u64(Dut::EV_KIND, EV_CLEAR),
+            CompleterEvent::ToError => s.set_u64(Dut::EV_KIND, EV_TO_ERROR),
+        }
+    }
+
+    /// One cycle: CQEs taken at random.
+    fn cycle(&mut self) {
+        let ready = self.rng.gen_bool(self.ready_rate);
+        self.sim.set_bit(Dut::CQE_READY, ready);
+        self.sim.eval();
+        if self.sim.get_bit(Dut::CQE_VALID) && ready {
+            let s = &self.sim;
+            self.emitted.push((
+                s.get_u64(Dut::CQE_QPN),
+                s.get_u64(Dut::CQE_SLOT),
+                STATUSES[s.get_u64(Dut::CQE_STATUS) as usize],
+                OPCODES[s.get_u64(Dut::CQE_OPCODE) as usize],
+                s.get_u64(Dut::CQE_BYTE_LEN) as u32,
+            ));
+        }
+    }
+
+    fn observe(&self) -> Done {
+        let s = &self.sim;
+        let retry_una_valid = s.get_bit(Dut::DONE_RETRY_UNA_VALID);
+        Done {
+            qpn: s.get_u64(Dut::DONE_QPN),
+            wb: WriteBack {
+                state: s.get_u64(Dut::WB_STATE),
+                next_psn: s.get_u64(Dut::WB_NEXT_PSN) as u32,
+                send_psn: s.get_u64(Dut::WB_SEND_PSN) as u32,
+                una: s.get_u64(Dut::WB_UNA_PSN) as u32,
+                ackreq_end: s.get_u64(Dut::WB_ACKREQ_END_PSN) as u32,
+                retry_left: s.get_u64(Dut::WB_RETRY_LEFT) as u8,
+                rnr_left: s.get_u64(Dut::WB_RNR_LEFT) as u8,
+                retry_una: retry_una_valid.then(|| s.get_u64(Dut::DONE_RETRY_UNA) as u32),
+                rnr_waiting: s.get_bit(Dut::DONE_RNR_WAITING),
+            },
+            timer: (
+                s.get_u64(Dut::TIMER_OP),
+                s.get_bit(Dut::TIMER_KIND),
+                s.get_u64(Dut::TIMER_CODE),
+            ),
+            place: s.get_bit(Dut::PLACE_VALID).then(|| {
+                let atomic = s.get_bit(Dut::PLACE_ATOMIC);
+                Place {
+                    atomic,
+                    slot: s.get_u64(Dut::PLACE_SLOT),
+                    lkey: s.get_u64(Dut::PLACE_LKEY) as u32,
+                    va: s.get_u64(Dut::PLACE_VA),
+                    offset: s.get_u64(Dut::PLACE_OFFSET),
+                    len: s.get_u64(Dut::PLACE_LEN),
+                    orig: atomic.then(|| s.get_u64(Dut::PLACE_ATOMIC_ORIG)),
+                }
+            }),
+            post: s
+                .get_bit(Dut::POST_ACCEPTED)
+                .then(|| s.get_u64(Dut::POST_SLOT)),
+        }
+    }
+
+    /// Runs one event to its done, then lets its CQEs out.
+    fn event(&mut self, q: u64, rec: &CompleterRecord, what: &str) -> Done {
+        self.drive(q, rec);
+        self.sim.set_bit(Dut::EV_VALID, true);
+        let start = self.cycles;
+        let mut offered = true;
+        let done = loop {
+            self.cycle();
+            if self.sim.get_bit(Dut::DONE_VALID) {
+                assert!(!offered, "{what}: done before the event was taken");
+                let d = self.observe();
+                self.sim.tick();
+                self.cycles += 1;
+                break d;
+            }
+            let taken = offered && self.sim.get_bit(Dut::EV_READY);
+            self.sim.tick();
+            self.cycles += 1;
+            if taken {
+                offered = false;
+                self.sim.set_bit(Dut::EV_VALID, false);
+            }
+            assert!(self.cycles - start < 2000, "{what}: stuck");
+        };
+        self.last_latency = self.cycles - start;
+        self.max_cycles = self.max_cycles.max(self.last_latency);
+        // The last CQE may still wait in the tracker's output register.
+        loop {
+            self.cycle();
+            let valid = self.sim.get_bit(Dut::CQE_VALID);
+            self.sim.tick();
+            self.cycles += 1;
+            if !valid {
+                break;
+            }
+        }
+        self.events += 1;
+        done
+    }
+}
+
+type Logs = [(Vec<CompleterRecord>, Vec<ResponseRecord>); 2];
+
+/// Every completer event and response record of the two NICs, and the
+/// events of the end: ERR posts and the move to RESET.
+fn model_trace(seed: u64, mtu: u32, faults: FaultConfig) -> (Logs, [Vec<CompleterRecord>; 2]) {
+    let shape = MixedTraffic {
+        qps: 3,
+        msgs: DEPTH,
+        max_send_wr: DEPTH as u32,
+        signaled: 0.8,
+        fill: None,
+    };
+    let mut run = TrafficRun::start(seed, mtu, faults, shape, |nic| {
+        nic.record_completer();
+        nic.record_responses();
+    });
+    run.fabric.run_until(2_000_000_000);
+    let logs = [0, 1].map(|s| {
+        let nic = run.fabric.node_mut(run.ids[s]);
+        (nic.take_completer_log(), nic.take_response_log())
+    });
+    // Then a WQE posted to every QP in ERR (flushed at once), and every
+    // QP back to RESET.
+    let ends = [0, 1].map(|s| {
+        let nic = run.fabric.node_mut(run.ids[s]);
+        for qpn in nic.qpns() {
+            if nic.qp_state(qpn) == Ok(QpState::Err) {
+                let wr = SendWr {
+                    wr_id: 0xE000 + u64::from(qpn),
+                    op: SendOp::Send,
+                    sgl: vec![Sge {
+                        addr: 0x1000,
+                        length: 3 * mtu,
+                        lkey: 0,
+                    }],
+                    signaled: true,
+                    solicited: false,
+                };
+                nic.post_send(qpn, wr).expect("a post to ERR completes");
+            }
+            nic.modify_qp(qpn, ModifyQp::ToReset).expect("to RESET");
+        }
+        nic.take_completer_log()
+    });
+    (logs, ends)
+}
+
+/// The timer command the model's change of its two timers calls for;
+/// `None`: more than one is right (no timer before or after: stop or
+/// nothing; the same ACK deadline: re-arm or nothing).
+fn expected_timer(rec: &CompleterRecord, after: &SqSnapshot) -> Option<Timer> {
+    let b = &rec.before;
+    let timer_event = matches!(rec.event, CompleterEvent::Timer { .. });
+    if after.rnr_until.is_some() && after.rnr_until != b.rnr_until {
+        let CompleterEvent::Response {
+            aeth: Some(aeth), ..
+        } = rec.event
+        else {
+            panic!("an RNR wait starts on an RNR NAK: {rec:?}");
+        };
+        return Some((TIMER_ARM, true, u64::from(aeth.syndrome & 0x1F)));
+    }
+    if after.ack_timer.is_some() && after.ack_timer != b.ack_timer {
+        return Some((TIMER_ARM, false, b.timeout.into()));
+    }
+    if after.ack_timer.is_some() && after.ack_timer == b.ack_timer {
+        // Unchanged, or re-armed at the same time the last arming was
+        // (two responses in one ns): the same deadline either way.
+        return None;
+    }
+    if after.ack_timer.is_none() && after.rnr_until.is_none() {
+        let running = b.ack_timer.is_some() || b.rnr_until.is_some();
+        if running && !timer_event {
+            return Some((TIMER_STOP, false, 0));
+        }
+        return None;
+    }
+    Some((TIMER_NONE, false, 0))
+}
+
+#[derive(Default)]
+struct Tally {
+    seen: BTreeMap<&'static str, u64>,
+    /// (min, max) cycles from offered to done, per event class.
+    latency: BTreeMap<&'static str, (u64, u64)>,
+    events: usize,
+    cqes: usize,
+}
+
+impl Tally {
+    fn count(&mut self, k: &'static str) {
+        *self.seen.entry(k).or_insert(0) += 1;
+    }
+
+    fn latency(&mut self, k: &'static str, cycles: u64) {
+        let e = self.latency.entry(k).or_insert((u64::MAX, 0));
+        *e = (e.0.min(cycles), e.1.max(cycles));
+    }
+}
+
+fn replay(
+    bench: &mut Bench,
+    log: &[CompleterRecord],
+    responses: &[ResponseRecord],
+    base: u64,
+    what: &str,
+    tally: &mut Tally,
+) {
+    let index = |qpn: u32| base + u64::from(qpn - 0x11);
+    let mut wr_ids: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    // The slot and local buffer of each posted WQE, by its first PSN.
+    let mut slot_of: BTreeMap<(u64, u32), (u64, Option<Sge>)> = BTreeMap::new();
+    let mut responses = responses.iter();
+    for (i, rec) in log.iter().enumerate() {
+        let q = index(rec.qpn);
+        let at = format!("{what}: event {i} {rec:?}");
+        let after = rec.after.expect("a finished event");
+        let response = match rec.event {
+            CompleterEvent::Response { psn, .. } => {
+                let r = responses.next().expect("a response record per response");
+                assert_eq!(r.psn, psn, "{at}");
+                Some(r)
+            }
+            _ => None,
+        };
+        let got = bench.event(q, rec, &at);
+        assert_eq!(got.qpn, q, "{at}");
+        let want = if rec.event == CompleterEvent::Clear {
+            // The host's modify_qp writes the context; the block forgets
+            // its own state.
+            WriteBack {
+                retry_una: None,
+                rnr_waiting: false,
+                ..WriteBack::of(&rec.before)
+            }
+        } else {
+            WriteBack::of(&after)
+        };
+        assert_eq!(got.wb, want, "{at}: write-back");
+        match expected_timer(rec, &after) {
+            Some(t) => assert_eq!(got.timer, t, "{at}: timer"),
+            None if after.ack_timer.is_some() => assert!(
+                got.timer == (TIMER_NONE, false, 0)
+                    || got.timer == (TIMER_ARM, false, rec.before.timeout.into()),
+                "{at}: timer {:?}",
+                got.timer
+            ),
+            None => assert!(
+                got.timer.0 == TIMER_NONE || got.timer.0 == TIMER_STOP,
+                "{at}: timer {:?}",
+                got.timer
+            ),
+        }
+        let place = response.and_then(|r| {
+            let (offset, len, orig) = match r.wqe_outcome {
+                Some(WqeOutcome::Read(Ok(p))) => (p.offset, p.len, None),
+                Some(WqeOutcome::Atomic(Ok(()))) => {
+                    let CompleterEvent::Response { atomic_orig, .. } = rec.event else {
+                        unreachable!()
+                    };
+                    (0, 8, Some(atomic_orig))
+                }
+                _ => return None,
+            };
+            let (slot, sge) = slot_of[&(q, r.wqe.expect("a WQE holds the PSN").first_psn)];
+            let sge = sge.expect("a READ or atomic has a local buffer");
+            Some(Place {
+                atomic: orig.is_some(),
+                slot,
+                lkey: sge.lkey,
+                va: sge.addr.wrapping_add(offset),
+                offset,
+                len,
+                orig,
+            })
+        });
+        assert_eq!(got.place, place, "{at}: placement");
+        if let CompleterEvent::Post { record, wr_id, sge } = rec.event {
+            let slot = got.post.unwrap_or_else(|| panic!("{at}: post refused"));
+            wr_ids.insert((q, slot), wr_id);
+            slot_of.insert((q, record.first_psn), (slot, sge));
+        }
+        let cqes: Vec<SendCqe> = std::mem::take(&mut bench.emitted)
+            .into_iter()
+            .map(|(cq, slot, status, opcode, byte_len)| {
+                assert_eq!(cq, q, "{at}: CQE of another QP");
+                SendCqe {
+                    wr_id: *wr_ids
+                        .get(&(q, slot))
+                        .unwrap_or_else(|| panic!("{at}: CQE of slot {slot}, never posted")),
+                    status,
+                    opcode,
+                    byte_len,
+                }
+            })
+            .collect();
+        assert_eq!(cqes, rec.cqes, "{at}: CQEs");
+        tally.events += 1;
+        tally.cqes += cqes.len();
+        let class = match rec.event {
+            CompleterEvent::Post { .. } if rec.before.state == QpState::Err => "post in ERR",
+            CompleterEvent::Post { .. } => "post",
+            CompleterEvent::Clear => "clear",
+            CompleterEvent::ToError => "to ERR from outside",
+            CompleterEvent::Timer { rnr: true, .. } => "rnr wait end",
+            CompleterEvent::Timer { .. } => "ack timeout",
+            CompleterEvent::Response { .. } if place.is_some() => "response placed",
+            CompleterEvent::Response { .. } if got.wb == WriteBack::of(&rec.before) => {
+                "response without effect"
+            }
+            CompleterEvent::Response { .. } => "response",
+        };
+        tally.count(class);
+        tally.latency(class, bench.last_latency);
+        if after.state == QpState::Err && rec.before.state != QpState::Err {
+            tally.count("to ERR");
+        }
+        if after.retry_una.is_some() && after.retry_una != rec.before.retry_una {
+            tally.count("go-back-n");
+        }
+        if after.rnr_until.is_some() && rec.before.rnr_until.is_none() {
+            tally.count("rnr wait");
+        }
+        if after.una != rec.before.una {
+            tally.count("una moved");
+        }
+        for c in &rec.cqes {
+            match c.status {
+                WcStatus::RetryExcErr => tally.count("retry exceeded"),
+                WcStatus::RnrRetryExcErr => tally.count("rnr retry exceeded"),
+                _ => {}
+            }
+        }
+    }
+    assert!(responses.next().is_none(), "{what}: responses left over");
+}
+
+#[test]
+fn model_traces_with_loss_duplication_and_reordering_match() {
+    let mut tally = Tally::default();
+    let mut max_cycles = 0;
+    let mut cycles = 0;
+    for (n, mtu) in [256u32, 1024, 4096].into_iter().enumerate() {
+        for loss in [0.0, 0.02, 0.08, 0.3] {
+            let seed = 0xC0_4D1E ^ (n as u64) << 8 ^ (loss * 100.0) as u64;
+            let faults = FaultConfig {
+                loss,
+                duplicate: loss,
+                reorder: loss,
+                reorder_delay_ns: 4_000,
+                ..FaultConfig::NONE
+            };
+            let (logs, ends) = model_trace(seed, mtu, faults);
+            let mut bench = Bench::new(seed, 0.7);
+            for (side, (log, responses)) in logs.iter().enumerate() {
+                let what = format!("trace seed {seed:#x}, MTU {mtu}, loss {loss}, NIC {side}");
+                replay(
+                    &mut bench,
+                    log,
+                    responses,
+                    side as u64 * 16,
+                    &what,
+                    &mut tally,
+                );
+            }
+            for (side, log) in ends.iter().enumerate() {
+                let what = format!("end of seed {seed:#x}, MTU {mtu}, loss {loss}, NIC {side}");
+                replay(&mut bench, log, &[], side as u64 * 16, &what, &mut tally);
+            }
+            max_cycles = max_cycles.max(bench.max_cycles);
+            cycles += bench.cycles;
+        }
+    }
+    eprintln!(
+        "{} events, {} send CQEs, {cycles} cycles, at most {max_cycles} per event; {:?}; \
+         (min, max) cycles offered to done: {:?}",
+        tally.events, tally.cqes, tally.seen, tally.latency
+    );
+    for k in [
+        "post",
+        "post in ERR",
+        "clear",
+        "to ERR from outside",
+        "response",
+        "response placed",
+        "ack timeout",
+        "rnr wait",
+        "rnr wait end",
+        "go-back-n",
+        "to ERR",
+        "una moved",
+        "retry exceeded",
+    ] {
+        assert!(
+            tally.seen.get(k).copied().unwrap_or(0) > 0,
+            "{k}: {:?}",
+            tally.seen
+        );
+    }
+    assert!(tally.events > 10_000, "{}", tally.events);
+}
