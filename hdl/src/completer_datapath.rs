@@ -124,12 +124,11 @@
 //! Yosys `synth_xilinx` (UltraScale+) at the defaults: 97 RAMB36 (ring 52,
 //! local buffers 44, side 1) + 1 RAMB18, 1,815 LUTs, 1,516 flip-flops.
 
+use crate::qp_slot_ram::QpSlotRam;
 use crate::response_checker::{self as rc, ResponseChecker};
 use crate::send_queue_tracker::{self as sqt, SendQueueTracker};
 use crate::sync_ram::SyncRam;
-use rust_hdl::core::timing::TimingInfo;
 use rust_hdl::prelude::*;
-use std::collections::BTreeMap;
 
 /// `ev_kind` codes.
 pub const EV_RESPONSE: u64 = 0;
@@ -1064,81 +1063,8 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
     }
 }
 
-/// The local buffer of every WQE in the rings: `2^(A+D)` words of
-/// [`SGE_BITS`] (`{lkey[31:0], va[63:0]}`) addressed `{qpn, slot}`, simple
-/// dual port, read data registered at the edge that samples the read
-/// address, contents undefined at power-up (a slot is read only for a WQE
-/// a post wrote). A read of the address written at the same edge is
-/// don't-care (`no_rw_check`): it only happens in a post, which does not
-/// use the data.
-#[derive(LogicBlock, Default)]
-pub struct SgeRam<const A: usize, const D: usize> {
-    pub clock: Signal<In, Clock>,
-    pub read_qpn: Signal<In, Bits<A>>,
-    pub read_slot: Signal<In, Bits<D>>,
-    pub read_data: Signal<Out, Bits<SGE_BITS>>,
-    pub write_enable: Signal<In, Bit>,
-    pub write_qpn: Signal<In, Bits<A>>,
-    pub write_slot: Signal<In, Bits<D>>,
-    pub write_data: Signal<In, Bits<SGE_BITS>>,
-    /// Written entries only; the rest read as zero.
-    _contents: BTreeMap<(u64, u64), Bits<SGE_BITS>>,
-}
-
-impl<const A: usize, const D: usize> Logic for SgeRam<A, D> {
-    fn update(&mut self) {
-        if self.clock.pos_edge() {
-            let read = (self.read_qpn.val().to_u64(), self.read_slot.val().to_u64());
-            self.read_data.next = self._contents.get(&read).copied().unwrap_or_default();
-            if self.write_enable.val() {
-                self._contents.insert(
-                    (
-                        self.write_qpn.val().to_u64(),
-                        self.write_slot.val().to_u64(),
-                    ),
-                    self.write_data.val(),
-                );
-            }
-        }
-    }
-
-    fn connect(&mut self) {
-        self.read_data.connect();
-    }
-
-    fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
-            "\
-(* no_rw_check *)
-reg [{top}:0] mem [0:{last}];
-initial read_data = {width}'d0;
-
-always @(posedge clock) begin
-    if (write_enable) begin
-        mem[{{write_qpn, write_slot}}] <= write_data;
-    end
-    read_data <= mem[{{read_qpn, read_slot}}];
-end
-",
-            top = SGE_BITS - 1,
-            last = (1usize << (A + D)) - 1,
-            width = SGE_BITS,
-        ))
-    }
-
-    fn timing(&self) -> Vec<TimingInfo> {
-        vec![TimingInfo {
-            name: "completer_sge_ram".into(),
-            clock: "clock".into(),
-            inputs: vec![
-                "read_qpn".into(),
-                "read_slot".into(),
-                "write_enable".into(),
-                "write_qpn".into(),
-                "write_slot".into(),
-                "write_data".into(),
-            ],
-            outputs: vec!["read_data".into()],
-        }]
-    }
-}
+/// The local buffer (`{lkey[31:0], va[63:0]}`, [`SGE_BITS`]) of every ring
+/// slot, addressed `{qpn, slot}`; a slot is read only for a WQE a post
+/// wrote, and a read of the address written in the same cycle only
+/// happens in a post, which does not use the data.
+pub type SgeRam<const A: usize, const D: usize> = QpSlotRam<Bits<SGE_BITS>, A, D>;

@@ -107,6 +107,7 @@ pub mod opcode_headers;
 pub mod payload_fetch;
 pub mod qp_context;
 pub mod qp_context_record;
+pub mod qp_slot_ram;
 pub mod qp_timers;
 pub mod rd_atomic_resources;
 pub mod receive_queue;

@@ -79,10 +79,9 @@
 //! its entry and the pointers at least two cycles before the next command
 //! reads them), so neither RAM needs collision logic.
 
+use crate::qp_slot_ram::QpSlotRam;
 use crate::sync_ram::SyncRam;
-use rust_hdl::core::timing::TimingInfo;
 use rust_hdl::prelude::*;
-use std::collections::BTreeMap;
 
 /// `cmd_op` codes.
 pub const OP_CLEAR: u64 = 0;
@@ -504,82 +503,10 @@ impl<const A: usize, const D: usize> Logic for RdAtomicResources<A, D> {
     }
 }
 
-/// The entry RAM: `2^(A+D)` records addressed `{qpn, slot}`, simple dual
-/// port, read data registered at the edge that samples the read address,
-/// contents undefined at power-up (see the module doc); reading the
-/// address written at the same edge is don't-care (`no_rw_check`), which
-/// the block never does.
-#[derive(LogicBlock, Default)]
-pub struct ResourceRam<const A: usize, const D: usize> {
-    pub clock: Signal<In, Clock>,
-    pub read_qpn: Signal<In, Bits<A>>,
-    pub read_slot: Signal<In, Bits<D>>,
-    pub read_data: Signal<Out, Word>,
-    pub write_enable: Signal<In, Bit>,
-    pub write_qpn: Signal<In, Bits<A>>,
-    pub write_slot: Signal<In, Bits<D>>,
-    pub write_data: Signal<In, Word>,
-    /// Written entries only; the rest read as zero.
-    _contents: BTreeMap<(u64, u64), Word>,
-}
-
-impl<const A: usize, const D: usize> Logic for ResourceRam<A, D> {
-    fn update(&mut self) {
-        if self.clock.pos_edge() {
-            let read = (self.read_qpn.val().to_u64(), self.read_slot.val().to_u64());
-            self.read_data.next = self._contents.get(&read).copied().unwrap_or_default();
-            if self.write_enable.val() {
-                self._contents.insert(
-                    (
-                        self.write_qpn.val().to_u64(),
-                        self.write_slot.val().to_u64(),
-                    ),
-                    self.write_data.val(),
-                );
-            }
-        }
-    }
-
-    fn connect(&mut self) {
-        self.read_data.connect();
-    }
-
-    fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
-            "\
-(* no_rw_check *)
-reg [{top}:0] mem [0:{last}];
-initial read_data = {width}'d0;
-
-always @(posedge clock) begin
-    if (write_enable) begin
-        mem[{{write_qpn, write_slot}}] <= write_data;
-    end
-    read_data <= mem[{{read_qpn, read_slot}}];
-end
-",
-            top = RECORD_BITS - 1,
-            last = (1usize << (A + D)) - 1,
-            width = RECORD_BITS,
-        ))
-    }
-
-    fn timing(&self) -> Vec<TimingInfo> {
-        vec![TimingInfo {
-            name: "rd_atomic_resource_ram".into(),
-            clock: "clock".into(),
-            inputs: vec![
-                "read_qpn".into(),
-                "read_slot".into(),
-                "write_enable".into(),
-                "write_qpn".into(),
-                "write_slot".into(),
-                "write_data".into(),
-            ],
-            outputs: vec!["read_data".into()],
-        }]
-    }
-}
+/// The entry RAM: `2^(A+D)` records addressed `{qpn, slot}` (see the
+/// module doc); the block never reads the address it writes in the same
+/// cycle.
+pub type ResourceRam<const A: usize, const D: usize> = QpSlotRam<Word, A, D>;
 
 /// The default build: 1024 QPs x 16 entries.
 pub type RdAtomicResourcesDefault = RdAtomicResources<DEFAULT_QPN_BITS, DEFAULT_SLOT_BITS>;
