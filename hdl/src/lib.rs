@@ -15,7 +15,8 @@
 //!   checksum or IPv6 header, UDP length, pad and ICRC ([`icrc_generator`]);
 //! - the CRC-32 engine behind both ([`crc32_beat`], [`crc32_math`],
 //!   [`gf2_matrix`]) and small shared blocks (skid buffer, register slice,
-//!   FIFO, byte rotator).
+//!   FIFO, byte rotator, the block RAMs [`sync_ram`] and the per-QP ring
+//!   storage [`qp_slot_ram`]).
 //!
 //! The RC transport is being built block by block (the plan and how the
 //! blocks fit: `docs/transport-core.md`). Each decision block mirrors a
