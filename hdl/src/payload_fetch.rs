@@ -1,6 +1,6 @@
 //! `PayloadFetch`: a transmit path's packet payload fetch. Each request
 //! (one packet: a key, a VA range, the PD and the rights it needs) takes
-//! one of 8 packet slots; an inner [`MrTranslate`] checks the range and
+//! one of 8 packet slots; an inner [`MrTranslate`](crate::mr_translate::MrTranslate) checks the range and
 //! splits it at page boundaries; one DMA read per page segment fetches it;
 //! the tagged, possibly out of order, read data is put back together per
 //! packet in a 1024 x 512-bit block RAM; packets leave in request order,
@@ -14,10 +14,10 @@
 //!   everything in flight and starts the sweeps of the inner MR table
 //!   (1024 cycles, `cfg_ready` low) and of the DMA tag counters (16
 //!   cycles, `dma_rd_ready` low).
-//! - `cfg_*`: the inner [`MrTranslate`]'s configuration port as is.
+//! - `cfg_*`: the inner [`MrTranslate`](crate::mr_translate::MrTranslate)'s configuration port as is.
 //! - Request (valid/ready, combinational ready: a slot free and the
 //!   translator ready): `req_key`, `req_va`, `req_len`, `req_pd`,
-//!   `req_access`, `req_remote` as [`MrTranslate`]'s; `req_check` (judge
+//!   `req_access`, `req_remote` as [`MrTranslate`](crate::mr_translate::MrTranslate)'s; `req_check` (judge
 //!   the range; when low the packet just keeps its place in order),
 //!   `req_fetch` (and read its bytes: the packet's payload),
 //!   `req_fail` (fail it whatever the table says, e.g. its VA overflowed).

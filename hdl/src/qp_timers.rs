@@ -485,7 +485,7 @@ impl ArmedTimer {
     }
 }
 
-/// A firing [`QpTimersModel::cycle`] accepted.
+/// A firing `QpTimersModel::cycle` accepted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fired {
     pub qpn: u32,

@@ -2,7 +2,7 @@
 //! (one send WQE of a QP, where to resume it, the send window and the QP's
 //! addressing) becomes the request frames the model's requester sends for
 //! it: [`RequestSegmenter`] cuts the WQE into packet descriptors, an
-//! [`MrTranslate`] checks each packet's local buffer range through the
+//! [`MrTranslate`](crate::mr_translate::MrTranslate) checks each packet's local buffer range through the
 //! L_Key and splits a payload at page boundaries, one DMA read per page
 //! segment fetches it from host memory, the tagged (possibly out of order)
 //! read data is put back together per packet and realigned to lane 0, and
@@ -33,7 +33,7 @@
 //!   `grant_pd`, `grant_pkey`, and the frame addressing `grant_eth_dst`,
 //!   `grant_eth_src`, `grant_ipv6`, `grant_ip_src`, `grant_ip_dst` (IPv4 in
 //!   the low 32 bits), `grant_dscp`, `grant_ecn`, `grant_udp_src_port`.
-//! - MR configuration: the inner [`MrTranslate`]'s `cfg_*` port as is.
+//! - MR configuration: the inner [`MrTranslate`](crate::mr_translate::MrTranslate)'s `cfg_*` port as is.
 //! - DMA read requests (valid/ready, registered): `dma_req_tag` (0..15:
 //!   packet slot * 2 + page segment), `dma_req_addr`, `dma_req_len`. One
 //!   per page segment of a packet's payload (at most two: a packet is at

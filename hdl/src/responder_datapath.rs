@@ -2,7 +2,7 @@
 //! RDMA WRITE, frames in, host DMA writes, receive CQEs and per-packet
 //! outcomes out. It wires [`RxParser`], a [`QpContext`] with a per-QP
 //! message-in-progress RAM beside it, the [`RequestChecker`], an
-//! [`MrTranslate`] and the [`ReceiveQueue`] into the model's
+//! [`MrTranslate`](crate::mr_translate::MrTranslate) and the [`ReceiveQueue`] into the model's
 //! `responder::on_request` for SEND FIRST / MIDDLE / LAST / ONLY and
 //! WRITE FIRST / MIDDLE / LAST / ONLY (with and without immediate); its
 //! oracle is the model's `check_request` followed by `write_translation`
@@ -13,13 +13,13 @@
 //! # Ports
 //!
 //! - `clock`; `reset` (synchronous, high): empties the pipeline, restarts
-//!   the MR table sweep (see [`MrTranslate`]: pulse once after power-up,
+//!   the MR table sweep (see [`MrTranslate`](crate::mr_translate::MrTranslate): pulse once after power-up,
 //!   then wait for `cfg_ready`); QP records and messages are kept.
 //! - `rx` (AXI-Stream sink, 512/64): Ethernet frames as the MAC gives them.
 //! - `qp_host`: the QP context RAM's configuration port
 //!   ([`ContextConfig`], a masked read-modify-write per operation), for
 //!   the driver's `modify_qp`. `cfg_*`: the MR table and MTT write ports of
-//!   [`MrTranslate`], passed through, with `cfg_ready`.
+//!   [`MrTranslate`](crate::mr_translate::MrTranslate), passed through, with `cfg_ready`.
 //! - `rq_query` (out) / `rq_qpn` (out, 24 bits): for observation, high in
 //!   the cycle the checker asks the receive queue whether QP `rq_qpn`
 //!   holds a receive WQE (a message start that consumes one gets an RNR

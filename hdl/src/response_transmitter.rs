@@ -4,7 +4,7 @@
 //! becomes the response frame the model's responder sends for it: ACK, NAK
 //! and RNR NAK (AETH), atomic ACK (AETH + AtomicAckETH), READ RESPONSE
 //! FIRST / MIDDLE / LAST / ONLY (AETH where the opcode has one) with its
-//! payload read from host memory at transmit time: an [`MrTranslate`]
+//! payload read from host memory at transmit time: an [`MrTranslate`](crate::mr_translate::MrTranslate)
 //! (inside a [`PayloadFetch`]) checks the packet's range through the READ's R_Key (REMOTE_READ, the
 //! QP's PD) and splits it at page boundaries, one DMA read per page segment
 //! fetches it, the tagged (possibly out of order) read data is put back
@@ -33,7 +33,7 @@
 //!   `desc_dscp`, `desc_ecn`, `desc_udp_src_port`. `desc_ecn` is the
 //!   codepoint for data frames: READ responses carry it, ACKs, NAKs and
 //!   atomic ACKs go out Not-ECT, as the model's `ect` says.
-//! - MR configuration: the inner [`MrTranslate`]'s `cfg_*` port as is.
+//! - MR configuration: the inner [`MrTranslate`](crate::mr_translate::MrTranslate)'s `cfg_*` port as is.
 //! - DMA read requests and read data: [`PayloadFetch`]'s `dma_*` ports as
 //!   are (tags 0..15, at most two reads per packet, 16 in flight).
 //! - `frame` (AXI-Stream out, 512 bits, full backpressure): the frames, in
