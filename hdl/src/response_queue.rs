@@ -115,7 +115,9 @@ pub fn mtu_code(mtu: u32) -> u8 {
     (mtu.trailing_zeros() - 8) as u8
 }
 
+/// The command port, as the queue takes it.
 #[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "QueueCommandSource"]
 pub struct QueueCommand<const A: usize> {
     pub valid: Signal<In, Bit>,
     pub ready: Signal<Out, Bit>,
@@ -130,6 +132,26 @@ pub struct QueueCommand<const A: usize> {
     /// READ length, or the PSN count of `OP_DROP_READS`.
     pub len: Signal<In, Bits<32>>,
     pub mtu_code: Signal<In, Bits<3>>,
+}
+
+/// The command port as a client drives it (the responder's queue
+/// commands), joined to [`QueueCommand`].
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "QueueCommand"]
+pub struct QueueCommandSource<const A: usize> {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub op: Signal<Out, Bits<3>>,
+    pub qpn: Signal<Out, Bits<A>>,
+    pub syndrome: Signal<Out, Bits<8>>,
+    pub psn: Signal<Out, Bits<24>>,
+    pub msn: Signal<Out, Bits<24>>,
+    /// Atomic original value or READ VA.
+    pub value: Signal<Out, Bits<64>>,
+    pub rkey: Signal<Out, Bits<32>>,
+    /// READ length, or the PSN count of `OP_DROP_READS`.
+    pub len: Signal<Out, Bits<32>>,
+    pub mtu_code: Signal<Out, Bits<3>>,
 }
 
 #[derive(Clone, Debug, Default, LogicInterface)]
