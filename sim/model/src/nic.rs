@@ -230,6 +230,36 @@ pub struct QpTxAttrs {
     pub mtu: u32,
 }
 
+/// The per-QP transport state an RTL core keeps in its QP context
+/// ([`Nic::qp_context`]): what the driver's `modify_qp` sets and the
+/// packet pipelines then change, read from this NIC so an RTL NIC can be
+/// programmed exactly as this model stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QpContextView {
+    pub state: QpState,
+    /// Remote access flags (`Access` bits).
+    pub access: u8,
+    pub pd: PdId,
+    pub pkey: u16,
+    /// Path MTU in bytes (0 before RTR).
+    pub mtu: u32,
+    pub dest_qpn: Qpn,
+    pub max_dest_rd_atomic: u8,
+    pub min_rnr_timer: u8,
+    /// Responder: expected PSN and MSN.
+    pub rq_epsn: u32,
+    pub rq_msn: u32,
+    /// Requester (RTS only, else 0): next PSN to assign, send cursor,
+    /// oldest unacknowledged PSN.
+    pub sq_next_psn: u32,
+    pub sq_send_psn: u32,
+    pub sq_una_psn: u32,
+    pub timeout: u8,
+    pub retry_cnt: u8,
+    pub rnr_retry: u8,
+    pub max_rd_atomic: u8,
+}
+
 pub struct Nic {
     config: NicConfig,
     memory: HostMemory,
@@ -517,6 +547,48 @@ impl Nic {
             local_ip: path.local_ip,
             remote_ip: path.remote.ip,
             mtu: path.mtu,
+        })
+    }
+
+    /// The receive WQEs waiting on `qpn`, oldest first.
+    pub fn recv_queue(&self, qpn: Qpn) -> Option<Vec<RecvWr>> {
+        Some(self.qps.get(&qpn)?.rq.iter().cloned().collect())
+    }
+
+    /// The send and receive CQ of `qpn`.
+    pub fn qp_cqs(&self, qpn: Qpn) -> Option<(CqId, CqId)> {
+        let qp = self.qps.get(&qpn)?;
+        Some((qp.send_cq, qp.recv_cq))
+    }
+
+    /// Every CQ this NIC has, in id order.
+    pub fn cq_ids(&self) -> Vec<CqId> {
+        self.cqs.keys().copied().collect()
+    }
+
+    /// The transport state of `qpn` as an RTL QP context holds it.
+    pub fn qp_context(&self, qpn: Qpn) -> Option<QpContextView> {
+        let qp = self.qps.get(&qpn)?;
+        let path = qp.path;
+        let send = qp.send;
+        Some(QpContextView {
+            state: qp.state,
+            access: qp.access.0,
+            pd: qp.pd,
+            pkey: qp.pkey,
+            mtu: path.map_or(0, |p| p.mtu),
+            dest_qpn: path.map_or(0, |p| p.dest_qpn),
+            max_dest_rd_atomic: path.map_or(0, |p| p.max_dest_rd_atomic),
+            min_rnr_timer: path.map_or(0, |p| p.min_rnr_timer),
+            rq_epsn: qp.resp.epsn,
+            rq_msn: qp.resp.msn,
+            sq_next_psn: qp.sq.next_psn,
+            sq_send_psn: qp.sq.send_psn,
+            sq_una_psn: qp.sq.una(),
+            timeout: send.map_or(0, |s| s.timeout),
+            retry_cnt: send.map_or(0, |s| s.retry_cnt),
+            rnr_retry: send.map_or(0, |s| s.rnr_retry),
+            max_rd_atomic: send.map_or(0, |s| s.max_rd_atomic),
         })
     }
 

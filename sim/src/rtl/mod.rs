@@ -7,10 +7,13 @@
 
 pub mod bench;
 pub mod decode;
+pub mod dma_ports;
 pub mod gen;
 pub mod host_dma;
 pub mod icrc;
 pub mod mr_config;
+pub mod nic;
+pub mod qp_config;
 pub mod rx;
 pub mod stream;
 pub mod tx;

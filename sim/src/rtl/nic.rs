@@ -1,0 +1,779 @@
+//! `RtlNic`: a Verilated NIC core as a fabric [`Endpoint`], scored by a
+//! shadow model NIC (docs/transport-core.md, "Scoreboard: a shadow model
+//! per RTL NIC").
+//!
+//! The verbs (PD, CQ, QP, MR, receive WQEs) go to the shadow, a model
+//! [`Nic`], which checks them and keeps the host's view; when the fabric
+//! first calls the endpoint the RTL is programmed from the shadow's state
+//! (QP context records, per-QP addresses, response queues, the MR table and
+//! MTT, receive WQEs) and host memory is copied into the [`HostDma`] that
+//! serves the RTL's DMA ports. From then on the RTL runs one clock cycle per
+//! 4 ns of fabric time (250 MHz), and the shadow is given exactly the RTL's
+//! inputs at the RTL's times:
+//!
+//! - a received frame when the RTL's outcome for it is accepted (the
+//!   moment the RTL's response queue reflects it);
+//! - when the RTL's response transmitter takes a descriptor of QP `q`, the
+//!   shadow is asked for its next response frame of `q`, and the frame the
+//!   RTL then emits must equal it byte for byte;
+//! - every DMA write beat of the RTL must hold the bytes the shadow's host
+//!   memory holds at that address once the shadow has received the frame
+//!   behind it, and every receive CQE must be the shadow's next CQE of that
+//!   QP; at the end host memories must be equal.
+//!
+//! The first difference is kept ([`RtlNic::mismatch`]) with its cycle and
+//! the run should stop there. While the RTL has work in flight the endpoint
+//! asks to run every cycle; when it is quiet it sleeps and skips the idle
+//! cycles (nothing in the responder path counts time).
+//!
+//! This first `RtlNic` drives the responder half (`responder_path`): it
+//! answers requests (SEND, WRITE) and never sends any of its own.
+
+use super::dma_ports::{DmaReadPorts, DmaWritePorts};
+use super::host_dma::{HostDma, HostDmaConfig};
+use super::mr_config::load_mr_table;
+use super::qp_config::{context_record, ip_bits, mac_bits};
+use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
+use super::RtlError;
+use rocenic_fabric::{Endpoint, Time};
+use rocenic_hdl::response_queue::{mtu_code as queue_mtu_code, OP_CONFIGURE};
+use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
+use rocenic_model::nic::{Nic, NicConfig, TxClass};
+use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, WcOpcode, WcStatus};
+use rocenic_wire::ecn;
+use std::collections::{BTreeMap, VecDeque};
+use std::net::IpAddr;
+use verilator_sys::{Block, Input, Output, Sim};
+
+/// Core clock period: 250 MHz.
+pub const NS_PER_CYCLE: u64 = 4;
+/// Cycles without any port activity after which the core counts as idle.
+const QUIET_CYCLES: u64 = 64;
+/// Frames the MAC side holds before it backpressures the core.
+const MAC_FRAMES: usize = 2;
+
+/// What the scoreboard matched, and the core's own counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RtlNicStats {
+    /// Cycles run since the core was programmed.
+    pub cycles: u64,
+    pub frames_in: u64,
+    pub frames_out: u64,
+    pub dma_write_beats: u64,
+    pub dma_write_bytes: u64,
+    pub cqes: u64,
+}
+
+/// The named ports of the core `B`.
+struct Ports<B: Block> {
+    reset: Input<B>,
+    cfg_ready: Output<B>,
+    rx: AxisInPorts<B>,
+    frame: AxisOutPorts<B>,
+    dma_read: DmaReadPorts<B>,
+    out_valid: Output<B>,
+    out_ready: Input<B>,
+    desc_fire: Output<B>,
+    desc_qpn: Output<B>,
+    cqe_valid: Output<B>,
+    cqe_ready: Input<B>,
+    cqe_qpn: Output<B>,
+    cqe_wr_id: Output<B>,
+    cqe_status: Output<B>,
+    cqe_opcode: Output<B>,
+    cqe_byte_len: Output<B>,
+    cqe_imm_valid: Output<B>,
+    cqe_imm: Output<B>,
+}
+
+impl<B: Block> Ports<B> {
+    fn named() -> Result<Self, RtlError> {
+        Ok(Ports {
+            reset: B::input("reset")?,
+            cfg_ready: B::output("cfg_ready")?,
+            rx: AxisInPorts::named("rx")?,
+            frame: AxisOutPorts::named("frame", &[])?,
+            dma_read: DmaReadPorts::named("dma")?,
+            out_valid: B::output("out_valid")?,
+            out_ready: B::input("out_ready")?,
+            desc_fire: B::output("desc_fire")?,
+            desc_qpn: B::output("desc_qpn")?,
+            cqe_valid: B::output("cqe_valid")?,
+            cqe_ready: B::input("cqe_ready")?,
+            cqe_qpn: B::output("cqe_qpn")?,
+            cqe_wr_id: B::output("cqe_wr_id")?,
+            cqe_status: B::output("cqe_status")?,
+            cqe_opcode: B::output("cqe_opcode")?,
+            cqe_byte_len: B::output("cqe_byte_len")?,
+            cqe_imm_valid: B::output("cqe_imm_valid")?,
+            cqe_imm: B::output("cqe_imm")?,
+        })
+    }
+}
+
+/// The core once programmed, and the scoreboard's queues.
+struct Running<B: Block> {
+    sim: Sim<B>,
+    p: Ports<B>,
+    host: HostDma,
+    dma_write: DmaWritePorts<B>,
+    rx: StreamSource,
+    /// Frames given to the core whose outcome has not come yet.
+    rx_frames: VecDeque<Vec<u8>>,
+    tx: StreamSink,
+    /// Frames the core emitted, waiting for the MAC.
+    out: VecDeque<Vec<u8>>,
+    /// The shadow's frames for the descriptors the core took, in order.
+    expected: VecDeque<Vec<u8>>,
+    /// Core write beats not yet confirmed by the shadow's memory.
+    writes: Vec<(u64, Vec<u8>)>,
+    /// The shadow's CQEs per QP not yet matched, and the core's waiting
+    /// for the shadow's.
+    shadow_cqes: BTreeMap<Qpn, VecDeque<Cqe>>,
+    core_cqes: Vec<(u64, Cqe)>,
+    /// Fabric cycle (fabric time / 4 ns) minus the core's cycle.
+    offset: i64,
+    quiet: u64,
+    stats: RtlNicStats,
+}
+
+impl<B: Block> Running<B> {
+    /// The core's current cycle on the fabric's clock.
+    fn fabric_cycle(&self) -> u64 {
+        (self.sim.cycle() as i64 + self.offset) as u64
+    }
+}
+
+/// A Verilated core on the fabric with its shadow model (see the module
+/// doc). `B` is the Verilated core (`verilator_sys::ResponderPath`).
+pub struct RtlNic<B: Block> {
+    shadow: Nic,
+    dma: HostDmaConfig,
+    /// The core's CQEs per CQ, for `poll_cq`.
+    cqs: BTreeMap<CqId, VecDeque<Cqe>>,
+    run: Option<Running<B>>,
+    mismatch: Option<String>,
+    busy: bool,
+}
+
+fn wc_status(code: u64) -> Option<WcStatus> {
+    use WcStatus::*;
+    [
+        Success,
+        LocLenErr,
+        LocQpOpErr,
+        LocProtErr,
+        WrFlushErr,
+        BadRespErr,
+        LocAccessErr,
+        RemInvReqErr,
+        RemAccessErr,
+        RemOpErr,
+        RetryExcErr,
+        RnrRetryExcErr,
+    ]
+    .get(code as usize)
+    .copied()
+}
+
+fn wc_opcode(code: u64) -> Option<WcOpcode> {
+    use WcOpcode::*;
+    [
+        Send,
+        RdmaWrite,
+        RdmaRead,
+        CompSwap,
+        FetchAdd,
+        Recv,
+        RecvRdmaWithImm,
+    ]
+    .get(code as usize)
+    .copied()
+}
+
+impl<B: Block> RtlNic<B> {
+    pub fn new(config: NicConfig, dma: HostDmaConfig) -> RtlNic<B> {
+        RtlNic {
+            shadow: Nic::new(config),
+            dma,
+            cqs: BTreeMap::new(),
+            run: None,
+            mismatch: None,
+            busy: false,
+        }
+    }
+
+    /// The shadow model: the host's view of PDs, QPs, MRs and memory, and
+    /// what the core must do.
+    pub fn shadow(&self) -> &Nic {
+        &self.shadow
+    }
+
+    /// The first difference between the core and its shadow, if any.
+    pub fn mismatch(&self) -> Option<&str> {
+        self.mismatch.as_deref()
+    }
+
+    pub fn stats(&self) -> RtlNicStats {
+        self.run
+            .as_ref()
+            .map_or_else(RtlNicStats::default, |r| r.stats)
+    }
+
+    /// Host memory as the core's DMA left it (the shadow's until the core
+    /// runs).
+    pub fn memory(&self) -> &rocenic_model::memory::HostMemory {
+        match &self.run {
+            Some(r) => r.host.memory(),
+            None => self.shadow.memory(),
+        }
+    }
+
+    /// The shadow, to set the NIC up before the run: PDs, CQs, QPs and
+    /// their `modify_qp`, MRs, buffers in host memory and receive WQEs, as
+    /// on a model NIC. The core is programmed from it when the fabric
+    /// first calls the endpoint; from then on this is an error (the core's
+    /// host ports for changes while it runs are not driven yet).
+    pub fn setup(&mut self) -> Result<&mut Nic, RtlError> {
+        if self.run.is_some() {
+            return Err(RtlError::Unsupported(
+                "configuration changes while the RTL core runs".into(),
+            ));
+        }
+        Ok(&mut self.shadow)
+    }
+
+    /// Up to `max` completions the core wrote to `cq`, each checked
+    /// against the shadow's.
+    pub fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
+        let Some(q) = self.cqs.get_mut(&cq) else {
+            return Vec::new();
+        };
+        let n = max.min(q.len());
+        q.drain(..n).collect()
+    }
+
+    /// Checks what only the end of a run can tell: every frame emitted and
+    /// matched, every write and CQE confirmed, host memories equal.
+    pub fn finish_check(&mut self) -> Result<(), String> {
+        if let Some(m) = &self.mismatch {
+            return Err(m.clone());
+        }
+        let Some(r) = &self.run else {
+            return Ok(());
+        };
+        let cycle = r.sim.cycle();
+        let fail = |what: String| Err(format!("cycle {cycle}: {what}"));
+        if !r.expected.is_empty() {
+            return fail(format!(
+                "{} predicted frames never emitted",
+                r.expected.len()
+            ));
+        }
+        if let Some((addr, bytes)) = r.writes.first() {
+            return fail(format!(
+                "DMA write of {} bytes at {addr:#x} the shadow never made ({} such writes)",
+                bytes.len(),
+                r.writes.len()
+            ));
+        }
+        if let Some((_, c)) = r.core_cqes.first() {
+            return fail(format!("CQE {c:?} the shadow never made"));
+        }
+        if let Some((q, c)) = r.shadow_cqes.iter().find(|(_, c)| !c.is_empty()) {
+            return fail(format!("QP {q}: the shadow's CQE {:?} never came", c[0]));
+        }
+        if r.host.memory() != self.shadow.memory() {
+            return fail("host memory differs from the shadow's".into());
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, what: String) {
+        if self.mismatch.is_none() {
+            let cycle = self.run.as_ref().map_or(0, |r| r.sim.cycle());
+            self.mismatch = Some(format!("cycle {cycle}: {what}"));
+        }
+    }
+
+    /// Programs the core from the shadow's state (see the module doc).
+    fn start(&mut self) -> Result<(), RtlError> {
+        let mut sim = Sim::<B>::new()?;
+        let p = Ports::<B>::named()?;
+        sim.set_bit(p.reset, true);
+        sim.tick();
+        sim.set_bit(p.reset, false);
+        let mut waited = 0;
+        loop {
+            sim.eval();
+            if sim.get_bit(p.cfg_ready) {
+                break;
+            }
+            sim.tick();
+            waited += 1;
+            if waited > 4 * DEFAULT_MAX_MRS as u64 {
+                return Err(RtlError::Stuck {
+                    cycle: sim.cycle(),
+                    what: "cfg_ready after reset".into(),
+                });
+            }
+        }
+        load_mr_table(
+            &mut sim,
+            self.shadow.mr_table(),
+            DEFAULT_MAX_MRS,
+            DEFAULT_MAX_MTT_ENTRIES,
+        )?;
+        for qpn in self.shadow.qpns() {
+            self.program_qp(&mut sim, qpn)?;
+        }
+        for qpn in self.shadow.qpns() {
+            for wr in self.shadow.recv_queue(qpn).unwrap_or_default() {
+                post_recv(&mut sim, qpn, &wr)?;
+            }
+        }
+        let host = HostDma::new(self.dma, self.shadow.memory().clone());
+        let offset = -(sim.cycle() as i64);
+        self.run = Some(Running {
+            sim,
+            p,
+            host,
+            dma_write: DmaWritePorts::named("dmaw")?,
+            rx: StreamSource::new(1.0, 0),
+            rx_frames: VecDeque::new(),
+            tx: StreamSink::new("frame", 1.0, 0),
+            out: VecDeque::new(),
+            expected: VecDeque::new(),
+            writes: Vec::new(),
+            shadow_cqes: BTreeMap::new(),
+            core_cqes: Vec::new(),
+            offset,
+            quiet: 0,
+            stats: RtlNicStats::default(),
+        });
+        Ok(())
+    }
+
+    fn program_qp(&self, sim: &mut Sim<B>, qpn: Qpn) -> Result<(), RtlError> {
+        let Some(view) = self.shadow.qp_context(qpn) else {
+            return Ok(());
+        };
+        if view.state == QpState::Reset {
+            return Ok(());
+        }
+        let words = context_record(&view)
+            .pack()
+            .map_err(|e| RtlError::Unsupported(format!("QP {qpn} context: {e:?}")))?;
+        let mut mask = [u64::MAX; 5];
+        mask[4] = u64::from(u32::MAX);
+        sim.set_bit(B::input("qp_host_valid")?, true);
+        sim.set_u64(B::input("qp_host_qpn")?, qpn.into());
+        sim.set(B::input("qp_host_mask")?, &mask);
+        sim.set(B::input("qp_host_data")?, &words);
+        wait_for(sim, B::output("qp_host_done")?, "qp_host_done")?;
+        sim.tick();
+        sim.set_bit(B::input("qp_host_valid")?, false);
+        let Some(attrs) = self.shadow.qp_tx_attrs(qpn) else {
+            return Ok(());
+        };
+        let config = self.shadow.config();
+        let set = |sim: &mut Sim<B>, name: &str, v: u64| -> Result<(), RtlError> {
+            sim.set_u64(B::input(&format!("addr_{name}"))?, v);
+            Ok(())
+        };
+        set(sim, "write", 1)?;
+        set(sim, "qpn", qpn.into())?;
+        set(sim, "pd", attrs.pd.0.into())?;
+        set(sim, "dest_qp", attrs.dest_qpn.into())?;
+        set(sim, "pkey", attrs.pkey.into())?;
+        set(sim, "eth_dst", mac_bits(attrs.remote_mac))?;
+        set(sim, "eth_src", mac_bits(config.mac))?;
+        set(
+            sim,
+            "ipv6",
+            u64::from(matches!(attrs.local_ip, IpAddr::V6(_))),
+        )?;
+        for (name, ip) in [("ip_src", attrs.local_ip), ("ip_dst", attrs.remote_ip)] {
+            let bits = ip_bits(ip);
+            sim.set(
+                B::input(&format!("addr_{name}"))?,
+                &[bits as u64, (bits >> 64) as u64],
+            );
+        }
+        set(sim, "dscp", u64::from(config.dscp & 0x3F))?;
+        let ect = if config.ecn { ecn::ECT0 } else { ecn::NOT_ECT };
+        set(sim, "ecn", ect.into())?;
+        set(
+            sim,
+            "udp_src_port",
+            rocenic_wire::udp_src_port(qpn, attrs.dest_qpn).into(),
+        )?;
+        sim.tick();
+        set(sim, "write", 0)?;
+        if matches!(view.state, QpState::Rtr | QpState::Rts) {
+            sim.set_bit(B::input("queue_host_valid")?, true);
+            sim.set_u64(B::input("queue_host_op")?, OP_CONFIGURE);
+            sim.set_u64(B::input("queue_host_qpn")?, qpn.into());
+            sim.set_u64(
+                B::input("queue_host_mtu_code")?,
+                queue_mtu_code(attrs.mtu).into(),
+            );
+            wait_for(sim, B::output("queue_host_ready")?, "queue_host_ready")?;
+            sim.tick();
+            sim.set_bit(B::input("queue_host_valid")?, false);
+        }
+        Ok(())
+    }
+
+    /// Runs the core up to fabric time `now` (its cycles, or a jump over
+    /// them while it is idle), feeding the scoreboard.
+    fn run_to(&mut self, now: Time) {
+        if self.mismatch.is_some() {
+            return;
+        }
+        if self.run.is_none() {
+            if let Err(e) = self.start() {
+                self.fail(format!("programming the core: {e}"));
+                return;
+            }
+        }
+        loop {
+            let r = self.run.as_mut().expect("started");
+            let target = now.div_ceil(NS_PER_CYCLE);
+            if r.fabric_cycle() >= target {
+                break;
+            }
+            if !self.busy {
+                // Nothing in flight and nothing in the responder path
+                // counts time: move the origin instead of simulating idle
+                // cycles.
+                r.offset = target as i64 - r.sim.cycle() as i64;
+                break;
+            }
+            if let Err(e) = self.cycle() {
+                self.fail(e);
+                return;
+            }
+        }
+    }
+
+    /// One clock cycle of the core with its scoreboard.
+    fn cycle(&mut self) -> Result<(), String> {
+        let r = self.run.as_mut().expect("started");
+        let p = &r.p;
+        let now = r.fabric_cycle() * NS_PER_CYCLE;
+        r.rx.begin_cycle();
+        p.rx.drive(r.sim.dut_mut(), r.rx.current());
+        r.tx.begin_cycle();
+        let mac_ready = r.out.len() < MAC_FRAMES;
+        p.frame.set_ready(r.sim.dut_mut(), mac_ready);
+        p.dma_read.drive(&mut r.sim, &r.host);
+        let write_ready = r.dma_write.drive(&mut r.sim, &r.host, true);
+        r.sim.set_bit(p.out_ready, true);
+        r.sim.set_bit(p.cqe_ready, true);
+        r.sim.eval();
+        let mut active = false;
+        let rx_ready = p.rx.ready(r.sim.dut());
+        let read_taken = p
+            .dma_read
+            .observe(&r.sim, &mut r.host)
+            .map_err(|e| e.to_string())?;
+        if let Some(w) = r
+            .dma_write
+            .observe(&r.sim, &mut r.host, write_ready)
+            .map_err(|e| e.to_string())?
+        {
+            r.stats.dma_write_beats += 1;
+            r.stats.dma_write_bytes += w.1.len() as u64;
+            r.writes.push(w);
+            active = true;
+        }
+        if r.sim.get_bit(p.cqe_valid) {
+            let qpn = r.sim.get_u64(p.cqe_qpn) as Qpn;
+            let status = wc_status(r.sim.get_u64(p.cqe_status));
+            let opcode = wc_opcode(r.sim.get_u64(p.cqe_opcode));
+            let (Some(status), Some(opcode)) = (status, opcode) else {
+                return Err(format!("CQE of QP {qpn} with an unknown code"));
+            };
+            let cqe = Cqe {
+                wr_id: r.sim.get_u64(p.cqe_wr_id),
+                status,
+                opcode,
+                qpn,
+                byte_len: r.sim.get_u64(p.cqe_byte_len) as u32,
+                imm: r
+                    .sim
+                    .get_bit(p.cqe_imm_valid)
+                    .then(|| r.sim.get_u64(p.cqe_imm) as u32),
+                invalidated_rkey: None,
+            };
+            r.core_cqes.push((r.sim.cycle(), cqe));
+            r.stats.cqes += 1;
+            active = true;
+        }
+        let mut decided = false;
+        if r.sim.get_bit(p.out_valid) {
+            decided = true;
+            active = true;
+        }
+        if r.sim.get_bit(p.desc_fire) {
+            let qpn = r.sim.get_u64(p.desc_qpn) as Qpn;
+            match self.shadow.transmit_from(now, TxClass::Response, qpn) {
+                Some(f) => r.expected.push_back(f),
+                None => {
+                    return Err(format!(
+                        "the core sends a response of QP {qpn} the shadow does not owe"
+                    ))
+                }
+            }
+            active = true;
+        }
+        let moved =
+            r.tx.observe(
+                r.sim.cycle(),
+                p.frame.valid(r.sim.dut()),
+                &p.frame.beat(r.sim.dut()),
+                &[],
+            )
+            .map_err(|e| e.to_string())?;
+        active |= moved;
+        r.sim.tick();
+        r.host.clock(read_taken);
+        if r.rx.end_cycle(r.sim.cycle(), rx_ready).is_some() {
+            active = true;
+        }
+        for f in r.tx.take_frames() {
+            let want = r.expected.pop_front();
+            if want.as_deref() != Some(&f.bytes[..]) {
+                return Err(format!(
+                    "frame {} of the core differs from the shadow's: core {:02x?}, shadow {:02x?}",
+                    r.stats.frames_out,
+                    &f.bytes[..f.bytes.len().min(80)],
+                    want.as_ref().map(|w| &w[..w.len().min(80)])
+                ));
+            }
+            r.stats.frames_out += 1;
+            r.out.push_back(f.bytes);
+        }
+        r.stats.cycles += 1;
+        if decided {
+            let frame = r
+                .rx_frames
+                .pop_front()
+                .ok_or("an outcome with no frame behind it")?;
+            self.shadow.receive(now, frame);
+            self.collect_shadow_cqes();
+        }
+        self.confirm();
+        let r = self.run.as_mut().expect("started");
+        r.quiet = if active { 0 } else { r.quiet + 1 };
+        self.busy = !r.rx.is_idle()
+            || !r.rx_frames.is_empty()
+            || r.host.reads_in_flight() > 0
+            || r.host.offered().is_some()
+            || !r.dma_write.idle()
+            || r.tx.mid_frame()
+            || r.quiet < QUIET_CYCLES;
+        Ok(())
+    }
+
+    /// Moves the shadow's new CQEs into the per-QP expectations.
+    fn collect_shadow_cqes(&mut self) {
+        let r = self.run.as_mut().expect("started");
+        for cq in self.shadow.cq_ids() {
+            for c in self.shadow.poll_cq(cq, usize::MAX) {
+                r.shadow_cqes.entry(c.qpn).or_default().push_back(c);
+            }
+        }
+    }
+
+    /// Confirms the core's writes and CQEs the shadow has caught up with.
+    fn confirm(&mut self) {
+        let r = self.run.as_mut().expect("started");
+        let memory = self.shadow.memory();
+        r.writes.retain(|(addr, bytes)| {
+            let mut held = vec![0u8; bytes.len()];
+            memory.read_phys(*addr, &mut held);
+            held != *bytes
+        });
+        let mut mismatch = None;
+        let mut kept = Vec::new();
+        for (cycle, c) in r.core_cqes.drain(..) {
+            match r.shadow_cqes.get_mut(&c.qpn).and_then(|q| q.pop_front()) {
+                Some(want) if want == c => {
+                    if let Some((_, recv_cq)) = self.shadow.qp_cqs(c.qpn) {
+                        self.cqs.entry(recv_cq).or_default().push_back(c);
+                    }
+                }
+                Some(want) => {
+                    mismatch.get_or_insert(format!(
+                        "cycle {cycle}: CQE {c:?}, the shadow's is {want:?}"
+                    ));
+                }
+                None => kept.push((cycle, c)),
+            }
+        }
+        r.core_cqes = kept;
+        if let Some(m) = mismatch {
+            self.fail(m);
+        }
+    }
+}
+
+fn wait_for<B: Block>(sim: &mut Sim<B>, port: Output<B>, what: &str) -> Result<(), RtlError> {
+    for _ in 0..64 {
+        sim.eval();
+        if sim.get_bit(port) {
+            return Ok(());
+        }
+        sim.tick();
+    }
+    Err(RtlError::Stuck {
+        cycle: sim.cycle(),
+        what: what.into(),
+    })
+}
+
+/// One receive WQE of one SGE through the core's `rq_post` port.
+fn post_recv<B: Block>(sim: &mut Sim<B>, qpn: Qpn, wr: &RecvWr) -> Result<(), RtlError> {
+    let sge = match wr.sgl.as_slice() {
+        [sge] => *sge,
+        _ => {
+            return Err(RtlError::Unsupported(format!(
+                "receive WQE {} with {} SGEs (the core takes one)",
+                wr.wr_id,
+                wr.sgl.len()
+            )))
+        }
+    };
+    sim.set_bit(B::input("rq_post_valid")?, true);
+    sim.set_u64(B::input("rq_post_qpn")?, qpn.into());
+    sim.set_u64(B::input("rq_post_wr_id")?, wr.wr_id);
+    sim.set_u64(B::input("rq_post_lkey")?, sge.lkey.into());
+    sim.set_u64(B::input("rq_post_va")?, sge.addr);
+    sim.set_u64(B::input("rq_post_len")?, sge.length.into());
+    wait_for(sim, B::output("rq_post_ready")?, "rq_post_ready")?;
+    sim.tick();
+    sim.set_bit(B::input("rq_post_valid")?, false);
+    wait_for(sim, B::output("rq_post_done")?, "rq_post_done")?;
+    let accepted = sim.get_bit(B::output("rq_post_accepted")?);
+    sim.tick();
+    if !accepted {
+        return Err(RtlError::Mismatch(format!(
+            "the core refused receive WQE {} of QP {qpn} the shadow took",
+            wr.wr_id
+        )));
+    }
+    Ok(())
+}
+
+impl<B: Block> Endpoint for RtlNic<B> {
+    fn mac(&self) -> [u8; 6] {
+        self.shadow.config().mac
+    }
+
+    fn receive(&mut self, now: Time, frame: Vec<u8>) {
+        self.run_to(now);
+        let Some(r) = self.run.as_mut() else {
+            return;
+        };
+        if r.rx.push_frame(&frame) {
+            r.rx_frames.push_back(frame);
+            r.stats.frames_in += 1;
+            self.busy = true;
+        }
+    }
+
+    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
+        self.run_to(now);
+        let r = self.run.as_mut()?;
+        let f = r.out.pop_front();
+        if f.is_some() {
+            self.busy = true;
+        }
+        f
+    }
+
+    fn next_deadline(&self) -> Option<Time> {
+        let r = self.run.as_ref()?;
+        (self.busy && self.mismatch.is_none()).then(|| (r.fabric_cycle() + 1) * NS_PER_CYCLE)
+    }
+
+    fn advance(&mut self, now: Time) {
+        self.run_to(now);
+    }
+}
+
+/// A fabric node that is a model NIC or an RTL NIC, so both kinds share
+/// one fabric.
+pub enum Node<B: Block> {
+    Model(Box<Nic>),
+    Rtl(Box<RtlNic<B>>),
+}
+
+impl<B: Block> Node<B> {
+    pub fn model(&self) -> Option<&Nic> {
+        match self {
+            Node::Model(n) => Some(n),
+            Node::Rtl(_) => None,
+        }
+    }
+
+    pub fn model_mut(&mut self) -> Option<&mut Nic> {
+        match self {
+            Node::Model(n) => Some(n),
+            Node::Rtl(_) => None,
+        }
+    }
+
+    pub fn rtl(&self) -> Option<&RtlNic<B>> {
+        match self {
+            Node::Rtl(n) => Some(n),
+            Node::Model(_) => None,
+        }
+    }
+
+    pub fn rtl_mut(&mut self) -> Option<&mut RtlNic<B>> {
+        match self {
+            Node::Rtl(n) => Some(n),
+            Node::Model(_) => None,
+        }
+    }
+}
+
+impl<B: Block> Endpoint for Node<B> {
+    fn mac(&self) -> [u8; 6] {
+        match self {
+            Node::Model(n) => n.mac(),
+            Node::Rtl(n) => n.mac(),
+        }
+    }
+
+    fn receive(&mut self, now: Time, frame: Vec<u8>) {
+        match self {
+            Node::Model(n) => n.receive(now, frame),
+            Node::Rtl(n) => n.receive(now, frame),
+        }
+    }
+
+    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
+        match self {
+            Node::Model(n) => n.transmit(now),
+            Node::Rtl(n) => n.transmit(now),
+        }
+    }
+
+    fn next_deadline(&self) -> Option<Time> {
+        match self {
+            Node::Model(n) => n.next_deadline(),
+            Node::Rtl(n) => n.next_deadline(),
+        }
+    }
+
+    fn advance(&mut self, now: Time) {
+        match self {
+            Node::Model(n) => n.advance(now),
+            Node::Rtl(n) => n.advance(now),
+        }
+    }
+}
