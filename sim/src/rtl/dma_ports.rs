@@ -144,7 +144,7 @@ impl<B: Block> DmaWritePorts<B> {
         let keep = sim.get_u64(self.keep);
         let addr = sim.get_u64(self.addr);
         let (req_addr, req_len) = (sim.get_u64(self.req_addr), sim.get_u64(self.req_len));
-        if keep == 0 || addr % BEAT_BYTES as u64 != 0 {
+        if keep == 0 || !addr.is_multiple_of(BEAT_BYTES as u64) {
             return Err(bad(format!("beat at {addr:#x} keep {keep:#x}")));
         }
         let lo = u64::from(keep.trailing_zeros());
