@@ -49,8 +49,9 @@
 //!   and whether the window stopped it, as the segmenter says).
 //! - `payload_last_errors`: the TX builder's counter (0 unless broken).
 //!
-//! The IPv4 identification is a counter of IPv4 frames sent since reset
-//! (the model's per-NIC counter, pre-incremented).
+//! The IPv4 identification is a counter of IPv4 frames sent since reset,
+//! pre-incremented: the model NIC's counter for request frames
+//! (`TxClass::ip_id_counter`; responses and CNPs count on their own).
 //!
 //! # Latency and throughput
 //!

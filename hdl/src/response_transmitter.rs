@@ -57,12 +57,12 @@
 //!
 //! # IPv4 identification
 //!
-//! A counter of the IPv4 frames this block sent since reset, pre-incremented
-//! (the model's per-NIC counter). The model has one counter per NIC shared
-//! by requests, responses and CNPs: in the NIC the requester's and this
-//! block's frames must take their identification from one shared counter
-//! (at the TX arbiter) for the frames to equal the model's; standing alone,
-//! as verified here, this block's frames are the only ones counted.
+//! A counter of the IPv4 frames this block sent since reset, pre-incremented:
+//! the model NIC's counter for response frames. The model numbers requests,
+//! responses and CNPs with one counter each (`TxClass::ip_id_counter`;
+//! every RoCEv2 frame has DF set, and RFC 6864 lets such a frame carry any
+//! identification), so each frame builder of the NIC keeps its own and the
+//! frames still equal the model's whatever order the TX arbiter picks.
 //!
 //! # Latency and throughput
 //!

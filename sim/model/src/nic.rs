@@ -113,6 +113,22 @@ pub enum TxClass {
     Request,
 }
 
+impl TxClass {
+    /// Which of the NIC's IPv4 identification counters numbers this
+    /// class's frames. Every RoCEv2 frame has DF set, so its
+    /// identification only has to be unique per source for a while (RFC
+    /// 6864: any value for atomic datagrams); one counter per class lets
+    /// each of the RTL's frame builders keep its own, in its own order,
+    /// and still produce exactly the model's frames.
+    pub fn ip_id_counter(self) -> usize {
+        match self {
+            TxClass::Cnp => 0,
+            TxClass::Response => 1,
+            TxClass::Request => 2,
+        }
+    }
+}
+
 /// The pieces of the NIC the transport blocks share while one QP is
 /// borrowed mutably.
 pub(crate) struct Env<'a> {
@@ -121,7 +137,8 @@ pub(crate) struct Env<'a> {
     pub mrs: &'a mut MrTable,
     pub counters: &'a mut NicCounters,
     pub cqs: &'a mut BTreeMap<CqId, Cq>,
-    pub ip_id: &'a mut u16,
+    /// The IPv4 identification counters, one per [`TxClass`].
+    pub ip_id: &'a mut [u16; 3],
     /// Where the completer records response packets, when asked to.
     pub response_log: &'a mut Option<Vec<ResponseRecord>>,
     /// Where the send-queue operations are recorded, when asked to.
@@ -271,7 +288,9 @@ pub struct Nic {
     qps: BTreeMap<Qpn, Qp>,
     next_qpn: Qpn,
     counters: NicCounters,
-    ip_id: u16,
+    /// IPv4 identification counters, one per [`TxClass`] (see
+    /// [`TxClass::ip_id_counter`]).
+    ip_id: [u16; 3],
     /// CNPs to send, with the local QP whose flow they answer.
     cnps: VecDeque<(Qpn, Vec<u8>)>,
     /// Round-robin positions: the QP served last.
@@ -336,7 +355,7 @@ impl Nic {
             qps: BTreeMap::new(),
             next_qpn: FIRST_QPN,
             counters: NicCounters::default(),
-            ip_id: 0,
+            ip_id: [0; 3],
             cnps: VecDeque::new(),
             rr_resp: 0,
             rr_req: 0,
@@ -844,6 +863,7 @@ impl Nic {
         if let Some(frame) = crate::tx::frame(
             &mut env,
             &qps[&qpn],
+            TxClass::Cnp,
             bth,
             ExtHeaders::default(),
             Vec::new(),

@@ -4,7 +4,7 @@
 //! registered memory through the L_Key on every (re)transmission.
 
 use crate::dma::{read_segments, sgl_segments, LocalError};
-use crate::nic::Env;
+use crate::nic::{Env, TxClass};
 use crate::qp::{Qp, SendWqe, WqeKind};
 use crate::send_queue::RingWqe;
 use crate::verbs::{Access, QpState, SendOp, WcStatus};
@@ -74,7 +74,15 @@ pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<
             return None;
         }
     };
-    let bytes = crate::tx::frame(env, qp, req.bth, req.ext, req.payload, true)?;
+    let bytes = crate::tx::frame(
+        env,
+        qp,
+        TxClass::Request,
+        req.bth,
+        req.ext,
+        req.payload,
+        true,
+    )?;
 
     let timeout = qp.ack_timeout_ns();
     let sq = &mut qp.sq;

@@ -8,7 +8,7 @@
 use crate::completer::move_to_error;
 use crate::dma::{read_segments, sgl_segments, write_segments, LocalError};
 use crate::mr::{DmaSegment, MrError, MrTable};
-use crate::nic::Env;
+use crate::nic::{Env, TxClass};
 pub use crate::qp::RdResource;
 use crate::qp::{InProgress, PathAttrs, Qp};
 use crate::response_queue::RespPacket;
@@ -1179,7 +1179,7 @@ pub(crate) fn next_output(qp: &mut Qp, env: &mut Env) -> Option<Vec<u8>> {
         if payload_is_read(bth.opcode) {
             env.counters.read_responses_sent += 1;
         }
-        if let Some(bytes) = crate::tx::frame(env, qp, bth, ext, payload, ect) {
+        if let Some(bytes) = crate::tx::frame(env, qp, TxClass::Response, bth, ext, payload, ect) {
             SENT_TRACE.with(|t| {
                 if let Some(trace) = t.borrow_mut().as_mut() {
                     trace.push(SentResponse {

@@ -2,7 +2,7 @@
 //! payload) for a QP into an encoded RoCEv2 frame with this NIC's
 //! addresses and the QP's path (the RTL's "TX: header builder + ICRC").
 
-use crate::nic::Env;
+use crate::nic::{Env, TxClass};
 use crate::qp::Qp;
 use rocenic_wire::{
     ecn, udp_src_port, Bth, EthHeader, ExtHeaders, IpHeader, Ipv4Header, Ipv6Header, RoceFrame,
@@ -18,6 +18,7 @@ pub(crate) const HOP_LIMIT: u8 = 64;
 pub(crate) fn frame(
     env: &mut Env,
     qp: &Qp,
+    class: TxClass,
     bth: Bth,
     ext: ExtHeaders,
     payload: Vec<u8>,
@@ -32,13 +33,15 @@ pub(crate) fn frame(
     let dscp = env.config.dscp & 0x3F;
     let ip = match (path.local_ip, path.remote.ip) {
         (IpAddr::V4(src), IpAddr::V4(dst)) => {
-            *env.ip_id = env.ip_id.wrapping_add(1);
+            let id = &mut env.ip_id[class.ip_id_counter()];
+            *id = id.wrapping_add(1);
+            let identification = *id;
             IpHeader::V4(Ipv4Header {
                 src,
                 dst,
                 dscp,
                 ecn,
-                identification: *env.ip_id,
+                identification,
                 dont_fragment: true,
                 ttl: HOP_LIMIT,
             })
