@@ -78,9 +78,10 @@
 //!   R_Key check and page split, tagged DMA reads of READ data reassembled
 //!   out of order, and the TX builder into response frames.
 //!
-//! And the first piece of the core's own: [`frame_arbiter`], the CNP,
+//! And the first pieces of the core's own: [`frame_arbiter`], the CNP,
 //! response and request frame sources joined into the MAC's transmit
-//! stream, whole frames in the model's priority order.
+//! stream, whole frames in the model's priority order; [`dma_read_arbiter`],
+//! two tagged DMA read clients on one host read port.
 //!
 //! To come, mirroring `sim/model`: the other paths and the core that wires
 //! them (event arbitration, TX scheduler, DMA engines); the DCQCN rate
@@ -96,6 +97,7 @@ pub mod byte_rotator;
 pub mod completer_datapath;
 pub mod crc32_beat;
 pub mod crc32_math;
+pub mod dma_read_arbiter;
 pub mod export;
 pub mod frame_arbiter;
 pub mod gf2_matrix;
