@@ -11,6 +11,7 @@
 use crate::atomic_unit::AtomicUnit;
 use crate::completer_datapath::CompleterDatapathDefault;
 use crate::dma_read_arbiter::DmaReadArbiter;
+use crate::dma_write_arbiter::DmaWriteArbiter;
 use crate::frame_arbiter::FrameArbiter;
 use crate::icrc_checker::IcrcChecker;
 use crate::icrc_generator::IcrcGenerator;
@@ -111,6 +112,12 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // Two tagged DMA read clients onto one host read port, round robin,
         // data routed back by the tag's top bit.
         ExportedBlock::new("dma_read_arbiter", DmaReadArbiter::<DATA_BITS>::default()),
+        // Two posted DMA write clients onto one host write port, whole
+        // bursts, round robin.
+        ExportedBlock::new(
+            "dma_write_arbiter",
+            DmaWriteArbiter::<DATA_BITS, KEEP_BITS>::default(),
+        ),
         // Response descriptors to response frames: R_Key check, DMA
         // reassembly of READ data, TX builder; 8-packet buffer in block RAM.
         ExportedBlock::new("response_transmitter", ResponseTransmitter::default()),

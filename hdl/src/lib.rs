@@ -81,7 +81,8 @@
 //! And the first pieces of the core's own: [`frame_arbiter`], the CNP,
 //! response and request frame sources joined into the MAC's transmit
 //! stream, whole frames in the model's priority order; [`dma_read_arbiter`],
-//! two tagged DMA read clients on one host read port.
+//! two tagged DMA read clients on one host read port; [`dma_write_arbiter`],
+//! two DMA write clients on one host write port, whole bursts.
 //!
 //! To come, mirroring `sim/model`: the other paths and the core that wires
 //! them (event arbitration, TX scheduler, DMA engines); the DCQCN rate
@@ -98,6 +99,7 @@ pub mod completer_datapath;
 pub mod crc32_beat;
 pub mod crc32_math;
 pub mod dma_read_arbiter;
+pub mod dma_write_arbiter;
 pub mod export;
 pub mod frame_arbiter;
 pub mod gf2_matrix;
