@@ -16,20 +16,18 @@
 //!   8-byte word never crosses a page), `in_opcode` (BTH opcode:
 //!   `0x13` CMP_SWAP, anything else adds, as the model), `in_compare`,
 //!   `in_swap_add` (numbers, already decoded from the AtomicETH).
-//! - DMA read request (valid/ready, registered), as
-//!   [`crate::requester_datapath`]'s: `dma_req_tag` (always [`DMA_TAG`];
-//!   the core's DMA arbiter maps it into its tag space and routes the
-//!   read data back by tag), `dma_req_addr`, `dma_req_len` (8).
-//! - DMA read data (valid/ready): `dma_rd_tag`, `dma_rd_data` (byte 0 of
-//!   the request in lane 0 of the beat), `dma_rd_last`; `dma_rd_ready` is
-//!   high while the read is awaited and the beat offered has [`DMA_TAG`]
-//!   (a beat of another tag waits: it is not this block's).
-//! - DMA write (valid/ready, posted), as [`crate::responder_datapath`]'s
-//!   write port: one beat, `dma_wr_first` and `dma_wr_last` high, `dma_wr_addr` the
-//!   64-byte-aligned address of lane 0, the new value in lanes
-//!   `addr mod 64 ..+ 8` (and repeated in the others, which `dma_wr_keep`
-//!   leaves out), `dma_wr_keep` marking them, `dma_req_addr` =
-//!   `in_addr`, `dma_req_len` = 8.
+//! - `dma` ([`DmaReadPort`]): the read request (registered) with
+//!   `dma.req_tag` always [`DMA_TAG`] (the core's DMA arbiter maps it into
+//!   its tag space and routes the read data back by tag), `dma.req_addr`,
+//!   `dma.req_len` (8); the read data `dma.rd_tag`, `dma.rd_data` (byte 0
+//!   of the request in lane 0 of the beat), `dma.rd_last`; `dma.rd_ready`
+//!   is high while the read is awaited and the beat offered has
+//!   [`DMA_TAG`] (a beat of another tag waits: it is not this block's).
+//! - `dma_wr` ([`DmaWritePort`], posted): one beat, `dma_wr.first` and
+//!   `dma_wr.last` high, `dma_wr.addr` the 64-byte-aligned address of
+//!   lane 0, the new value in lanes `addr mod 64 ..+ 8` (and repeated in
+//!   the others, which `dma_wr.keep` leaves out), `dma_wr.keep` marking
+//!   them, `dma_wr.req_addr` = `in_addr`, `dma_wr.req_len` = 8.
 //! - Result (valid/ready): `out_tag`, `out_orig` (the value read), after
 //!   the write was taken.
 //!
@@ -51,6 +49,8 @@
 //! Yosys `synth_xilinx` (UltraScale+): 259 LUTs, 340 flip-flops, no
 //! memory.
 
+use crate::payload_fetch::DmaReadPort;
+use crate::responder_datapath::DmaWritePort;
 use rust_hdl::prelude::*;
 
 /// The tag of every DMA read this block makes.
@@ -82,27 +82,9 @@ pub struct AtomicUnit {
     pub in_compare: Signal<In, Bits<64>>,
     pub in_swap_add: Signal<In, Bits<64>>,
 
-    pub dma_req_valid: Signal<Out, Bit>,
-    pub dma_req_ready: Signal<In, Bit>,
-    pub dma_req_tag: Signal<Out, Bits<8>>,
-    pub dma_req_addr: Signal<Out, Bits<64>>,
-    pub dma_req_len: Signal<Out, Bits<32>>,
+    pub dma: DmaReadPort,
 
-    pub dma_rd_valid: Signal<In, Bit>,
-    pub dma_rd_ready: Signal<Out, Bit>,
-    pub dma_rd_tag: Signal<In, Bits<8>>,
-    pub dma_rd_data: Signal<In, Bits<512>>,
-    pub dma_rd_last: Signal<In, Bit>,
-
-    pub dma_wr_valid: Signal<Out, Bit>,
-    pub dma_wr_ready: Signal<In, Bit>,
-    pub dma_wr_addr: Signal<Out, Bits<64>>,
-    pub dma_wr_data: Signal<Out, Bits<512>>,
-    pub dma_wr_keep: Signal<Out, Bits<64>>,
-    pub dma_wr_first: Signal<Out, Bit>,
-    pub dma_wr_last: Signal<Out, Bit>,
-    pub dma_wr_req_addr: Signal<Out, Bits<64>>,
-    pub dma_wr_req_len: Signal<Out, Bits<13>>,
+    pub dma_wr: DmaWritePort,
 
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
@@ -143,25 +125,8 @@ impl Default for AtomicUnit {
             in_opcode: Default::default(),
             in_compare: Default::default(),
             in_swap_add: Default::default(),
-            dma_req_valid: Default::default(),
-            dma_req_ready: Default::default(),
-            dma_req_tag: Default::default(),
-            dma_req_addr: Default::default(),
-            dma_req_len: Default::default(),
-            dma_rd_valid: Default::default(),
-            dma_rd_ready: Default::default(),
-            dma_rd_tag: Default::default(),
-            dma_rd_data: Default::default(),
-            dma_rd_last: Default::default(),
-            dma_wr_valid: Default::default(),
-            dma_wr_ready: Default::default(),
-            dma_wr_addr: Default::default(),
-            dma_wr_data: Default::default(),
-            dma_wr_keep: Default::default(),
-            dma_wr_first: Default::default(),
-            dma_wr_last: Default::default(),
-            dma_wr_req_addr: Default::default(),
-            dma_wr_req_len: Default::default(),
+            dma: Default::default(),
+            dma_wr: Default::default(),
             out_valid: Default::default(),
             out_ready: Default::default(),
             out_tag: Default::default(),
@@ -190,19 +155,19 @@ impl Logic for AtomicUnit {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, state, tag, addr, cmp_swap, compare, swap_add, orig, new_value);
-        self.read_value.next = self.dma_rd_data.val().get_bits::<64>(0);
+        self.read_value.next = self.dma.rd_data.val().get_bits::<64>(0);
 
         self.in_ready.next = self.state.q.val() == self.st_idle.val();
-        self.dma_req_valid.next = self.state.q.val() == self.st_read_request.val();
-        self.dma_req_tag.next = self.dma_tag.val();
-        self.dma_req_addr.next = self.addr.q.val();
-        self.dma_req_len.next = 8.into();
-        self.dma_rd_ready.next = (self.state.q.val() == self.st_read_data.val())
-            & (self.dma_rd_tag.val() == self.dma_tag.val());
-        self.dma_wr_valid.next = self.state.q.val() == self.st_write.val();
-        self.dma_wr_addr.next = self.addr.q.val() & !bits::<64>(63);
-        // In every lane: `dma_wr_keep` picks the word's, and no shifter.
-        self.dma_wr_data.next = bit_cast::<512, 64>(self.new_value.q.val())
+        self.dma.req_valid.next = self.state.q.val() == self.st_read_request.val();
+        self.dma.req_tag.next = self.dma_tag.val();
+        self.dma.req_addr.next = self.addr.q.val();
+        self.dma.req_len.next = 8.into();
+        self.dma.rd_ready.next = (self.state.q.val() == self.st_read_data.val())
+            & (self.dma.rd_tag.val() == self.dma_tag.val());
+        self.dma_wr.valid.next = self.state.q.val() == self.st_write.val();
+        self.dma_wr.addr.next = self.addr.q.val() & !bits::<64>(63);
+        // In every lane: `dma_wr.keep` picks the word's, and no shifter.
+        self.dma_wr.data.next = bit_cast::<512, 64>(self.new_value.q.val())
             | (bit_cast::<512, 64>(self.new_value.q.val()) << 64)
             | (bit_cast::<512, 64>(self.new_value.q.val()) << 128)
             | (bit_cast::<512, 64>(self.new_value.q.val()) << 192)
@@ -210,11 +175,11 @@ impl Logic for AtomicUnit {
             | (bit_cast::<512, 64>(self.new_value.q.val()) << 320)
             | (bit_cast::<512, 64>(self.new_value.q.val()) << 384)
             | (bit_cast::<512, 64>(self.new_value.q.val()) << 448);
-        self.dma_wr_keep.next = bits::<64>(0xFF) << self.addr.q.val().get_bits::<6>(0);
-        self.dma_wr_first.next = true;
-        self.dma_wr_last.next = true;
-        self.dma_wr_req_addr.next = self.addr.q.val();
-        self.dma_wr_req_len.next = 8.into();
+        self.dma_wr.keep.next = bits::<64>(0xFF) << self.addr.q.val().get_bits::<6>(0);
+        self.dma_wr.first.next = true;
+        self.dma_wr.last.next = true;
+        self.dma_wr.req_addr.next = self.addr.q.val();
+        self.dma_wr.req_len.next = 8.into();
         self.out_valid.next = self.state.q.val() == self.st_result.val();
         self.out_tag.next = self.tag.q.val();
         self.out_orig.next = self.orig.q.val();
@@ -229,13 +194,13 @@ impl Logic for AtomicUnit {
                 self.state.d.next = self.st_read_request.val();
             }
         } else if self.state.q.val() == self.st_read_request.val() {
-            if self.dma_req_ready.val() {
+            if self.dma.req_ready.val() {
                 self.state.d.next = self.st_read_data.val();
             }
         } else if self.state.q.val() == self.st_read_data.val() {
-            if self.dma_rd_valid.val()
-                & self.dma_rd_last.val()
-                & (self.dma_rd_tag.val() == self.dma_tag.val())
+            if self.dma.rd_valid.val()
+                & self.dma.rd_last.val()
+                & (self.dma.rd_tag.val() == self.dma_tag.val())
             {
                 self.orig.d.next = self.read_value.val();
                 if self.cmp_swap.q.val() {
@@ -250,7 +215,7 @@ impl Logic for AtomicUnit {
                 self.state.d.next = self.st_write.val();
             }
         } else if self.state.q.val() == self.st_write.val() {
-            if self.dma_wr_ready.val() {
+            if self.dma_wr.ready.val() {
                 self.state.d.next = self.st_result.val();
             }
         } else if self.state.q.val() == self.st_result.val() {

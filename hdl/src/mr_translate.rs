@@ -18,16 +18,17 @@
 //!
 //! - `clock`; `reset` (synchronous, high): empties the pipeline and starts
 //!   a sweep that writes every MR table entry free, `2^MR_BITS` cycles
-//!   during which `cfg_ready` and `req_ready` are low. Pulse it once after
+//!   during which `cfg.ready` and `req_ready` are low. Pulse it once after
 //!   power-up: block RAM content is otherwise undefined.
-//! - Configuration (driver side), ignored while `cfg_ready` is low:
-//!   `cfg_mr_write` writes `cfg_mr_state` ([`MR_STATE_FREE`] /
-//!   [`MR_STATE_VALID`] / [`MR_STATE_INVALIDATED`]; 3 reads as free),
-//!   `cfg_mr_variant`, `cfg_mr_pd`, `cfg_mr_base_va`, `cfg_mr_len`,
-//!   `cfg_mr_access` (`Access` bits), `cfg_mr_page_shift` (12..=21) and
-//!   `cfg_mr_mtt_base` to entry `cfg_mr_index`; `cfg_mtt_write` writes
-//!   `cfg_mtt_addr` to MTT entry `cfg_mtt_index`. Both may write in the
-//!   same cycle. A request accepted after the writing edge sees the write.
+//! - `cfg` ([`MrConfigPort`], driver side; Verilog `cfg$mr_write` ..),
+//!   ignored while `cfg.ready` is low: `cfg.mr_write` writes
+//!   `cfg.mr_state` ([`MR_STATE_FREE`] / [`MR_STATE_VALID`] /
+//!   [`MR_STATE_INVALIDATED`]; 3 reads as free), `cfg.mr_variant`,
+//!   `cfg.mr_pd`, `cfg.mr_base_va`, `cfg.mr_len`, `cfg.mr_access`
+//!   (`Access` bits), `cfg.mr_page_shift` (12..=21) and `cfg.mr_mtt_base`
+//!   to entry `cfg.mr_index`; `cfg.mtt_write` writes `cfg.mtt_addr` to MTT
+//!   entry `cfg.mtt_index`. Both may write in the same cycle. A request
+//!   accepted after the writing edge sees the write.
 //! - Requests (valid/ready): `req_key` (L_Key or R_Key), `req_va`,
 //!   `req_len` (bytes, 32 bits as in a RETH), `req_pd` (the QP's PD),
 //!   `req_access` (rights needed: `Access` bits; `NONE` for a local read),
@@ -70,11 +71,11 @@
 
 use rust_hdl::prelude::*;
 
-/// `cfg_mr_state`: the entry names no MR (keys through it are invalid).
+/// `cfg.mr_state`: the entry names no MR (keys through it are invalid).
 pub const MR_STATE_FREE: u64 = 0;
-/// `cfg_mr_state`: registered and usable.
+/// `cfg.mr_state`: registered and usable.
 pub const MR_STATE_VALID: u64 = 1;
-/// `cfg_mr_state`: remotely invalidated, not re-registered since.
+/// `cfg.mr_state`: remotely invalidated, not re-registered since.
 pub const MR_STATE_INVALIDATED: u64 = 2;
 
 /// `resp_status` codes, in the order of `rocenic_model::mr::MrError`.
@@ -107,6 +108,39 @@ pub struct MrRamEntry {
     pub mtt_base: Bits<32>,
 }
 
+/// The MR configuration port: how the driver writes an MR table entry and
+/// an MTT entry (both in the same cycle if it likes), as seen from the
+/// block that owns the tables. `ready` is low during the reset sweep, when
+/// writes are ignored. A composite that contains an [`MrTranslate`] declares
+/// the same port and `link`s it to the inner one, so the Verilog ports are
+/// `cfg$mr_write` .. at every level.
+#[derive(Clone, Debug, Default, LogicInterface)]
+pub struct MrConfigPort<const MR_BITS: usize, const MTT_BITS: usize> {
+    pub ready: Signal<Out, Bit>,
+    /// Write `mr_state` .. `mr_mtt_base` to MR table entry `mr_index`.
+    pub mr_write: Signal<In, Bit>,
+    pub mr_index: Signal<In, Bits<MR_BITS>>,
+    /// [`MR_STATE_FREE`] / [`MR_STATE_VALID`] / [`MR_STATE_INVALIDATED`];
+    /// 3 reads as free.
+    pub mr_state: Signal<In, Bits<2>>,
+    pub mr_variant: Signal<In, Bits<8>>,
+    pub mr_pd: Signal<In, Bits<32>>,
+    pub mr_base_va: Signal<In, Bits<64>>,
+    pub mr_len: Signal<In, Bits<64>>,
+    /// `Access` bits.
+    pub mr_access: Signal<In, Bits<4>>,
+    /// 12..=21.
+    pub mr_page_shift: Signal<In, Bits<5>>,
+    pub mr_mtt_base: Signal<In, Bits<MTT_BITS>>,
+    /// Write `mtt_addr` (a host page address) to MTT entry `mtt_index`.
+    pub mtt_write: Signal<In, Bit>,
+    pub mtt_index: Signal<In, Bits<MTT_BITS>>,
+    pub mtt_addr: Signal<In, Bits<64>>,
+}
+
+/// The NIC's configuration port: 1024 MRs, 16384 MTT entries.
+pub type MrConfigPortDefault = MrConfigPort<10, 14>;
+
 /// The NIC's sizes: 1024 MRs, 16384 MTT entries.
 pub type MrTranslateDefault = MrTranslate<10, 14>;
 
@@ -117,20 +151,7 @@ pub struct MrTranslate<const MR_BITS: usize, const MTT_BITS: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
-    pub cfg_ready: Signal<Out, Bit>,
-    pub cfg_mr_write: Signal<In, Bit>,
-    pub cfg_mr_index: Signal<In, Bits<MR_BITS>>,
-    pub cfg_mr_state: Signal<In, Bits<2>>,
-    pub cfg_mr_variant: Signal<In, Bits<8>>,
-    pub cfg_mr_pd: Signal<In, Bits<32>>,
-    pub cfg_mr_base_va: Signal<In, Bits<64>>,
-    pub cfg_mr_len: Signal<In, Bits<64>>,
-    pub cfg_mr_access: Signal<In, Bits<4>>,
-    pub cfg_mr_page_shift: Signal<In, Bits<5>>,
-    pub cfg_mr_mtt_base: Signal<In, Bits<MTT_BITS>>,
-    pub cfg_mtt_write: Signal<In, Bit>,
-    pub cfg_mtt_index: Signal<In, Bits<MTT_BITS>>,
-    pub cfg_mtt_addr: Signal<In, Bits<64>>,
+    pub cfg: MrConfigPort<MR_BITS, MTT_BITS>,
 
     pub req_valid: Signal<In, Bit>,
     pub req_ready: Signal<Out, Bit>,
@@ -261,20 +282,7 @@ impl<const MR_BITS: usize, const MTT_BITS: usize> Default for MrTranslate<MR_BIT
         MrTranslate {
             clock: Default::default(),
             reset: Default::default(),
-            cfg_ready: Default::default(),
-            cfg_mr_write: Default::default(),
-            cfg_mr_index: Default::default(),
-            cfg_mr_state: Default::default(),
-            cfg_mr_variant: Default::default(),
-            cfg_mr_pd: Default::default(),
-            cfg_mr_base_va: Default::default(),
-            cfg_mr_len: Default::default(),
-            cfg_mr_access: Default::default(),
-            cfg_mr_page_shift: Default::default(),
-            cfg_mr_mtt_base: Default::default(),
-            cfg_mtt_write: Default::default(),
-            cfg_mtt_index: Default::default(),
-            cfg_mtt_addr: Default::default(),
+            cfg: Default::default(),
             req_valid: Default::default(),
             req_ready: Default::default(),
             req_key: Default::default(),
@@ -444,24 +452,24 @@ impl<const MR_BITS: usize, const MTT_BITS: usize> Logic for MrTranslate<MR_BITS,
         self.s_last.next = !self.s_has_seg.q.val() | self.s_fits.val();
         self.s_take.next = !self.s_valid.q.val() | self.s_last.val();
         self.front_advance.next = self.advance.val() & self.s_take.val();
-        self.cfg_ready.next = !self.clearing.q.val();
+        self.cfg.ready.next = !self.clearing.q.val();
         self.req_ready.next = self.front_advance.val() & !self.clearing.q.val();
 
         // ---- configuration writes (the reset sweep has the port first)
-        self.mr_table.write_enable.next = self.cfg_mr_write.val();
-        self.mr_table.write_address.next = self.cfg_mr_index.val();
-        self.mr_table.write_data.next.state = self.cfg_mr_state.val();
-        self.mr_table.write_data.next.variant = self.cfg_mr_variant.val();
-        self.mr_table.write_data.next.pd = self.cfg_mr_pd.val();
-        self.mr_table.write_data.next.base_va = self.cfg_mr_base_va.val();
-        self.mr_table.write_data.next.len = self.cfg_mr_len.val();
-        self.mr_table.write_data.next.access = self.cfg_mr_access.val();
-        self.mr_table.write_data.next.page_shift = self.cfg_mr_page_shift.val();
+        self.mr_table.write_enable.next = self.cfg.mr_write.val();
+        self.mr_table.write_address.next = self.cfg.mr_index.val();
+        self.mr_table.write_data.next.state = self.cfg.mr_state.val();
+        self.mr_table.write_data.next.variant = self.cfg.mr_variant.val();
+        self.mr_table.write_data.next.pd = self.cfg.mr_pd.val();
+        self.mr_table.write_data.next.base_va = self.cfg.mr_base_va.val();
+        self.mr_table.write_data.next.len = self.cfg.mr_len.val();
+        self.mr_table.write_data.next.access = self.cfg.mr_access.val();
+        self.mr_table.write_data.next.page_shift = self.cfg.mr_page_shift.val();
         self.mr_table.write_data.next.mtt_base =
-            bit_cast::<32, MTT_BITS>(self.cfg_mr_mtt_base.val());
-        self.mtt.write_enable.next = self.cfg_mtt_write.val() & !self.clearing.q.val();
-        self.mtt.write_address.next = self.cfg_mtt_index.val();
-        self.mtt.write_data.next = self.cfg_mtt_addr.val();
+            bit_cast::<32, MTT_BITS>(self.cfg.mr_mtt_base.val());
+        self.mtt.write_enable.next = self.cfg.mtt_write.val() & !self.clearing.q.val();
+        self.mtt.write_address.next = self.cfg.mtt_index.val();
+        self.mtt.write_data.next = self.cfg.mtt_addr.val();
         if self.clearing.q.val() {
             self.mr_table.write_enable.next = true;
             self.mr_table.write_address.next = self.clear_index.q.val();

@@ -12,20 +12,21 @@
 //!
 //! - `clock`; `reset` (synchronous, high; hold it one cycle): drops
 //!   everything in flight and starts the sweeps of the inner MR table
-//!   (1024 cycles, `cfg_ready` low) and of the DMA tag counters (16
-//!   cycles, `dma_rd_ready` low).
-//! - `cfg_*`: the inner [`MrTranslate`](crate::mr_translate::MrTranslate)'s configuration port as is.
+//!   (1024 cycles, `cfg.ready` low) and of the DMA tag counters (16
+//!   cycles, `dma.rd_ready` low).
+//! - `cfg`: the inner [`MrTranslate`](crate::mr_translate::MrTranslate)'s configuration port
+//!   ([`MrConfigPort`](crate::mr_translate::MrConfigPort)), linked through.
 //! - Request (valid/ready, combinational ready: a slot free and the
 //!   translator ready): `req_key`, `req_va`, `req_len`, `req_pd`,
 //!   `req_access`, `req_remote` as [`MrTranslate`](crate::mr_translate::MrTranslate)'s; `req_check` (judge
 //!   the range; when low the packet just keeps its place in order),
 //!   `req_fetch` (and read its bytes: the packet's payload),
 //!   `req_fail` (fail it whatever the table says, e.g. its VA overflowed).
-//! - DMA read requests (valid/ready, registered): `dma_req_tag` (0..15:
-//!   slot * 2 + page segment), `dma_req_addr`, `dma_req_len`; DMA read data
-//!   (valid/ready): `dma_rd_tag`, `dma_rd_data` (byte 0 of a request in
-//!   lane 0 of its first beat), `dma_rd_last`; beats of one tag in order,
-//!   tags in any order.
+//! - `dma` ([`DmaReadPort`]): read requests (registered) with `dma.req_tag`
+//!   0..15 (slot * 2 + page segment), `dma.req_addr`, `dma.req_len`; read
+//!   data `dma.rd_tag`, `dma.rd_data` (byte 0 of a request in lane 0 of
+//!   its first beat), `dma.rd_last`; beats of one tag in order, tags in
+//!   any order.
 //! - Head (the oldest packet, once all its data is in and the previous
 //!   payload has been read out): `head_valid`, `head_failed` (its check
 //!   failed); `head_take` (in: it leaves at this edge), `head_send` (in,
@@ -43,7 +44,7 @@
 //! beats). With host reads of latency L cycles the sustained rate is about
 //! min(1, 8 x packet bytes / 64 / (L + 20)) beats per cycle.
 
-use crate::mr_translate::{MrTranslateDefault, STATUS_OK};
+use crate::mr_translate::{MrConfigPortDefault, MrTranslateDefault, STATUS_OK};
 use crate::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::sync_fifo::SyncFifo;
 use rust_hdl::prelude::*;
@@ -52,6 +53,29 @@ use rust_hdl::prelude::*;
 pub const SLOTS: u64 = 8;
 /// DMA read tags: two page segments per slot.
 pub const DMA_TAGS: u64 = 2 * SLOTS;
+
+/// A DMA read port, as seen from the block that reads: requests
+/// (valid/ready) of `req_len` bytes at host address `req_addr` under an
+/// 8-bit `req_tag`, and the read data (valid/ready) coming back as beats
+/// of one tag in order (`rd_last` on a request's last beat), tags in any
+/// order, byte 0 of a request in lane 0 of its first beat. A composite
+/// that contains the reading block declares the same port and `link`s it
+/// to the inner one, so the Verilog ports are `dma$req_valid` .. at every
+/// level.
+#[derive(Clone, Debug, Default, LogicInterface)]
+pub struct DmaReadPort {
+    pub req_valid: Signal<Out, Bit>,
+    pub req_ready: Signal<In, Bit>,
+    pub req_tag: Signal<Out, Bits<8>>,
+    pub req_addr: Signal<Out, Bits<64>>,
+    pub req_len: Signal<Out, Bits<32>>,
+
+    pub rd_valid: Signal<In, Bit>,
+    pub rd_ready: Signal<Out, Bit>,
+    pub rd_tag: Signal<In, Bits<8>>,
+    pub rd_data: Signal<In, Bits<512>>,
+    pub rd_last: Signal<In, Bit>,
+}
 
 /// A packet's range check and where its payload sits in its slot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
@@ -85,32 +109,9 @@ pub struct PayloadFetch {
     pub head_take: Signal<In, Bit>,
     pub head_send: Signal<In, Bit>,
 
-    pub cfg_ready: Signal<Out, Bit>,
-    pub cfg_mr_write: Signal<In, Bit>,
-    pub cfg_mr_index: Signal<In, Bits<10>>,
-    pub cfg_mr_state: Signal<In, Bits<2>>,
-    pub cfg_mr_variant: Signal<In, Bits<8>>,
-    pub cfg_mr_pd: Signal<In, Bits<32>>,
-    pub cfg_mr_base_va: Signal<In, Bits<64>>,
-    pub cfg_mr_len: Signal<In, Bits<64>>,
-    pub cfg_mr_access: Signal<In, Bits<4>>,
-    pub cfg_mr_page_shift: Signal<In, Bits<5>>,
-    pub cfg_mr_mtt_base: Signal<In, Bits<14>>,
-    pub cfg_mtt_write: Signal<In, Bit>,
-    pub cfg_mtt_index: Signal<In, Bits<14>>,
-    pub cfg_mtt_addr: Signal<In, Bits<64>>,
+    pub cfg: MrConfigPortDefault,
 
-    pub dma_req_valid: Signal<Out, Bit>,
-    pub dma_req_ready: Signal<In, Bit>,
-    pub dma_req_tag: Signal<Out, Bits<8>>,
-    pub dma_req_addr: Signal<Out, Bits<64>>,
-    pub dma_req_len: Signal<Out, Bits<32>>,
-
-    pub dma_rd_valid: Signal<In, Bit>,
-    pub dma_rd_ready: Signal<Out, Bit>,
-    pub dma_rd_tag: Signal<In, Bits<8>>,
-    pub dma_rd_data: Signal<In, Bits<512>>,
-    pub dma_rd_last: Signal<In, Bit>,
+    pub dma: DmaReadPort,
 
     pub payload: AxisSource<DATA_BITS, KEEP_BITS>,
 
@@ -231,30 +232,8 @@ impl Default for PayloadFetch {
             head_failed: Default::default(),
             head_take: Default::default(),
             head_send: Default::default(),
-            cfg_ready: Default::default(),
-            cfg_mr_write: Default::default(),
-            cfg_mr_index: Default::default(),
-            cfg_mr_state: Default::default(),
-            cfg_mr_variant: Default::default(),
-            cfg_mr_pd: Default::default(),
-            cfg_mr_base_va: Default::default(),
-            cfg_mr_len: Default::default(),
-            cfg_mr_access: Default::default(),
-            cfg_mr_page_shift: Default::default(),
-            cfg_mr_mtt_base: Default::default(),
-            cfg_mtt_write: Default::default(),
-            cfg_mtt_index: Default::default(),
-            cfg_mtt_addr: Default::default(),
-            dma_req_valid: Default::default(),
-            dma_req_ready: Default::default(),
-            dma_req_tag: Default::default(),
-            dma_req_addr: Default::default(),
-            dma_req_len: Default::default(),
-            dma_rd_valid: Default::default(),
-            dma_rd_ready: Default::default(),
-            dma_rd_tag: Default::default(),
-            dma_rd_data: Default::default(),
-            dma_rd_last: Default::default(),
+            cfg: Default::default(),
+            dma: Default::default(),
             payload: Default::default(),
             translate: Default::default(),
             infos: Default::default(),
@@ -392,20 +371,7 @@ impl Logic for PayloadFetch {
         self.infos.reset.next = self.reset.val();
 
         // ---- MR configuration passes through
-        self.cfg_ready.next = self.translate.cfg_ready.val();
-        self.translate.cfg_mr_write.next = self.cfg_mr_write.val();
-        self.translate.cfg_mr_index.next = self.cfg_mr_index.val();
-        self.translate.cfg_mr_state.next = self.cfg_mr_state.val();
-        self.translate.cfg_mr_variant.next = self.cfg_mr_variant.val();
-        self.translate.cfg_mr_pd.next = self.cfg_mr_pd.val();
-        self.translate.cfg_mr_base_va.next = self.cfg_mr_base_va.val();
-        self.translate.cfg_mr_len.next = self.cfg_mr_len.val();
-        self.translate.cfg_mr_access.next = self.cfg_mr_access.val();
-        self.translate.cfg_mr_page_shift.next = self.cfg_mr_page_shift.val();
-        self.translate.cfg_mr_mtt_base.next = self.cfg_mr_mtt_base.val();
-        self.translate.cfg_mtt_write.next = self.cfg_mtt_write.val();
-        self.translate.cfg_mtt_index.next = self.cfg_mtt_index.val();
-        self.translate.cfg_mtt_addr.next = self.cfg_mtt_addr.val();
+        MrConfigPortDefault::link(&mut self.cfg, &mut self.translate.cfg);
 
         // ---- request: takes a slot and goes to the translator; every
         // request gets one answer there, checked or not, so the answers
@@ -452,7 +418,7 @@ impl Logic for PayloadFetch {
             & ((self.translate.resp_status.val() != self.status_ok.val()) | self.x_forced.val());
         self.x_seg.next =
             self.x_fetch.val() & !self.x_fail.val() & self.translate.resp_has_seg.val();
-        self.x_advance.next = !self.q_valid.q.val() | self.dma_req_ready.val();
+        self.x_advance.next = !self.q_valid.q.val() | self.dma.req_ready.val();
         self.translate.resp_ready.next = self.x_advance.val();
         self.x_take.next = self.translate.resp_valid.val() & self.x_advance.val();
         if self.x_advance.val() {
@@ -464,10 +430,10 @@ impl Logic for PayloadFetch {
             self.q_addr.d.next = self.translate.resp_phys.val();
             self.q_len.d.next = self.translate.resp_len.val();
         }
-        self.dma_req_valid.next = self.q_valid.q.val();
-        self.dma_req_tag.next = self.q_tag.q.val();
-        self.dma_req_addr.next = self.q_addr.q.val();
-        self.dma_req_len.next = self.q_len.q.val();
+        self.dma.req_valid.next = self.q_valid.q.val();
+        self.dma.req_tag.next = self.q_tag.q.val();
+        self.dma.req_addr.next = self.q_addr.q.val();
+        self.dma.req_len.next = self.q_len.q.val();
 
         self.infos.write.next = self.x_take.val() & self.translate.resp_last.val();
         self.infos.data_in.next.failed = self.x_fail.val();
@@ -504,12 +470,12 @@ impl Logic for PayloadFetch {
         }
 
         // ---- DMA read data into the buffer at {tag, beat of the tag}
-        self.dma_rd_ready.next = !self.clearing.q.val();
-        self.w_valid.d.next = self.dma_rd_valid.val() & !self.clearing.q.val();
-        self.w_tag.d.next = self.dma_rd_tag.val().get_bits::<4>(0);
-        self.w_data.d.next = self.dma_rd_data.val();
-        self.w_last.d.next = self.dma_rd_last.val();
-        self.beat_counts.read_address.next = self.dma_rd_tag.val().get_bits::<4>(0);
+        self.dma.rd_ready.next = !self.clearing.q.val();
+        self.w_valid.d.next = self.dma.rd_valid.val() & !self.clearing.q.val();
+        self.w_tag.d.next = self.dma.rd_tag.val().get_bits::<4>(0);
+        self.w_data.d.next = self.dma.rd_data.val();
+        self.w_last.d.next = self.dma.rd_last.val();
+        self.beat_counts.read_address.next = self.dma.rd_tag.val().get_bits::<4>(0);
         self.w_ptr.next = self.beat_counts.read_data.val();
         if self.f_valid.q.val() & (self.f_tag.q.val() == self.w_tag.q.val()) {
             self.w_ptr.next = self.f_next.q.val();

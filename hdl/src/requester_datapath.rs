@@ -24,8 +24,8 @@
 //!
 //! - `clock`; `reset` (synchronous, high; hold it one cycle): drops
 //!   everything in flight and starts the sweeps of the inner MR table
-//!   (1024 cycles, `cfg_ready` low) and of the DMA tag counters (16
-//!   cycles, `dma_rd_ready` low).
+//!   (1024 cycles, `cfg.ready` low) and of the DMA tag counters (16
+//!   cycles, `dma.rd_ready` low).
 //! - Grant (valid/ready, sampled in the accepting cycle): `grant_qpn`
 //!   (echoed on the status), the WQE as [`RequestSegmenter`]'s `wqe_*`
 //!   inputs (`grant_kind` .. `grant_ack_req_interval`), the SGE
@@ -33,14 +33,16 @@
 //!   `grant_pd`, `grant_pkey`, and the frame addressing `grant_eth_dst`,
 //!   `grant_eth_src`, `grant_ipv6`, `grant_ip_src`, `grant_ip_dst` (IPv4 in
 //!   the low 32 bits), `grant_dscp`, `grant_ecn`, `grant_udp_src_port`.
-//! - MR configuration: the inner [`MrTranslate`](crate::mr_translate::MrTranslate)'s `cfg_*` port as is.
-//! - DMA read requests (valid/ready, registered): `dma_req_tag` (0..15:
-//!   packet slot * 2 + page segment), `dma_req_addr`, `dma_req_len`. One
+//! - `cfg`: the inner [`MrTranslate`](crate::mr_translate::MrTranslate)'s configuration port
+//!   ([`MrConfigPort`](crate::mr_translate::MrConfigPort)), linked through.
+//! - `dma` ([`DmaReadPort`], the inner [`PayloadFetch`]'s, linked
+//!   through): read requests (registered) with `dma.req_tag` 0..15
+//!   (packet slot * 2 + page segment), `dma.req_addr`, `dma.req_len`. One
 //!   per page segment of a packet's payload (at most two: a packet is at
-//!   most 4096 bytes, a page at least 4 KiB). At most 16 in flight.
-//! - DMA read data (valid/ready): `dma_rd_tag`, `dma_rd_data` (byte 0 of
-//!   a request in lane 0 of its first beat, 64 bytes a beat), `dma_rd_last`.
-//!   Beats of one tag in order; tags in any order.
+//!   most 4096 bytes, a page at least 4 KiB). At most 16 in flight. Read
+//!   data: `dma.rd_tag`, `dma.rd_data` (byte 0 of a request in lane 0 of
+//!   its first beat, 64 bytes a beat), `dma.rd_last`. Beats of one tag in
+//!   order; tags in any order.
 //! - `frame` (AXI-Stream out, 512 bits, full backpressure): the frames.
 //! - Status (a one-cycle pulse per grant, when its last packet is decided):
 //!   `status_valid`, `status_qpn`, `status_error` (the WQE failed its local
@@ -78,7 +80,8 @@
 //! held in the TX builder until their UDP checksum is summed (its release
 //! delay is 0, the IPv4 setting), which slows IPv6 streams.
 
-use crate::payload_fetch::PayloadFetch;
+use crate::mr_translate::MrConfigPortDefault;
+use crate::payload_fetch::{DmaReadPort, PayloadFetch};
 use crate::request_segmenter::RequestSegmenter;
 use crate::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::sync_fifo::SyncFifo;
@@ -173,32 +176,9 @@ pub struct RequesterDatapath {
     pub grant_ecn: Signal<In, Bits<2>>,
     pub grant_udp_src_port: Signal<In, Bits<16>>,
 
-    pub cfg_ready: Signal<Out, Bit>,
-    pub cfg_mr_write: Signal<In, Bit>,
-    pub cfg_mr_index: Signal<In, Bits<10>>,
-    pub cfg_mr_state: Signal<In, Bits<2>>,
-    pub cfg_mr_variant: Signal<In, Bits<8>>,
-    pub cfg_mr_pd: Signal<In, Bits<32>>,
-    pub cfg_mr_base_va: Signal<In, Bits<64>>,
-    pub cfg_mr_len: Signal<In, Bits<64>>,
-    pub cfg_mr_access: Signal<In, Bits<4>>,
-    pub cfg_mr_page_shift: Signal<In, Bits<5>>,
-    pub cfg_mr_mtt_base: Signal<In, Bits<14>>,
-    pub cfg_mtt_write: Signal<In, Bit>,
-    pub cfg_mtt_index: Signal<In, Bits<14>>,
-    pub cfg_mtt_addr: Signal<In, Bits<64>>,
+    pub cfg: MrConfigPortDefault,
 
-    pub dma_req_valid: Signal<Out, Bit>,
-    pub dma_req_ready: Signal<In, Bit>,
-    pub dma_req_tag: Signal<Out, Bits<8>>,
-    pub dma_req_addr: Signal<Out, Bits<64>>,
-    pub dma_req_len: Signal<Out, Bits<32>>,
-
-    pub dma_rd_valid: Signal<In, Bit>,
-    pub dma_rd_ready: Signal<Out, Bit>,
-    pub dma_rd_tag: Signal<In, Bits<8>>,
-    pub dma_rd_data: Signal<In, Bits<512>>,
-    pub dma_rd_last: Signal<In, Bit>,
+    pub dma: DmaReadPort,
 
     pub frame: AxisSource<DATA_BITS, KEEP_BITS>,
 
@@ -310,31 +290,9 @@ impl Logic for RequesterDatapath {
         self.grant_frames.data_in.next.udp_src_port = self.grant_udp_src_port.val();
 
         // ---- MR configuration passes through
-        self.cfg_ready.next = self.fetch.cfg_ready.val();
-        self.fetch.cfg_mr_write.next = self.cfg_mr_write.val();
-        self.fetch.cfg_mr_index.next = self.cfg_mr_index.val();
-        self.fetch.cfg_mr_state.next = self.cfg_mr_state.val();
-        self.fetch.cfg_mr_variant.next = self.cfg_mr_variant.val();
-        self.fetch.cfg_mr_pd.next = self.cfg_mr_pd.val();
-        self.fetch.cfg_mr_base_va.next = self.cfg_mr_base_va.val();
-        self.fetch.cfg_mr_len.next = self.cfg_mr_len.val();
-        self.fetch.cfg_mr_access.next = self.cfg_mr_access.val();
-        self.fetch.cfg_mr_page_shift.next = self.cfg_mr_page_shift.val();
-        self.fetch.cfg_mr_mtt_base.next = self.cfg_mr_mtt_base.val();
-        self.fetch.cfg_mtt_write.next = self.cfg_mtt_write.val();
-        self.fetch.cfg_mtt_index.next = self.cfg_mtt_index.val();
-        self.fetch.cfg_mtt_addr.next = self.cfg_mtt_addr.val();
+        MrConfigPortDefault::link(&mut self.cfg, &mut self.fetch.cfg);
 
-        self.fetch.dma_req_ready.next = self.dma_req_ready.val();
-        self.dma_req_valid.next = self.fetch.dma_req_valid.val();
-        self.dma_req_tag.next = self.fetch.dma_req_tag.val();
-        self.dma_req_addr.next = self.fetch.dma_req_addr.val();
-        self.dma_req_len.next = self.fetch.dma_req_len.val();
-        self.fetch.dma_rd_valid.next = self.dma_rd_valid.val();
-        self.dma_rd_ready.next = self.fetch.dma_rd_ready.val();
-        self.fetch.dma_rd_tag.next = self.dma_rd_tag.val();
-        self.fetch.dma_rd_data.next = self.dma_rd_data.val();
-        self.fetch.dma_rd_last.next = self.dma_rd_last.val();
+        DmaReadPort::link(&mut self.dma, &mut self.fetch.dma);
 
         // ---- translate stage: each descriptor takes a slot and asks for its
         // local check (the model's `local_access`): SEND/WRITE read their

@@ -14,12 +14,13 @@
 //!
 //! - `clock`; `reset` (synchronous, high): empties the pipeline, restarts
 //!   the MR table sweep (see [`MrTranslate`](crate::mr_translate::MrTranslate): pulse once after power-up,
-//!   then wait for `cfg_ready`); QP records and messages are kept.
+//!   then wait for `cfg.ready`); QP records and messages are kept.
 //! - `rx` (AXI-Stream sink, 512/64): Ethernet frames as the MAC gives them.
 //! - `qp_host`: the QP context RAM's configuration port
 //!   ([`ContextConfig`], a masked read-modify-write per operation), for
-//!   the driver's `modify_qp`. `cfg_*`: the MR table and MTT write ports of
-//!   [`MrTranslate`](crate::mr_translate::MrTranslate), passed through, with `cfg_ready`.
+//!   the driver's `modify_qp`. `cfg`: the inner
+//!   [`MrTranslate`](crate::mr_translate::MrTranslate)'s configuration port
+//!   ([`MrConfigPort`](crate::mr_translate::MrConfigPort)), linked through.
 //! - `rq_query` (out) / `rq_qpn` (out, 24 bits): for observation, high in
 //!   the cycle the checker asks the receive queue whether QP `rq_qpn`
 //!   holds a receive WQE (a message start that consumes one gets an RNR
@@ -33,14 +34,14 @@
 //!   `cqe_status`, `cqe_opcode`, `cqe_byte_len`, `cqe_imm_valid`,
 //!   `cqe_imm`, codes as [`ReceiveQueue`]'s; per QP in the order of the
 //!   model's receive CQ. While it waits the decisions wait.
-//! - DMA write port (valid/ready, `dma_*`): a write request is a burst of
-//!   beats framed by `dma_first` / `dma_last`; every beat carries the
-//!   request's host address `dma_req_addr` and length `dma_req_len`
+//! - `dma` ([`DmaWritePort`], valid/ready): a write request is a burst of
+//!   beats framed by `dma.first` / `dma.last`; every beat carries the
+//!   request's host address `dma.req_addr` and length `dma.req_len`
 //!   (1..=4096 bytes, never crossing a page of the MR: AXI's AW channel
 //!   folded into W). Data is aligned to host addresses, as a PCIe DMA
-//!   engine takes it: `dma_addr` is the 64-byte-aligned host address of
+//!   engine takes it: `dma.addr` is the 64-byte-aligned host address of
 //!   lane 0 and the byte for host address `x` sits in lane `x mod 64`;
-//!   `dma_keep` marks the request's bytes in the beat (contiguous). Beats
+//!   `dma.keep` marks the request's bytes in the beat (contiguous). Beats
 //!   of consecutive requests follow in address order within a packet and
 //!   packets in arrival order.
 //! - Outcome (valid/ready, `out_*`): one per frame, in arrival order, once
@@ -147,7 +148,7 @@
 use crate::byte_lane_select::ByteLaneSelect;
 use crate::byte_rotator::ByteRotator;
 use crate::header_record::HeaderRecord;
-use crate::mr_translate::MrTranslateDefault;
+use crate::mr_translate::{MrConfigPortDefault, MrTranslateDefault};
 use crate::qp_context::{ContextConfig, QpContext, DEFAULT_QPN_BITS};
 use crate::qp_context_record::ContextRecordBits;
 use crate::qp_context_record::RECORD_BITS;
@@ -214,6 +215,25 @@ pub struct PlacementJob {
     pub seg0_len: Bits<13>,
     pub seg1_phys: Bits<64>,
     pub seg1_len: Bits<13>,
+}
+
+/// A posted DMA write port, as seen from the block that writes: a write
+/// request is a burst of beats (valid/ready) framed by `first` / `last`;
+/// every beat carries the request's host address `req_addr` and length
+/// `req_len` (1..=4096 bytes, never crossing a page), `addr` is the
+/// 64-byte-aligned host address of the beat's lane 0 and `keep` marks the
+/// request's bytes in `data`.
+#[derive(Clone, Debug, Default, LogicInterface)]
+pub struct DmaWritePort {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub addr: Signal<Out, Bits<64>>,
+    pub data: Signal<Out, Bits<512>>,
+    pub keep: Signal<Out, Bits<64>>,
+    pub first: Signal<Out, Bit>,
+    pub last: Signal<Out, Bit>,
+    pub req_addr: Signal<Out, Bits<64>>,
+    pub req_len: Signal<Out, Bits<13>>,
 }
 
 /// One beat of the DMA write port.
@@ -283,20 +303,7 @@ pub struct ResponderDatapath {
     pub rx: Axis512Sink,
     pub qp_host: ContextConfig<QPN_BITS>,
 
-    pub cfg_ready: Signal<Out, Bit>,
-    pub cfg_mr_write: Signal<In, Bit>,
-    pub cfg_mr_index: Signal<In, Bits<10>>,
-    pub cfg_mr_state: Signal<In, Bits<2>>,
-    pub cfg_mr_variant: Signal<In, Bits<8>>,
-    pub cfg_mr_pd: Signal<In, Bits<32>>,
-    pub cfg_mr_base_va: Signal<In, Bits<64>>,
-    pub cfg_mr_len: Signal<In, Bits<64>>,
-    pub cfg_mr_access: Signal<In, Bits<4>>,
-    pub cfg_mr_page_shift: Signal<In, Bits<5>>,
-    pub cfg_mr_mtt_base: Signal<In, Bits<14>>,
-    pub cfg_mtt_write: Signal<In, Bit>,
-    pub cfg_mtt_index: Signal<In, Bits<14>>,
-    pub cfg_mtt_addr: Signal<In, Bits<64>>,
+    pub cfg: MrConfigPortDefault,
 
     pub rq_query: Signal<Out, Bit>,
     pub rq_qpn: Signal<Out, Bits<24>>,
@@ -321,15 +328,7 @@ pub struct ResponderDatapath {
     pub cqe_imm_valid: Signal<Out, Bit>,
     pub cqe_imm: Signal<Out, Bits<32>>,
 
-    pub dma_valid: Signal<Out, Bit>,
-    pub dma_ready: Signal<In, Bit>,
-    pub dma_addr: Signal<Out, Bits<64>>,
-    pub dma_data: Signal<Out, Bits<512>>,
-    pub dma_keep: Signal<Out, Bits<64>>,
-    pub dma_first: Signal<Out, Bit>,
-    pub dma_last: Signal<Out, Bit>,
-    pub dma_req_addr: Signal<Out, Bits<64>>,
-    pub dma_req_len: Signal<Out, Bits<13>>,
+    pub dma: DmaWritePort,
 
     pub out_valid: Signal<Out, Bit>,
     pub out_ready: Signal<In, Bit>,
@@ -484,20 +483,7 @@ impl Default for ResponderDatapath {
             reset: Default::default(),
             rx: Default::default(),
             qp_host: Default::default(),
-            cfg_ready: Default::default(),
-            cfg_mr_write: Default::default(),
-            cfg_mr_index: Default::default(),
-            cfg_mr_state: Default::default(),
-            cfg_mr_variant: Default::default(),
-            cfg_mr_pd: Default::default(),
-            cfg_mr_base_va: Default::default(),
-            cfg_mr_len: Default::default(),
-            cfg_mr_access: Default::default(),
-            cfg_mr_page_shift: Default::default(),
-            cfg_mr_mtt_base: Default::default(),
-            cfg_mtt_write: Default::default(),
-            cfg_mtt_index: Default::default(),
-            cfg_mtt_addr: Default::default(),
+            cfg: Default::default(),
             rq_query: Default::default(),
             rq_qpn: Default::default(),
             rq_post_valid: Default::default(),
@@ -518,15 +504,7 @@ impl Default for ResponderDatapath {
             cqe_byte_len: Default::default(),
             cqe_imm_valid: Default::default(),
             cqe_imm: Default::default(),
-            dma_valid: Default::default(),
-            dma_ready: Default::default(),
-            dma_addr: Default::default(),
-            dma_data: Default::default(),
-            dma_keep: Default::default(),
-            dma_first: Default::default(),
-            dma_last: Default::default(),
-            dma_req_addr: Default::default(),
-            dma_req_len: Default::default(),
+            dma: Default::default(),
             out_valid: Default::default(),
             out_ready: Default::default(),
             out_qpn: Default::default(),
@@ -748,20 +726,7 @@ impl Logic for ResponderDatapath {
         self.qp_host.done.next = self.contexts.host.done.val();
         self.qp_host.old.next = self.contexts.host.old.val();
         self.qp_host.stalled.next = self.contexts.host.stalled.val();
-        self.cfg_ready.next = self.mr.cfg_ready.val();
-        self.mr.cfg_mr_write.next = self.cfg_mr_write.val();
-        self.mr.cfg_mr_index.next = self.cfg_mr_index.val();
-        self.mr.cfg_mr_state.next = self.cfg_mr_state.val();
-        self.mr.cfg_mr_variant.next = self.cfg_mr_variant.val();
-        self.mr.cfg_mr_pd.next = self.cfg_mr_pd.val();
-        self.mr.cfg_mr_base_va.next = self.cfg_mr_base_va.val();
-        self.mr.cfg_mr_len.next = self.cfg_mr_len.val();
-        self.mr.cfg_mr_access.next = self.cfg_mr_access.val();
-        self.mr.cfg_mr_page_shift.next = self.cfg_mr_page_shift.val();
-        self.mr.cfg_mr_mtt_base.next = self.cfg_mr_mtt_base.val();
-        self.mr.cfg_mtt_write.next = self.cfg_mtt_write.val();
-        self.mr.cfg_mtt_index.next = self.cfg_mtt_index.val();
-        self.mr.cfg_mtt_addr.next = self.cfg_mtt_addr.val();
+        MrConfigPortDefault::link(&mut self.cfg, &mut self.mr.cfg);
 
         // ---- frames into the parser; payload cut-through into the FIFO
         self.parser.rx.tdata.next = self.rx.tdata.val();
@@ -1324,16 +1289,16 @@ impl Logic for ResponderDatapath {
         }
 
         // ---- outputs
-        self.dma_out.down_ready.next = self.dma_ready.val();
-        self.dma_valid.next = self.dma_out.down_valid.val();
-        self.dma_addr.next = self.dma_out.down_data.val().addr;
-        self.dma_data.next = self.dma_out.down_data.val().data;
-        self.dma_keep.next = self.dma_out.down_data.val().keep;
-        self.dma_first.next = self.dma_out.down_data.val().first;
-        self.dma_last.next = self.dma_out.down_data.val().last;
-        self.dma_req_addr.next = self.dma_out.down_data.val().req_addr;
-        self.dma_req_len.next = self.dma_out.down_data.val().req_len;
-        if self.dma_out.down_valid.val() & self.dma_ready.val() {
+        self.dma_out.down_ready.next = self.dma.ready.val();
+        self.dma.valid.next = self.dma_out.down_valid.val();
+        self.dma.addr.next = self.dma_out.down_data.val().addr;
+        self.dma.data.next = self.dma_out.down_data.val().data;
+        self.dma.keep.next = self.dma_out.down_data.val().keep;
+        self.dma.first.next = self.dma_out.down_data.val().first;
+        self.dma.last.next = self.dma_out.down_data.val().last;
+        self.dma.req_addr.next = self.dma_out.down_data.val().req_addr;
+        self.dma.req_len.next = self.dma_out.down_data.val().req_len;
+        if self.dma_out.down_valid.val() & self.dma.ready.val() {
             self.count_dma_beats.d.next = self.count_dma_beats.q.val() + 1;
         }
 

@@ -20,8 +20,8 @@
 //!
 //! - `clock`; `reset` (synchronous, high; hold it one cycle): drops
 //!   everything in flight, zeroes the IPv4 identification counter and
-//!   starts the sweeps of the inner MR table (1024 cycles, `cfg_ready` low)
-//!   and of the DMA tag counters (16 cycles, `dma_rd_ready` low).
+//!   starts the sweeps of the inner MR table (1024 cycles, `cfg.ready` low)
+//!   and of the DMA tag counters (16 cycles, `dma.rd_ready` low).
 //! - Descriptor (valid/ready, sampled in the accepting cycle): the
 //!   response queue's `opcode`, `psn`, `syndrome`, `msn`, `orig`, `read`,
 //!   `va` (READ VA + offset of this packet), `rkey`, `len` (this packet's
@@ -33,9 +33,10 @@
 //!   `desc_dscp`, `desc_ecn`, `desc_udp_src_port`. `desc_ecn` is the
 //!   codepoint for data frames: READ responses carry it, ACKs, NAKs and
 //!   atomic ACKs go out Not-ECT, as the model's `ect` says.
-//! - MR configuration: the inner [`MrTranslate`](crate::mr_translate::MrTranslate)'s `cfg_*` port as is.
-//! - DMA read requests and read data: [`PayloadFetch`]'s `dma_*` ports as
-//!   are (tags 0..15, at most two reads per packet, 16 in flight).
+//! - `cfg`: the inner [`MrTranslate`](crate::mr_translate::MrTranslate)'s configuration port
+//!   ([`MrConfigPort`](crate::mr_translate::MrConfigPort)), linked through.
+//! - `dma` ([`DmaReadPort`]): [`PayloadFetch`]'s, linked through (tags
+//!   0..15, at most two reads per packet, 16 in flight).
 //! - `frame` (AXI-Stream out, 512 bits, full backpressure): the frames, in
 //!   descriptor order.
 //! - `read_errors` (out, wrapping): READ response packets not sent because
@@ -81,7 +82,8 @@
 //! beats per 64 payload beats); one ACK frame per cycle over IPv4, one per
 //! 2 cycles over IPv6 (two beats, held for the UDP checksum).
 
-use crate::payload_fetch::PayloadFetch;
+use crate::mr_translate::MrConfigPortDefault;
+use crate::payload_fetch::{DmaReadPort, PayloadFetch};
 use crate::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::sync_fifo::SyncFifo;
 use crate::tx_builder::TxBuilder;
@@ -143,32 +145,9 @@ pub struct ResponseTransmitter {
     pub desc_ecn: Signal<In, Bits<2>>,
     pub desc_udp_src_port: Signal<In, Bits<16>>,
 
-    pub cfg_ready: Signal<Out, Bit>,
-    pub cfg_mr_write: Signal<In, Bit>,
-    pub cfg_mr_index: Signal<In, Bits<10>>,
-    pub cfg_mr_state: Signal<In, Bits<2>>,
-    pub cfg_mr_variant: Signal<In, Bits<8>>,
-    pub cfg_mr_pd: Signal<In, Bits<32>>,
-    pub cfg_mr_base_va: Signal<In, Bits<64>>,
-    pub cfg_mr_len: Signal<In, Bits<64>>,
-    pub cfg_mr_access: Signal<In, Bits<4>>,
-    pub cfg_mr_page_shift: Signal<In, Bits<5>>,
-    pub cfg_mr_mtt_base: Signal<In, Bits<14>>,
-    pub cfg_mtt_write: Signal<In, Bit>,
-    pub cfg_mtt_index: Signal<In, Bits<14>>,
-    pub cfg_mtt_addr: Signal<In, Bits<64>>,
+    pub cfg: MrConfigPortDefault,
 
-    pub dma_req_valid: Signal<Out, Bit>,
-    pub dma_req_ready: Signal<In, Bit>,
-    pub dma_req_tag: Signal<Out, Bits<8>>,
-    pub dma_req_addr: Signal<Out, Bits<64>>,
-    pub dma_req_len: Signal<Out, Bits<32>>,
-
-    pub dma_rd_valid: Signal<In, Bit>,
-    pub dma_rd_ready: Signal<Out, Bit>,
-    pub dma_rd_tag: Signal<In, Bits<8>>,
-    pub dma_rd_data: Signal<In, Bits<512>>,
-    pub dma_rd_last: Signal<In, Bit>,
+    pub dma: DmaReadPort,
 
     pub frame: AxisSource<DATA_BITS, KEEP_BITS>,
 
@@ -203,30 +182,8 @@ impl Logic for ResponseTransmitter {
         self.descs.reset.next = self.reset.val();
 
         // ---- MR configuration and DMA pass through to the fetch
-        self.cfg_ready.next = self.fetch.cfg_ready.val();
-        self.fetch.cfg_mr_write.next = self.cfg_mr_write.val();
-        self.fetch.cfg_mr_index.next = self.cfg_mr_index.val();
-        self.fetch.cfg_mr_state.next = self.cfg_mr_state.val();
-        self.fetch.cfg_mr_variant.next = self.cfg_mr_variant.val();
-        self.fetch.cfg_mr_pd.next = self.cfg_mr_pd.val();
-        self.fetch.cfg_mr_base_va.next = self.cfg_mr_base_va.val();
-        self.fetch.cfg_mr_len.next = self.cfg_mr_len.val();
-        self.fetch.cfg_mr_access.next = self.cfg_mr_access.val();
-        self.fetch.cfg_mr_page_shift.next = self.cfg_mr_page_shift.val();
-        self.fetch.cfg_mr_mtt_base.next = self.cfg_mr_mtt_base.val();
-        self.fetch.cfg_mtt_write.next = self.cfg_mtt_write.val();
-        self.fetch.cfg_mtt_index.next = self.cfg_mtt_index.val();
-        self.fetch.cfg_mtt_addr.next = self.cfg_mtt_addr.val();
-        self.fetch.dma_req_ready.next = self.dma_req_ready.val();
-        self.fetch.dma_rd_valid.next = self.dma_rd_valid.val();
-        self.fetch.dma_rd_tag.next = self.dma_rd_tag.val();
-        self.fetch.dma_rd_data.next = self.dma_rd_data.val();
-        self.fetch.dma_rd_last.next = self.dma_rd_last.val();
-        self.dma_req_valid.next = self.fetch.dma_req_valid.val();
-        self.dma_req_tag.next = self.fetch.dma_req_tag.val();
-        self.dma_req_addr.next = self.fetch.dma_req_addr.val();
-        self.dma_req_len.next = self.fetch.dma_req_len.val();
-        self.dma_rd_ready.next = self.fetch.dma_rd_ready.val();
+        MrConfigPortDefault::link(&mut self.cfg, &mut self.fetch.cfg);
+        DmaReadPort::link(&mut self.dma, &mut self.fetch.dma);
 
         // ---- descriptor: its range to the fetch (only a READ response
         // with bytes is checked and fetched: REMOTE_READ through the R_Key

@@ -441,6 +441,51 @@ impl SynthReport {
             .map(|(_, n)| n)
             .sum()
     }
+
+    /// Block RAMs: RAMB36E2 and RAMB18E2 together.
+    pub fn block_rams(&self) -> usize {
+        self.count("RAMB36E2") + self.count("RAMB18E2")
+    }
+
+    /// Distributed (LUT) RAM cells: a memory meant for block RAM that
+    /// ended up here has lost its synchronous read.
+    pub fn lut_rams(&self) -> usize {
+        self.cells
+            .iter()
+            .filter(|(c, _)| {
+                ["RAM32", "RAM64", "RAM128", "RAM256"]
+                    .iter()
+                    .any(|p| c.starts_with(p))
+            })
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Panics (with the Yosys log) unless the memories are in block RAM:
+    /// at least one RAMB36E2/RAMB18E2 and no LUT RAM.
+    pub fn assert_memories_in_block_ram(&self) {
+        assert!(self.block_rams() > 0, "no block RAM:\n{}", self.log);
+        assert_eq!(self.lut_rams(), 0, "LUT RAM:\n{}", self.log);
+    }
+}
+
+/// The synthesis every block's test runs: Yosys `synth_xilinx` for
+/// UltraScale+ (`-family xcup`), flattened, without I/O or clock buffers,
+/// of `verilog` (top module `top`). Prints one line on stderr, `name: N
+/// LUTs, N FFs, N RAMB36E2, N RAMB18E2, N DSP48E2`, for the test log.
+/// `None` (with a note) when Yosys is not installed; panics if Yosys fails.
+pub fn xilinx_synth(name: &str, verilog: &str) -> Option<SynthReport> {
+    let script = "synth_xilinx -family xcup -top top -flatten -noiopad -noclkbuf";
+    let report = yosys_synth(name, verilog, script).expect("yosys")?;
+    eprintln!(
+        "{name}: {} LUTs, {} FFs, {} RAMB36E2, {} RAMB18E2, {} DSP48E2",
+        report.luts(),
+        report.flip_flops(),
+        report.count("RAMB36E2"),
+        report.count("RAMB18E2"),
+        report.count("DSP48E2")
+    );
+    Some(report)
 }
 
 /// One cell-count line of Yosys' `stat`: `LUT6   12` (Yosys up to 0.3x) or

@@ -4,26 +4,16 @@
 //! Verilator.
 
 use rocenic_hdl::atomic_unit::AtomicUnit;
-use rocenic_hdl::testbench::{tool_available, yosys_program, yosys_synth};
+use rocenic_hdl::testbench::xilinx_synth;
 use rust_hdl::prelude::*;
 
 #[test]
 fn synthesizes_to_registers_and_logic() {
-    if !tool_available(&yosys_program()) {
-        eprintln!("note: yosys not installed; synthesis not checked");
-        return;
-    }
     let mut uut = AtomicUnit::default();
     uut.connect_all();
-    let script = "synth_xilinx -family xcup -top top -flatten -noiopad -noclkbuf";
-    let report = yosys_synth("atomic_unit", &generate_verilog(&uut), script)
-        .expect("yosys")
-        .expect("yosys present");
-    eprintln!(
-        "atomic_unit: {} LUTs, {} FFs",
-        report.luts(),
-        report.flip_flops()
-    );
+    let Some(report) = xilinx_synth("atomic_unit", &generate_verilog(&uut)) else {
+        return;
+    };
     assert!(report.count("RAMB36E2") + report.count("RAMB18E2") == 0);
     // tag, address, operands, original and new value, state: about 400.
     assert!((300..=600).contains(&report.flip_flops()), "{}", report.log);

@@ -107,8 +107,8 @@ impl Bench {
         u.reset.next = true;
         u.req_valid.next = false;
         u.resp_ready.next = true;
-        u.cfg_mr_write.next = false;
-        u.cfg_mtt_write.next = false;
+        u.cfg.mr_write.next = false;
+        u.cfg.mtt_write.next = false;
         sim.tick();
         sim.uut.reset.next = false;
         Bench {
@@ -123,7 +123,7 @@ impl Bench {
         let mut n = 0;
         loop {
             self.sim.settle();
-            if self.sim.uut.cfg_ready.val() {
+            if self.sim.uut.cfg.ready.val() {
                 assert!(self.sim.uut.req_ready.val());
                 return n;
             }
@@ -137,36 +137,36 @@ impl Bench {
     /// One cycle writing an MR entry and an MTT entry.
     fn configure(&mut self, index: usize, e: Entry, mtt_at: Option<(usize, u64)>) {
         let u = &mut self.sim.uut;
-        u.cfg_mr_write.next = true;
-        u.cfg_mr_index.next = bits(index as u64);
-        u.cfg_mr_state.next = bits(e.state);
-        u.cfg_mr_variant.next = bits(e.variant.into());
-        u.cfg_mr_pd.next = bits(e.pd.into());
-        u.cfg_mr_base_va.next = bits(e.base_va);
-        u.cfg_mr_len.next = bits(e.len);
-        u.cfg_mr_access.next = bits(e.access.into());
-        u.cfg_mr_page_shift.next = bits(e.page_shift.into());
-        u.cfg_mr_mtt_base.next = bits(e.mtt_base);
-        u.cfg_mtt_write.next = mtt_at.is_some();
+        u.cfg.mr_write.next = true;
+        u.cfg.mr_index.next = bits(index as u64);
+        u.cfg.mr_state.next = bits(e.state);
+        u.cfg.mr_variant.next = bits(e.variant.into());
+        u.cfg.mr_pd.next = bits(e.pd.into());
+        u.cfg.mr_base_va.next = bits(e.base_va);
+        u.cfg.mr_len.next = bits(e.len);
+        u.cfg.mr_access.next = bits(e.access.into());
+        u.cfg.mr_page_shift.next = bits(e.page_shift.into());
+        u.cfg.mr_mtt_base.next = bits(e.mtt_base);
+        u.cfg.mtt_write.next = mtt_at.is_some();
         if let Some((i, a)) = mtt_at {
-            u.cfg_mtt_index.next = bits(i as u64);
-            u.cfg_mtt_addr.next = bits(a);
+            u.cfg.mtt_index.next = bits(i as u64);
+            u.cfg.mtt_addr.next = bits(a);
             self.mtt[i] = a;
         }
         self.table[index] = e;
         self.sim.tick();
-        self.sim.uut.cfg_mr_write.next = false;
-        self.sim.uut.cfg_mtt_write.next = false;
+        self.sim.uut.cfg.mr_write.next = false;
+        self.sim.uut.cfg.mtt_write.next = false;
     }
 
     fn write_mtt(&mut self, i: usize, a: u64) {
         let u = &mut self.sim.uut;
-        u.cfg_mtt_write.next = true;
-        u.cfg_mtt_index.next = bits(i as u64);
-        u.cfg_mtt_addr.next = bits(a);
+        u.cfg.mtt_write.next = true;
+        u.cfg.mtt_index.next = bits(i as u64);
+        u.cfg.mtt_addr.next = bits(a);
         self.mtt[i] = a;
         self.sim.tick();
-        self.sim.uut.cfg_mtt_write.next = false;
+        self.sim.uut.cfg.mtt_write.next = false;
     }
 
     /// Runs `reqs` through with request gaps (`p_valid`) and response

@@ -17,9 +17,7 @@ use rocenic_hdl::qp_context_record::{
     field_mask, record_bits, record_words, QpContextRecord, RecordWords, FIELDS, RECORD_WORDS,
     RQ_EPSN, STATE,
 };
-use rocenic_hdl::testbench::{
-    tool_available, verilator_lint, yosys_program, yosys_synth, CycleSim,
-};
+use rocenic_hdl::testbench::{verilator_lint, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 const A: usize = 4;
@@ -433,25 +431,13 @@ fn qp_count_is_a_build_parameter_up_to_16384() {
 
 #[test]
 fn storage_maps_to_block_ram() {
-    if !tool_available(&yosys_program()) {
-        eprintln!("note: yosys not installed; block RAM mapping not checked");
+    let Some(report) = xilinx_synth("qp_context_1024", &verilog_of::<10>()) else {
         return;
-    }
-    let script = "synth_xilinx -family xcup -top top -flatten -noiopad -noclkbuf";
-    let report = yosys_synth("qp_context_1024", &verilog_of::<10>(), script)
-        .expect("yosys")
-        .expect("yosys present");
+    };
     // 1024 x 288 bits = 8 RAMB36 of 1K x 36; no LUT RAM, and no
     // collision logic beside the RAM (flip-flops are the pipeline's).
     assert_eq!(report.count("RAMB36E2"), 8, "{}", report.log);
     assert_eq!(report.count("RAMB18E2"), 0, "{}", report.log);
-    assert!(
-        report.cells.iter().all(|(c, _)| !c.starts_with("RAM64")
-            && !c.starts_with("RAM32")
-            && !c.starts_with("RAM128")
-            && !c.starts_with("RAM256")),
-        "{}",
-        report.log
-    );
+    report.assert_memories_in_block_ram();
     assert!(report.flip_flops() <= 1240, "{}", report.log);
 }

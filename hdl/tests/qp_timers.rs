@@ -15,9 +15,7 @@ use rocenic_hdl::qp_timers::{
     time_at, Command, Fired, QpTimers, QpTimersModel, DECISION_LATENCY, KIND_ACK_TIMEOUT,
     KIND_RNR_WAIT, UNIT_CYCLES,
 };
-use rocenic_hdl::testbench::{
-    tool_available, verilator_lint, yosys_program, yosys_synth, CycleSim,
-};
+use rocenic_hdl::testbench::{verilator_lint, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 const A: usize = 3;
@@ -257,21 +255,9 @@ fn qp_count_is_a_build_parameter_up_to_16384() {
 
 #[test]
 fn records_map_to_one_block_ram() {
-    if !tool_available(&yosys_program()) {
-        eprintln!("note: yosys not installed; block RAM mapping not checked");
+    let Some(report) = xilinx_synth("qp_timers_1024", &verilog_of::<10>()) else {
         return;
-    }
-    let script = "synth_xilinx -family xcup -top top -flatten -noiopad -noclkbuf";
-    let report = yosys_synth("qp_timers_1024", &verilog_of::<10>(), script)
-        .expect("yosys")
-        .expect("yosys present");
-    eprintln!(
-        "qp_timers 1024 QPs: {} LUTs, {} FFs, {} RAMB36, {} RAMB18",
-        report.luts(),
-        report.flip_flops(),
-        report.count("RAMB36E2"),
-        report.count("RAMB18E2")
-    );
+    };
     // 1024 x 36 bits is one RAMB36 in 1K x 36 true dual-port mode; no
     // LUT RAM, no collision logic.
     assert_eq!(report.count("RAMB36E2"), 1, "{}", report.log);

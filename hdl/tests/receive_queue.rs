@@ -7,7 +7,7 @@
 //! with a model under random traffic is `sim/tests/rtl_receive_queue.rs`.)
 
 use rocenic_hdl::receive_queue::*;
-use rocenic_hdl::testbench::{tool_available, yosys_program, yosys_synth, CycleSim};
+use rocenic_hdl::testbench::{xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 type Small = ReceiveQueue<2, 2>;
@@ -217,21 +217,11 @@ fn verilog() -> String {
 
 #[test]
 fn ring_and_pointers_map_to_block_ram() {
-    if !tool_available(&yosys_program()) {
-        eprintln!("note: yosys not installed; block RAM mapping not checked");
+    let Some(report) = xilinx_synth("receive_queue", &verilog()) else {
         return;
-    }
-    let script = "synth_xilinx -family xcup -top top -flatten -noiopad -noclkbuf";
-    let report = yosys_synth("receive_queue", &verilog(), script)
-        .expect("yosys")
-        .expect("yosys present");
+    };
     let bram36 = report.count("RAMB36E2");
     let bram18 = report.count("RAMB18E2");
-    eprintln!(
-        "receive_queue 1024 x 16: {bram36} RAMB36E2, {bram18} RAMB18E2, {} LUTs, {} FFs",
-        report.luts(),
-        report.flip_flops()
-    );
     // 16384 x 192 bits of ring (3 Mbit: 88 RAMB36) and 1024 x 16 of
     // pointers (one RAMB18).
     assert_eq!((bram36, bram18), (88, 1), "{}", report.log);

@@ -6,33 +6,23 @@
 //! (`sim/tests/rtl_response_transmitter.rs`).
 
 use rocenic_hdl::response_transmitter::ResponseTransmitter;
-use rocenic_hdl::testbench::{tool_available, yosys_program, yosys_synth};
+use rocenic_hdl::testbench::xilinx_synth;
 use rust_hdl::prelude::*;
 
 #[test]
 fn synthesizes_with_its_buffers_in_block_ram() {
-    if !tool_available(&yosys_program()) {
-        eprintln!("note: yosys not installed; synthesis not checked");
-        return;
-    }
     let mut uut = ResponseTransmitter::default();
     uut.connect_all();
     let verilog = generate_verilog(&uut);
-    let script = "synth_xilinx -family xcup -top top -flatten -noiopad -noclkbuf";
-    let report = yosys_synth("response_transmitter", &verilog, script)
-        .expect("yosys")
-        .expect("yosys present");
-    let bram = report.count("RAMB36E2") + report.count("RAMB18E2");
-    eprintln!(
-        "response_transmitter: {} LUTs, {} flip-flops, {} RAMB36E2, {} RAMB18E2, {} DSP48E2",
-        report.luts(),
-        report.flip_flops(),
-        report.count("RAMB36E2"),
-        report.count("RAMB18E2"),
-        report.count("DSP48E2"),
-    );
+    let Some(report) = xilinx_synth("response_transmitter", &verilog) else {
+        return;
+    };
     // 1024 x 512 bits of payload buffer alone are 16 RAMB36.
     assert!(report.count("RAMB36E2") >= 16, "{}", report.log);
-    assert!(bram > 0 && report.luts() > 0, "{}", report.log);
+    assert!(
+        report.block_rams() > 0 && report.luts() > 0,
+        "{}",
+        report.log
+    );
     assert_eq!(report.count("DSP48E2"), 0, "{}", report.log);
 }

@@ -8,7 +8,7 @@
 //! `sim/tests/rtl_send_queue_tracker.rs` under Verilator.)
 
 use rocenic_hdl::send_queue_tracker::*;
-use rocenic_hdl::testbench::{tool_available, yosys_program, yosys_synth, CycleSim};
+use rocenic_hdl::testbench::{xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 type Small = SendQueueTracker<2, 2>;
@@ -296,32 +296,15 @@ fn verilog() -> String {
 
 #[test]
 fn ring_and_pointers_map_to_block_ram() {
-    if !tool_available(&yosys_program()) {
-        eprintln!("note: yosys not installed; block RAM mapping not checked");
+    let Some(report) = xilinx_synth("send_queue_tracker", &verilog()) else {
         return;
-    }
-    let script = "synth_xilinx -family xcup -top top -flatten -noiopad -noclkbuf";
-    let report = yosys_synth("send_queue_tracker", &verilog(), script)
-        .expect("yosys")
-        .expect("yosys present");
+    };
     let bram36 = report.count("RAMB36E2");
     let bram18 = report.count("RAMB18E2");
-    eprintln!(
-        "send_queue_tracker 1024 x 16: {bram36} RAMB36E2, {bram18} RAMB18E2, {} LUTs, {} FFs",
-        report.luts(),
-        report.flip_flops()
-    );
     // 16384 x 115 bits of ring (1.88 Mbit: 52 RAMB36, nothing wasted)
     // and 1024 x 16 of pointers (one RAMB18); no LUT RAM.
     assert_eq!((bram36, bram18), (52, 1), "{}", report.log);
-    assert!(
-        report.cells.iter().all(|(c, _)| !c.starts_with("RAM64")
-            && !c.starts_with("RAM32")
-            && !c.starts_with("RAM128")
-            && !c.starts_with("RAM256")),
-        "{}",
-        report.log
-    );
+    report.assert_memories_in_block_ram();
     // The command, walk and result registers; no memory in flip-flops.
     assert!(report.flip_flops() <= 800, "{}", report.log);
 }

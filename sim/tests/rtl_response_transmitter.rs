@@ -14,6 +14,8 @@
 //! in order. The scenarios' READ sources are never written, so the final
 //! memory image holds the bytes each READ response carried.
 
+mod rtl_common;
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
@@ -27,6 +29,7 @@ use rocenic_sim::rtl::mr_config::load_mr_table;
 use rocenic_sim::rtl::stream::{bytes_to_words, AxisOutPorts, StreamSink};
 use rocenic_sim::scenario::{run_inspect, ScenarioConfig, Workload};
 use rocenic_wire::{ecn, op, udp_src_port};
+use rtl_common::drain::assert_drained;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::IpAddr;
 use verilator_sys::{ResponseTransmitter as Dut, Sim};
@@ -282,18 +285,8 @@ fn run_rtl(
         host.clock(taken);
         sim.tick();
     }
-    // Nothing more may come out.
-    out.set_ready(sim.dut_mut(), true);
     sim.set_bit(Dut::DESC_VALID, false);
-    for _ in 0..200 {
-        sim.eval();
-        assert!(!out.valid(sim.dut()), "a frame nobody asked for");
-        assert!(!sim.get_bit(Dut::DMA_REQ_VALID), "a DMA read after the end");
-        host.clock(false);
-        sim.tick();
-    }
-    assert_eq!(host.reads_in_flight(), 0, "DMA reads left unanswered");
-    assert_eq!(sim.get_u64(Dut::PAYLOAD_LAST_ERRORS), 0);
+    assert_drained(&mut sim, &out, &mut host);
     RtlRun {
         beats: sink.beats(),
         frames: sink.take_frames().into_iter().map(|f| f.bytes).collect(),

@@ -1,8 +1,10 @@
-//! Shared pieces of the RTL lockstep tests: proptest strategies for frames
-//! and the known ICRC vectors.
+//! Shared pieces of the RTL lockstep tests: proptest strategies for frames,
+//! the known ICRC vectors and the drain check of the DMA-reading transmit
+//! paths.
 
 #![allow(dead_code)]
 
+pub mod drain;
 pub mod traffic;
 
 use proptest::prelude::*;
