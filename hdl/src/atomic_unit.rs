@@ -49,8 +49,7 @@
 //! Yosys `synth_xilinx` (UltraScale+): 259 LUTs, 340 flip-flops, no
 //! memory.
 
-use crate::payload_fetch::DmaReadPort;
-use crate::responder_datapath::DmaWritePort;
+use crate::dma_port::{DmaReadPort, DmaWritePort};
 use rust_hdl::prelude::*;
 
 /// The tag of every DMA read this block makes.

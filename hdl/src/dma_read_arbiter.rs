@@ -8,12 +8,10 @@
 //!
 //! - `clock`; `reset` (synchronous, high): forgets a held choice and the
 //!   round-robin turn (reads in flight still route by their tags).
-//! - Clients `a_*` and `b_*`: the host side of a client's read port:
-//!   request `a_req_valid` / `a_req_ready` / `a_req_tag` (7 bits used:
-//!   tags 0..127) / `a_req_addr` / `a_req_len`, data `a_rd_valid` /
-//!   `a_rd_ready` / `a_rd_tag` / `a_rd_data` / `a_rd_last`.
-//! - Host `dma_*`: the same port towards the host's DMA engine, with
-//!   `dma_req_tag` bit 7 = the client (0: `a`, 1: `b`).
+//! - Clients `a` and `b` ([`DmaReadHost`]): the host side of each client's
+//!   [`DmaReadPort`] (tags 0..127: bit 7 is ignored).
+//! - `dma` ([`DmaReadPort`]): towards the host's DMA engine, with
+//!   `dma.req_tag` bit 7 = the client (0: `a`, 1: `b`).
 //!
 //! # Order and fairness
 //!
@@ -31,43 +29,17 @@
 //! clients' request ports are registered (`payload_fetch`, `atomic_unit`),
 //! so no loop forms.
 
+use crate::dma_port::{DmaReadHost, DmaReadPort};
 use rust_hdl::prelude::*;
 
-/// The DMA read arbiter (see the module doc); `D` is the data width.
+/// The DMA read arbiter (see the module doc).
 #[derive(LogicBlock)]
-pub struct DmaReadArbiter<const D: usize> {
+pub struct DmaReadArbiter {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub a_req_valid: Signal<In, Bit>,
-    pub a_req_ready: Signal<Out, Bit>,
-    pub a_req_tag: Signal<In, Bits<8>>,
-    pub a_req_addr: Signal<In, Bits<64>>,
-    pub a_req_len: Signal<In, Bits<32>>,
-    pub a_rd_valid: Signal<Out, Bit>,
-    pub a_rd_ready: Signal<In, Bit>,
-    pub a_rd_tag: Signal<Out, Bits<8>>,
-    pub a_rd_data: Signal<Out, Bits<D>>,
-    pub a_rd_last: Signal<Out, Bit>,
-    pub b_req_valid: Signal<In, Bit>,
-    pub b_req_ready: Signal<Out, Bit>,
-    pub b_req_tag: Signal<In, Bits<8>>,
-    pub b_req_addr: Signal<In, Bits<64>>,
-    pub b_req_len: Signal<In, Bits<32>>,
-    pub b_rd_valid: Signal<Out, Bit>,
-    pub b_rd_ready: Signal<In, Bit>,
-    pub b_rd_tag: Signal<Out, Bits<8>>,
-    pub b_rd_data: Signal<Out, Bits<D>>,
-    pub b_rd_last: Signal<Out, Bit>,
-    pub dma_req_valid: Signal<Out, Bit>,
-    pub dma_req_ready: Signal<In, Bit>,
-    pub dma_req_tag: Signal<Out, Bits<8>>,
-    pub dma_req_addr: Signal<Out, Bits<64>>,
-    pub dma_req_len: Signal<Out, Bits<32>>,
-    pub dma_rd_valid: Signal<In, Bit>,
-    pub dma_rd_ready: Signal<Out, Bit>,
-    pub dma_rd_tag: Signal<In, Bits<8>>,
-    pub dma_rd_data: Signal<In, Bits<D>>,
-    pub dma_rd_last: Signal<In, Bit>,
+    pub a: DmaReadHost,
+    pub b: DmaReadHost,
+    pub dma: DmaReadPort,
     /// A request is offered and not yet taken: keep `held_b`'s choice.
     held: DFF<Bit>,
     held_b: DFF<Bit>,
@@ -79,41 +51,14 @@ pub struct DmaReadArbiter<const D: usize> {
     client_b: Constant<Bits<8>>,
 }
 
-impl<const D: usize> Default for DmaReadArbiter<D> {
+impl Default for DmaReadArbiter {
     fn default() -> Self {
         DmaReadArbiter {
             clock: Default::default(),
             reset: Default::default(),
-            a_req_valid: Default::default(),
-            a_req_ready: Default::default(),
-            a_req_tag: Default::default(),
-            a_req_addr: Default::default(),
-            a_req_len: Default::default(),
-            a_rd_valid: Default::default(),
-            a_rd_ready: Default::default(),
-            a_rd_tag: Default::default(),
-            a_rd_data: Default::default(),
-            a_rd_last: Default::default(),
-            b_req_valid: Default::default(),
-            b_req_ready: Default::default(),
-            b_req_tag: Default::default(),
-            b_req_addr: Default::default(),
-            b_req_len: Default::default(),
-            b_rd_valid: Default::default(),
-            b_rd_ready: Default::default(),
-            b_rd_tag: Default::default(),
-            b_rd_data: Default::default(),
-            b_rd_last: Default::default(),
-            dma_req_valid: Default::default(),
-            dma_req_ready: Default::default(),
-            dma_req_tag: Default::default(),
-            dma_req_addr: Default::default(),
-            dma_req_len: Default::default(),
-            dma_rd_valid: Default::default(),
-            dma_rd_ready: Default::default(),
-            dma_rd_tag: Default::default(),
-            dma_rd_data: Default::default(),
-            dma_rd_last: Default::default(),
+            a: Default::default(),
+            b: Default::default(),
+            dma: Default::default(),
             held: Default::default(),
             held_b: Default::default(),
             prefer_b: Default::default(),
@@ -125,49 +70,49 @@ impl<const D: usize> Default for DmaReadArbiter<D> {
     }
 }
 
-impl<const D: usize> Logic for DmaReadArbiter<D> {
+impl Logic for DmaReadArbiter {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, held, held_b, prefer_b);
 
         self.choose_b.next =
-            self.b_req_valid.val() & (!self.a_req_valid.val() | self.prefer_b.q.val());
+            self.b.req_valid.val() & (!self.a.req_valid.val() | self.prefer_b.q.val());
         if self.held.q.val() {
             self.choose_b.next = self.held_b.q.val();
         }
-        self.dma_req_valid.next = self.a_req_valid.val();
-        self.dma_req_tag.next = self.a_req_tag.val() & self.low_tag.val();
-        self.dma_req_addr.next = self.a_req_addr.val();
-        self.dma_req_len.next = self.a_req_len.val();
+        self.dma.req_valid.next = self.a.req_valid.val();
+        self.dma.req_tag.next = self.a.req_tag.val() & self.low_tag.val();
+        self.dma.req_addr.next = self.a.req_addr.val();
+        self.dma.req_len.next = self.a.req_len.val();
         if self.choose_b.val() {
-            self.dma_req_valid.next = self.b_req_valid.val();
-            self.dma_req_tag.next =
-                (self.b_req_tag.val() & self.low_tag.val()) | self.client_b.val();
-            self.dma_req_addr.next = self.b_req_addr.val();
-            self.dma_req_len.next = self.b_req_len.val();
+            self.dma.req_valid.next = self.b.req_valid.val();
+            self.dma.req_tag.next =
+                (self.b.req_tag.val() & self.low_tag.val()) | self.client_b.val();
+            self.dma.req_addr.next = self.b.req_addr.val();
+            self.dma.req_len.next = self.b.req_len.val();
         }
-        self.a_req_ready.next = self.dma_req_ready.val() & !self.choose_b.val();
-        self.b_req_ready.next = self.dma_req_ready.val() & self.choose_b.val();
-        if self.dma_req_valid.val() {
-            self.held.d.next = !self.dma_req_ready.val();
+        self.a.req_ready.next = self.dma.req_ready.val() & !self.choose_b.val();
+        self.b.req_ready.next = self.dma.req_ready.val() & self.choose_b.val();
+        if self.dma.req_valid.val() {
+            self.held.d.next = !self.dma.req_ready.val();
             self.held_b.d.next = self.choose_b.val();
-            if self.dma_req_ready.val() {
+            if self.dma.req_ready.val() {
                 self.prefer_b.d.next = !self.choose_b.val();
             }
         }
 
-        self.data_to_b.next = self.dma_rd_tag.val().get_bit(7);
-        self.a_rd_valid.next = self.dma_rd_valid.val() & !self.data_to_b.val();
-        self.b_rd_valid.next = self.dma_rd_valid.val() & self.data_to_b.val();
-        self.a_rd_tag.next = self.dma_rd_tag.val() & self.low_tag.val();
-        self.b_rd_tag.next = self.dma_rd_tag.val() & self.low_tag.val();
-        self.a_rd_data.next = self.dma_rd_data.val();
-        self.b_rd_data.next = self.dma_rd_data.val();
-        self.a_rd_last.next = self.dma_rd_last.val();
-        self.b_rd_last.next = self.dma_rd_last.val();
-        self.dma_rd_ready.next = self.a_rd_ready.val();
+        self.data_to_b.next = self.dma.rd_tag.val().get_bit(7);
+        self.a.rd_valid.next = self.dma.rd_valid.val() & !self.data_to_b.val();
+        self.b.rd_valid.next = self.dma.rd_valid.val() & self.data_to_b.val();
+        self.a.rd_tag.next = self.dma.rd_tag.val() & self.low_tag.val();
+        self.b.rd_tag.next = self.dma.rd_tag.val() & self.low_tag.val();
+        self.a.rd_data.next = self.dma.rd_data.val();
+        self.b.rd_data.next = self.dma.rd_data.val();
+        self.a.rd_last.next = self.dma.rd_last.val();
+        self.b.rd_last.next = self.dma.rd_last.val();
+        self.dma.rd_ready.next = self.a.rd_ready.val();
         if self.data_to_b.val() {
-            self.dma_rd_ready.next = self.b_rd_ready.val();
+            self.dma.rd_ready.next = self.b.rd_ready.val();
         }
 
         if self.reset.val() {
@@ -199,7 +144,7 @@ mod tests {
     fn requests_and_data_reach_their_client() {
         for (seed, p_valid, p_ready) in [(1u64, 0.6, 0.5), (2, 1.0, 1.0), (3, 0.9, 0.3)] {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            let mut sim = CycleSim::new(DmaReadArbiter::<32>::default(), |b| &mut b.clock);
+            let mut sim = CycleSim::new(DmaReadArbiter::default(), |b| &mut b.clock);
             if seed == 1 {
                 sim.record();
             }
@@ -233,44 +178,44 @@ mod tests {
                 }
                 let req = |c: usize| to_issue[c].front().copied().filter(|_| offering[c]);
                 let (ra, rb) = (req(0), req(1));
-                sim.uut.a_req_valid.next = ra.is_some();
+                sim.uut.a.req_valid.next = ra.is_some();
                 let (t, a, l) = ra.unwrap_or((0, 0, 0));
-                sim.uut.a_req_tag.next = bits(t);
-                sim.uut.a_req_addr.next = bits(a);
-                sim.uut.a_req_len.next = bits(l);
-                sim.uut.b_req_valid.next = rb.is_some();
+                sim.uut.a.req_tag.next = bits(t);
+                sim.uut.a.req_addr.next = bits(a);
+                sim.uut.a.req_len.next = bits(l);
+                sim.uut.b.req_valid.next = rb.is_some();
                 let (t, a, l) = rb.unwrap_or((0, 0, 0));
-                sim.uut.b_req_tag.next = bits(t);
-                sim.uut.b_req_addr.next = bits(a);
-                sim.uut.b_req_len.next = bits(l);
+                sim.uut.b.req_tag.next = bits(t);
+                sim.uut.b.req_addr.next = bits(a);
+                sim.uut.b.req_len.next = bits(l);
                 let host_ready = rng.gen_bool(p_ready);
-                sim.uut.dma_req_ready.next = host_ready;
+                sim.uut.dma.req_ready.next = host_ready;
                 if beat_offered.is_none() && !open.is_empty() && rng.gen_bool(0.7) {
                     let k = rng.gen_range(0..open.len());
                     let (&tag, &(addr, left)) = open.iter().nth(k).unwrap();
                     beat_offered = Some((tag, addr, left == 1));
                 }
-                sim.uut.dma_rd_valid.next = beat_offered.is_some();
+                sim.uut.dma.rd_valid.next = beat_offered.is_some();
                 let (bt, bd, bl) = beat_offered.unwrap_or((0, 0, false));
-                sim.uut.dma_rd_tag.next = bits(bt);
-                sim.uut.dma_rd_data.next = bits(bd & 0xFFFF_FFFF);
-                sim.uut.dma_rd_last.next = bl;
+                sim.uut.dma.rd_tag.next = bits(bt);
+                sim.uut.dma.rd_data.next = bits(bd & 0xFFFF_FFFF);
+                sim.uut.dma.rd_last.next = bl;
                 let client_ready = [rng.gen_bool(p_ready), rng.gen_bool(p_ready)];
-                sim.uut.a_rd_ready.next = client_ready[0];
-                sim.uut.b_rd_ready.next = client_ready[1];
+                sim.uut.a.rd_ready.next = client_ready[0];
+                sim.uut.b.rd_ready.next = client_ready[1];
                 sim.settle();
-                let out_valid = sim.uut.dma_req_valid.val();
+                let out_valid = sim.uut.dma.req_valid.val();
                 let out = (
-                    sim.uut.dma_req_tag.val().to_u64(),
-                    sim.uut.dma_req_addr.val().to_u64(),
-                    sim.uut.dma_req_len.val().to_u64(),
+                    sim.uut.dma.req_tag.val().to_u64(),
+                    sim.uut.dma.req_addr.val().to_u64(),
+                    sim.uut.dma.req_len.val().to_u64(),
                 );
                 assert_eq!(out_valid, ra.is_some() || rb.is_some(), "seed {seed}");
                 if let Some(h) = held {
                     assert_eq!(out, h, "seed {seed}: a stalled request holds");
                 }
                 held = (out_valid && !host_ready).then_some(out);
-                let readies = [sim.uut.a_req_ready.val(), sim.uut.b_req_ready.val()];
+                let readies = [sim.uut.a.req_ready.val(), sim.uut.b.req_ready.val()];
                 assert!(
                     !(readies[0] && readies[1]),
                     "seed {seed}: one client at a time"
@@ -292,23 +237,23 @@ mod tests {
                     }
                 }
                 // Data routing.
-                let (av, bv) = (sim.uut.a_rd_valid.val(), sim.uut.b_rd_valid.val());
+                let (av, bv) = (sim.uut.a.rd_valid.val(), sim.uut.b.rd_valid.val());
                 if let Some((tag, addr, last)) = beat_offered {
                     let c = (tag >> 7) as usize;
                     assert_eq!((av, bv), (c == 0, c == 1), "seed {seed}: routed by tag");
                     let port_tag = if c == 0 {
-                        sim.uut.a_rd_tag.val().to_u64()
+                        sim.uut.a.rd_tag.val().to_u64()
                     } else {
-                        sim.uut.b_rd_tag.val().to_u64()
+                        sim.uut.b.rd_tag.val().to_u64()
                     };
                     assert_eq!(port_tag, tag & 0x7F, "seed {seed}");
                     let data = if c == 0 {
-                        sim.uut.a_rd_data.val().to_u64()
+                        sim.uut.a.rd_data.val().get_bits::<64>(0).to_u64()
                     } else {
-                        sim.uut.b_rd_data.val().to_u64()
+                        sim.uut.b.rd_data.val().get_bits::<64>(0).to_u64()
                     };
                     assert_eq!(data, addr & 0xFFFF_FFFF, "seed {seed}");
-                    assert_eq!(sim.uut.dma_rd_ready.val(), client_ready[c], "seed {seed}");
+                    assert_eq!(sim.uut.dma.rd_ready.val(), client_ready[c], "seed {seed}");
                     if client_ready[c] {
                         let e = open.get_mut(&tag).unwrap();
                         e.1 -= 1;

@@ -8,11 +8,9 @@
 //!
 //! - `clock`; `reset` (synchronous, high): drops the burst owner (the
 //!   clients must be reset with it) and the round-robin turn.
-//! - Clients `a_*` and `b_*`: the host side of a client's write port,
-//!   `valid` / `ready`, `addr` (64-byte aligned host address of lane 0),
-//!   `data`, `keep`, `first`, `last`, `req_addr`, `req_len` (13 bits,
-//!   1..=4096).
-//! - Host `dma_*`: the same port towards the host's DMA engine.
+//! - Clients `a` and `b` ([`DmaWriteHost`]): the host side of each
+//!   client's [`DmaWritePort`].
+//! - `dma` ([`DmaWritePort`]): towards the host's DMA engine.
 //!
 //! # Order and fairness
 //!
@@ -29,45 +27,21 @@
 //! combinationally on `dma_ready`; the clients' write ports are registered
 //! (`responder_datapath`, `atomic_unit`), so no loop forms.
 
+use crate::dma_port::{DmaWriteHost, DmaWritePort};
 use rust_hdl::prelude::*;
 
 const NONE: u64 = 0;
 const CLIENT_A: u64 = 1;
 const CLIENT_B: u64 = 2;
 
-/// The DMA write arbiter (see the module doc); `D` is the data width,
-/// `K` its keep width (`D / 8`).
+/// The DMA write arbiter (see the module doc).
 #[derive(LogicBlock)]
-pub struct DmaWriteArbiter<const D: usize, const K: usize> {
+pub struct DmaWriteArbiter {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub a_valid: Signal<In, Bit>,
-    pub a_ready: Signal<Out, Bit>,
-    pub a_addr: Signal<In, Bits<64>>,
-    pub a_data: Signal<In, Bits<D>>,
-    pub a_keep: Signal<In, Bits<K>>,
-    pub a_first: Signal<In, Bit>,
-    pub a_last: Signal<In, Bit>,
-    pub a_req_addr: Signal<In, Bits<64>>,
-    pub a_req_len: Signal<In, Bits<13>>,
-    pub b_valid: Signal<In, Bit>,
-    pub b_ready: Signal<Out, Bit>,
-    pub b_addr: Signal<In, Bits<64>>,
-    pub b_data: Signal<In, Bits<D>>,
-    pub b_keep: Signal<In, Bits<K>>,
-    pub b_first: Signal<In, Bit>,
-    pub b_last: Signal<In, Bit>,
-    pub b_req_addr: Signal<In, Bits<64>>,
-    pub b_req_len: Signal<In, Bits<13>>,
-    pub dma_valid: Signal<Out, Bit>,
-    pub dma_ready: Signal<In, Bit>,
-    pub dma_addr: Signal<Out, Bits<64>>,
-    pub dma_data: Signal<Out, Bits<D>>,
-    pub dma_keep: Signal<Out, Bits<K>>,
-    pub dma_first: Signal<Out, Bit>,
-    pub dma_last: Signal<Out, Bit>,
-    pub dma_req_addr: Signal<Out, Bits<64>>,
-    pub dma_req_len: Signal<Out, Bits<13>>,
+    pub a: DmaWriteHost,
+    pub b: DmaWriteHost,
+    pub dma: DmaWritePort,
     /// The client holding the port ([`NONE`] between bursts).
     owner: DFF<Bits<2>>,
     /// `a` was served last, so `b` goes first when both offer.
@@ -78,38 +52,14 @@ pub struct DmaWriteArbiter<const D: usize, const K: usize> {
     client_b: Constant<Bits<2>>,
 }
 
-impl<const D: usize, const K: usize> Default for DmaWriteArbiter<D, K> {
+impl Default for DmaWriteArbiter {
     fn default() -> Self {
         DmaWriteArbiter {
             clock: Default::default(),
             reset: Default::default(),
-            a_valid: Default::default(),
-            a_ready: Default::default(),
-            a_addr: Default::default(),
-            a_data: Default::default(),
-            a_keep: Default::default(),
-            a_first: Default::default(),
-            a_last: Default::default(),
-            a_req_addr: Default::default(),
-            a_req_len: Default::default(),
-            b_valid: Default::default(),
-            b_ready: Default::default(),
-            b_addr: Default::default(),
-            b_data: Default::default(),
-            b_keep: Default::default(),
-            b_first: Default::default(),
-            b_last: Default::default(),
-            b_req_addr: Default::default(),
-            b_req_len: Default::default(),
-            dma_valid: Default::default(),
-            dma_ready: Default::default(),
-            dma_addr: Default::default(),
-            dma_data: Default::default(),
-            dma_keep: Default::default(),
-            dma_first: Default::default(),
-            dma_last: Default::default(),
-            dma_req_addr: Default::default(),
-            dma_req_len: Default::default(),
+            a: Default::default(),
+            b: Default::default(),
+            dma: Default::default(),
             owner: Default::default(),
             prefer_b: Default::default(),
             chosen: Default::default(),
@@ -120,45 +70,45 @@ impl<const D: usize, const K: usize> Default for DmaWriteArbiter<D, K> {
     }
 }
 
-impl<const D: usize, const K: usize> Logic for DmaWriteArbiter<D, K> {
+impl Logic for DmaWriteArbiter {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, owner, prefer_b);
 
         self.chosen.next = self.owner.q.val();
         if self.owner.q.val() == self.none.val() {
-            if self.a_valid.val() & !(self.b_valid.val() & self.prefer_b.q.val()) {
+            if self.a.valid.val() & !(self.b.valid.val() & self.prefer_b.q.val()) {
                 self.chosen.next = self.client_a.val();
-            } else if self.b_valid.val() {
+            } else if self.b.valid.val() {
                 self.chosen.next = self.client_b.val();
             }
         }
-        self.dma_valid.next = false;
-        self.dma_addr.next = self.a_addr.val();
-        self.dma_data.next = self.a_data.val();
-        self.dma_keep.next = self.a_keep.val();
-        self.dma_first.next = self.a_first.val();
-        self.dma_last.next = self.a_last.val();
-        self.dma_req_addr.next = self.a_req_addr.val();
-        self.dma_req_len.next = self.a_req_len.val();
+        self.dma.valid.next = false;
+        self.dma.addr.next = self.a.addr.val();
+        self.dma.data.next = self.a.data.val();
+        self.dma.keep.next = self.a.keep.val();
+        self.dma.first.next = self.a.first.val();
+        self.dma.last.next = self.a.last.val();
+        self.dma.req_addr.next = self.a.req_addr.val();
+        self.dma.req_len.next = self.a.req_len.val();
         if self.chosen.val() == self.client_a.val() {
-            self.dma_valid.next = self.a_valid.val();
+            self.dma.valid.next = self.a.valid.val();
         }
         if self.chosen.val() == self.client_b.val() {
-            self.dma_valid.next = self.b_valid.val();
-            self.dma_addr.next = self.b_addr.val();
-            self.dma_data.next = self.b_data.val();
-            self.dma_keep.next = self.b_keep.val();
-            self.dma_first.next = self.b_first.val();
-            self.dma_last.next = self.b_last.val();
-            self.dma_req_addr.next = self.b_req_addr.val();
-            self.dma_req_len.next = self.b_req_len.val();
+            self.dma.valid.next = self.b.valid.val();
+            self.dma.addr.next = self.b.addr.val();
+            self.dma.data.next = self.b.data.val();
+            self.dma.keep.next = self.b.keep.val();
+            self.dma.first.next = self.b.first.val();
+            self.dma.last.next = self.b.last.val();
+            self.dma.req_addr.next = self.b.req_addr.val();
+            self.dma.req_len.next = self.b.req_len.val();
         }
-        self.a_ready.next = self.dma_ready.val() & (self.chosen.val() == self.client_a.val());
-        self.b_ready.next = self.dma_ready.val() & (self.chosen.val() == self.client_b.val());
-        if self.dma_valid.val() {
+        self.a.ready.next = self.dma.ready.val() & (self.chosen.val() == self.client_a.val());
+        self.b.ready.next = self.dma.ready.val() & (self.chosen.val() == self.client_b.val());
+        if self.dma.valid.val() {
             self.owner.d.next = self.chosen.val();
-            if self.dma_ready.val() & self.dma_last.val() {
+            if self.dma.ready.val() & self.dma.last.val() {
                 self.owner.d.next = self.none.val();
                 self.prefer_b.d.next = self.chosen.val() == self.client_a.val();
             }
@@ -190,7 +140,7 @@ mod tests {
     fn whole_bursts_from_both_clients() {
         for (seed, p_valid, p_ready) in [(1u64, 0.6, 0.5), (2, 1.0, 1.0), (3, 0.9, 0.3)] {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            let mut sim = CycleSim::new(DmaWriteArbiter::<32, 4>::default(), |b| &mut b.clock);
+            let mut sim = CycleSim::new(DmaWriteArbiter::default(), |b| &mut b.clock);
             if seed == 1 {
                 sim.record();
             }
@@ -225,24 +175,27 @@ mod tests {
                         .filter(|_| offering[c])
                 };
                 let (ba, bb) = (beat(0), beat(1));
-                sim.uut.a_valid.next = ba.is_some();
-                sim.uut.a_data.next = bits(ba.map_or(0, |b| b.0));
-                sim.uut.a_first.next = next[0] == 0;
-                sim.uut.a_last.next = ba.is_some_and(|b| b.1);
-                sim.uut.b_valid.next = bb.is_some();
-                sim.uut.b_data.next = bits(bb.map_or(0, |b| b.0));
-                sim.uut.b_first.next = next[1] == 0;
-                sim.uut.b_last.next = bb.is_some_and(|b| b.1);
+                sim.uut.a.valid.next = ba.is_some();
+                sim.uut.a.data.next = bits(ba.map_or(0, |b| b.0));
+                sim.uut.a.first.next = next[0] == 0;
+                sim.uut.a.last.next = ba.is_some_and(|b| b.1);
+                sim.uut.b.valid.next = bb.is_some();
+                sim.uut.b.data.next = bits(bb.map_or(0, |b| b.0));
+                sim.uut.b.first.next = next[1] == 0;
+                sim.uut.b.last.next = bb.is_some_and(|b| b.1);
                 let ready = rng.gen_bool(p_ready);
-                sim.uut.dma_ready.next = ready;
+                sim.uut.dma.ready.next = ready;
                 sim.settle();
-                let out_valid = sim.uut.dma_valid.val();
-                let out = (sim.uut.dma_data.val().to_u64(), sim.uut.dma_last.val());
+                let out_valid = sim.uut.dma.valid.val();
+                let out = (
+                    sim.uut.dma.data.val().get_bits::<64>(0).to_u64(),
+                    sim.uut.dma.last.val(),
+                );
                 if let Some(h) = held {
                     assert!(out_valid && out == h, "seed {seed}: a stalled beat holds");
                 }
                 held = (out_valid && !ready).then_some(out);
-                let readies = [sim.uut.a_ready.val(), sim.uut.b_ready.val()];
+                let readies = [sim.uut.a.ready.val(), sim.uut.b.ready.val()];
                 assert!(
                     !(readies[0] && readies[1]),
                     "seed {seed}: one client at a time"

@@ -111,13 +111,10 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ),
         // Two tagged DMA read clients onto one host read port, round robin,
         // data routed back by the tag's top bit.
-        ExportedBlock::new("dma_read_arbiter", DmaReadArbiter::<DATA_BITS>::default()),
+        ExportedBlock::new("dma_read_arbiter", DmaReadArbiter::default()),
         // Two posted DMA write clients onto one host write port, whole
         // bursts, round robin.
-        ExportedBlock::new(
-            "dma_write_arbiter",
-            DmaWriteArbiter::<DATA_BITS, KEEP_BITS>::default(),
-        ),
+        ExportedBlock::new("dma_write_arbiter", DmaWriteArbiter::default()),
         // Response descriptors to response frames: R_Key check, DMA
         // reassembly of READ data, TX builder; 8-packet buffer in block RAM.
         ExportedBlock::new("response_transmitter", ResponseTransmitter::default()),

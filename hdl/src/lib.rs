@@ -98,6 +98,7 @@ pub mod byte_rotator;
 pub mod completer_datapath;
 pub mod crc32_beat;
 pub mod crc32_math;
+pub mod dma_port;
 pub mod dma_read_arbiter;
 pub mod dma_write_arbiter;
 pub mod export;

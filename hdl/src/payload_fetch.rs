@@ -44,6 +44,7 @@
 //! beats). With host reads of latency L cycles the sustained rate is about
 //! min(1, 8 x packet bytes / 64 / (L + 20)) beats per cycle.
 
+use crate::dma_port::DmaReadPort;
 use crate::mr_translate::{MrConfigPortDefault, MrTranslateDefault, STATUS_OK};
 use crate::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::sync_fifo::SyncFifo;
@@ -53,29 +54,6 @@ use rust_hdl::prelude::*;
 pub const SLOTS: u64 = 8;
 /// DMA read tags: two page segments per slot.
 pub const DMA_TAGS: u64 = 2 * SLOTS;
-
-/// A DMA read port, as seen from the block that reads: requests
-/// (valid/ready) of `req_len` bytes at host address `req_addr` under an
-/// 8-bit `req_tag`, and the read data (valid/ready) coming back as beats
-/// of one tag in order (`rd_last` on a request's last beat), tags in any
-/// order, byte 0 of a request in lane 0 of its first beat. A composite
-/// that contains the reading block declares the same port and `link`s it
-/// to the inner one, so the Verilog ports are `dma$req_valid` .. at every
-/// level.
-#[derive(Clone, Debug, Default, LogicInterface)]
-pub struct DmaReadPort {
-    pub req_valid: Signal<Out, Bit>,
-    pub req_ready: Signal<In, Bit>,
-    pub req_tag: Signal<Out, Bits<8>>,
-    pub req_addr: Signal<Out, Bits<64>>,
-    pub req_len: Signal<Out, Bits<32>>,
-
-    pub rd_valid: Signal<In, Bit>,
-    pub rd_ready: Signal<Out, Bit>,
-    pub rd_tag: Signal<In, Bits<8>>,
-    pub rd_data: Signal<In, Bits<512>>,
-    pub rd_last: Signal<In, Bit>,
-}
 
 /// A packet's range check and where its payload sits in its slot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]

@@ -80,8 +80,9 @@
 //! held in the TX builder until their UDP checksum is summed (its release
 //! delay is 0, the IPv4 setting), which slows IPv6 streams.
 
+use crate::dma_port::DmaReadPort;
 use crate::mr_translate::MrConfigPortDefault;
-use crate::payload_fetch::{DmaReadPort, PayloadFetch};
+use crate::payload_fetch::PayloadFetch;
 use crate::request_segmenter::RequestSegmenter;
 use crate::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::sync_fifo::SyncFifo;

@@ -147,6 +147,7 @@
 
 use crate::byte_lane_select::ByteLaneSelect;
 use crate::byte_rotator::ByteRotator;
+use crate::dma_port::DmaWritePort;
 use crate::header_record::HeaderRecord;
 use crate::mr_translate::{MrConfigPortDefault, MrTranslateDefault};
 use crate::qp_context::{ContextConfig, QpContext, DEFAULT_QPN_BITS};
@@ -215,25 +216,6 @@ pub struct PlacementJob {
     pub seg0_len: Bits<13>,
     pub seg1_phys: Bits<64>,
     pub seg1_len: Bits<13>,
-}
-
-/// A posted DMA write port, as seen from the block that writes: a write
-/// request is a burst of beats (valid/ready) framed by `first` / `last`;
-/// every beat carries the request's host address `req_addr` and length
-/// `req_len` (1..=4096 bytes, never crossing a page), `addr` is the
-/// 64-byte-aligned host address of the beat's lane 0 and `keep` marks the
-/// request's bytes in `data`.
-#[derive(Clone, Debug, Default, LogicInterface)]
-pub struct DmaWritePort {
-    pub valid: Signal<Out, Bit>,
-    pub ready: Signal<In, Bit>,
-    pub addr: Signal<Out, Bits<64>>,
-    pub data: Signal<Out, Bits<512>>,
-    pub keep: Signal<Out, Bits<64>>,
-    pub first: Signal<Out, Bit>,
-    pub last: Signal<Out, Bit>,
-    pub req_addr: Signal<Out, Bits<64>>,
-    pub req_len: Signal<Out, Bits<13>>,
 }
 
 /// One beat of the DMA write port.

@@ -82,8 +82,9 @@
 //! beats per 64 payload beats); one ACK frame per cycle over IPv4, one per
 //! 2 cycles over IPv6 (two beats, held for the UDP checksum).
 
+use crate::dma_port::DmaReadPort;
 use crate::mr_translate::MrConfigPortDefault;
-use crate::payload_fetch::{DmaReadPort, PayloadFetch};
+use crate::payload_fetch::PayloadFetch;
 use crate::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::sync_fifo::SyncFifo;
 use crate::tx_builder::TxBuilder;
