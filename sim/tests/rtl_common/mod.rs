@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod responder;
 pub mod traffic;
 
 use proptest::prelude::*;
