@@ -88,13 +88,20 @@
 //! # Latency and throughput
 //!
 //! Decisions as [`ResponderDatapath`] (about 11 cycles per WRITE packet, 5
-//! per other frame); a frame with an ACK or NAK adds 1 cycle (command,
-//! then outcome), 3 with a flush. The queue takes a command in 2 cycles
-//! and presents a packet every 5 cycles; the address RAM read adds one,
-//! so a response descriptor leaves about every 6 cycles (one ACK per 6
-//! cycles, 41 M/s), ACK coalescing taking up the rest.
-//! The transmitter's rates (one ACK frame per cycle over IPv4, 0.985 frame
-//! beats per cycle of READ responses) are not the bound here.
+//! per other frame); a frame with an ACK or NAK adds at least 1 cycle
+//! (command accepted, then the outcome presented), a flush with its NAK
+//! at least 2 more before the next outcome (the queue takes a command in
+//! 2 cycles). The queue presents a packet every 5 cycles at best and the
+//! address RAM read adds one, so at best one response descriptor per 6
+//! cycles (by construction, not measured), which ACK coalescing keeps
+//! ahead of request packets of any size; the transmitter (one ACK frame
+//! per cycle over IPv4) is not the bound.
+//!
+//! # Size
+//!
+//! Yosys `synth_xilinx -family xcup`: see `hdl/tests/responder_path.rs`
+//! (the datapath's about 134 RAMB36, the transmitter's payload buffer and
+//! MR table, the queue and the address RAM).
 
 use crate::qp_address_ram::QpAddressRam;
 use crate::qp_context::ContextConfig;
