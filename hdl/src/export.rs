@@ -25,6 +25,7 @@ use crate::request_checker::RequestChecker;
 use crate::request_segmenter::RequestSegmenter;
 use crate::requester_datapath::RequesterDatapath;
 use crate::responder_datapath::ResponderDatapath;
+use crate::responder_path::ResponderPath;
 use crate::response_checker::ResponseChecker;
 use crate::response_queue::ResponseQueue;
 use crate::response_transmitter::ResponseTransmitter;
@@ -118,6 +119,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // Response descriptors to response frames: R_Key check, DMA
         // reassembly of READ data, TX builder; 8-packet buffer in block RAM.
         ExportedBlock::new("response_transmitter", ResponseTransmitter::default()),
+        // The responder side of a NIC: receive path, outcomes to queue
+        // commands, response queue, per-QP address RAM, transmit path.
+        ExportedBlock::new("responder_path", ResponderPath::default()),
     ]
 }
 

@@ -25,6 +25,7 @@
 
 #[path = "../model/tests/common/mod.rs"]
 mod harness;
+mod rtl_common;
 
 use harness::{bring_up, make_side, ConnOpts, Faults, Pair};
 use rand::{Rng, SeedableRng};
@@ -36,11 +37,12 @@ use rocenic_model::responder::{
     record_checks, send_placement, write_translation, CheckInput, CheckOutcome, DuplicateClass,
     Verdict,
 };
-use rocenic_model::verbs::{Access, CqId, Cqe, PdId, Qpn, RecvWr, SendOp, SendWr, Sge};
+use rocenic_model::verbs::{Access, CqId, PdId, Qpn, RecvWr, SendOp, SendWr, Sge};
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
 use rocenic_sim::rtl::mr_config::load_mr_table;
 use rocenic_sim::rtl::stream::{words_to_bytes, AxisInPorts, StreamSource, BEAT_WORDS};
 use rocenic_wire::RoceFrame;
+use rtl_common::responder::{model_cqe, post_recvs, read_cqe, write_context, RtlCqe};
 use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{ResponderDatapath as Dut, Sim};
 
@@ -467,26 +469,7 @@ fn load_qps(sim: &mut Sim<Dut>, qps: &[RespQp]) {
             min_rnr_timer: u32::from(q.opts.min_rnr_timer),
             ..QpContextRecord::default()
         };
-        let words = record.pack().expect("record fits");
-        sim.set_bit(Dut::QP_HOST_VALID, true);
-        sim.set_u64(Dut::QP_HOST_QPN, u64::from(q.qpn));
-        let mut mask = [u64::MAX; 5];
-        mask[4] = u64::from(u32::MAX);
-        sim.set(Dut::QP_HOST_MASK, &mask);
-        sim.set(Dut::QP_HOST_DATA, &words);
-        let mut waited = 0;
-        loop {
-            sim.eval();
-            let done = sim.get_bit(Dut::QP_HOST_DONE);
-            sim.tick();
-            if done {
-                break;
-            }
-            waited += 1;
-            assert!(waited < 20, "host write never done");
-        }
-        sim.set_bit(Dut::QP_HOST_VALID, false);
-        sim.tick();
+        write_context(sim, q.qpn, &record);
     }
 }
 
@@ -505,64 +488,6 @@ struct Replay {
     stats: Vec<u64>,
     /// Receive CQEs in the order the RTL gave them.
     cqes: Vec<RtlCqe>,
-}
-
-/// A receive CQE: qpn, wr_id, status, opcode, byte_len, immediate (codes
-/// of the model's enums in declaration order).
-type RtlCqe = (u64, u64, u64, u64, u64, Option<u64>);
-
-fn model_cqe(c: &Cqe) -> RtlCqe {
-    (
-        u64::from(c.qpn),
-        c.wr_id,
-        c.status as u64,
-        c.opcode as u64,
-        u64::from(c.byte_len),
-        c.imm.map(u64::from),
-    )
-}
-
-/// The receive WQEs into the RTL's receive queue, in order, each
-/// accepted.
-fn post_recvs(sim: &mut Sim<Dut>, recvs: &[(Qpn, RecvWr)]) {
-    for (qpn, wr) in recvs {
-        assert!(wr.sgl.len() <= 1, "one SGE per receive WQE");
-        let sge = wr.sgl.first().copied().unwrap_or(Sge {
-            addr: 0,
-            length: 0,
-            lkey: 0,
-        });
-        sim.set_bit(Dut::RQ_POST_VALID, true);
-        sim.set_u64(Dut::RQ_POST_QPN, u64::from(*qpn));
-        sim.set_u64(Dut::RQ_POST_WR_ID, wr.wr_id);
-        sim.set_u64(Dut::RQ_POST_LKEY, u64::from(sge.lkey));
-        sim.set_u64(Dut::RQ_POST_VA, sge.addr);
-        sim.set_u64(Dut::RQ_POST_LEN, u64::from(sge.length));
-        let mut waited = 0;
-        loop {
-            sim.eval();
-            let taken = sim.get_bit(Dut::RQ_POST_READY);
-            sim.tick();
-            if taken {
-                break;
-            }
-            waited += 1;
-            assert!(waited < 20, "post never taken");
-        }
-        sim.set_bit(Dut::RQ_POST_VALID, false);
-        let mut waited = 0;
-        loop {
-            sim.eval();
-            if sim.get_bit(Dut::RQ_POST_DONE) {
-                assert!(sim.get_bit(Dut::RQ_POST_ACCEPTED), "post accepted");
-                sim.tick();
-                break;
-            }
-            sim.tick();
-            waited += 1;
-            assert!(waited < 20, "post never done");
-        }
-    }
 }
 
 /// Posts `recvs`, then feeds `frames` to the RTL with the given handshake
@@ -676,15 +601,7 @@ fn replay(
         }
         if sim.get_bit(Dut::CQE_VALID) && cqe_ready {
             quiet = 0;
-            r.cqes.push((
-                sim.get_u64(Dut::CQE_QPN),
-                sim.get_u64(Dut::CQE_WR_ID),
-                sim.get_u64(Dut::CQE_STATUS),
-                sim.get_u64(Dut::CQE_OPCODE),
-                sim.get_u64(Dut::CQE_BYTE_LEN),
-                sim.get_bit(Dut::CQE_IMM_VALID)
-                    .then(|| sim.get_u64(Dut::CQE_IMM)),
-            ));
+            r.cqes.push(read_cqe(sim));
         }
         if sim.get_bit(Dut::OUT_VALID) && out_ready {
             quiet = 0;

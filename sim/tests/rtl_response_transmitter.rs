@@ -30,6 +30,7 @@ use rocenic_sim::rtl::stream::{bytes_to_words, AxisOutPorts, StreamSink};
 use rocenic_sim::scenario::{run_inspect, ScenarioConfig, Workload};
 use rocenic_wire::{ecn, op, udp_src_port};
 use rtl_common::drain::assert_drained;
+use rtl_common::responder::{ip_bits, mac_bits};
 use std::collections::{BTreeMap, VecDeque};
 use std::net::IpAddr;
 use verilator_sys::{ResponseTransmitter as Dut, Sim};
@@ -59,17 +60,6 @@ struct Desc {
     dscp: u8,
     ecn: u8,
     udp_src_port: u16,
-}
-
-fn ip_bits(ip: IpAddr) -> u128 {
-    match ip {
-        IpAddr::V4(a) => u128::from(u32::from(a)),
-        IpAddr::V6(a) => u128::from(a),
-    }
-}
-
-fn mac_bits(m: [u8; 6]) -> u64 {
-    m.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b))
 }
 
 /// The responder NIC of a finished scenario: what the RTL needs of it.

@@ -11,7 +11,7 @@ use crate::mr::{DmaSegment, MrError, MrTable};
 use crate::nic::{Env, TxClass};
 pub use crate::qp::RdResource;
 use crate::qp::{InProgress, PathAttrs, Qp};
-use crate::response_queue::RespPacket;
+use crate::response_queue::{QueueOp, RespPacket};
 use crate::verbs::{Access, Cqe, PdId, QpState, Sge, WcOpcode, WcStatus};
 use rocenic_wire::{
     op, psn, syndrome, Aeth, AtomicAckEth, AtomicEth, Bth, ExtHeaders, Reth, RoceFrame,
@@ -51,7 +51,7 @@ pub(crate) fn on_request(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
         Verdict::QpState => env.drop_frame("qp_state"),
         Verdict::OutOfSequence => {
             if let Some(r) = out.response {
-                qp.resp.push_nak(r.syndrome, r.psn);
+                queue_response(qp, r);
                 env.counters.naks_sent.psn_sequence += 1;
             }
             env.drop_frame("out_of_sequence");
@@ -59,13 +59,13 @@ pub(crate) fn on_request(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
         Verdict::Duplicate(class) => {
             env.counters.duplicate_requests += 1;
             match (class, out.response) {
-                (DuplicateClass::SendWrite, Some(r)) => qp.resp.push_ack(r.psn),
+                (DuplicateClass::SendWrite, Some(r)) => queue_response(qp, r),
                 _ => duplicate(qp, env, f),
             }
         }
         Verdict::Rnr => {
             if let Some(r) = out.response {
-                qp.resp.push_nak(r.syndrome, r.psn);
+                queue_response(qp, r);
             }
             env.counters.naks_sent.rnr += 1;
             env.drop_frame("rnr");
@@ -77,7 +77,7 @@ pub(crate) fn on_request(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
                 qp.resp.epsn = out.epsn;
                 qp.resp.msn = out.msn;
                 if let Some(r) = out.response {
-                    qp.resp.push_ack(r.psn);
+                    queue_response(qp, r);
                 }
             }
             Err(fault) => fail(qp, env, fault, f.bth.psn),
@@ -85,23 +85,58 @@ pub(crate) fn on_request(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
     }
 }
 
+/// The response-queue push of a request's ACK or NAK: an ACK (merged
+/// into a queued ACK, ACKs being cumulative) when the syndrome's type is
+/// ACK, else a NAK or RNR NAK. What the responder queues for every
+/// request with a response; the RTL responder path turns each outcome's
+/// ACK/NAK into this command.
+pub fn queue_push(r: Response) -> QueueOp {
+    if r.syndrome & syndrome::TYPE_MASK == 0 {
+        QueueOp::PushAck {
+            psn: r.psn,
+            msn: r.msn,
+        }
+    } else {
+        QueueOp::PushNak {
+            syndrome: r.syndrome,
+            psn: r.psn,
+            msn: r.msn,
+        }
+    }
+}
+
+/// Queues `r` on `qp`'s response queue as [`queue_push`] says.
+fn queue_response(qp: &mut Qp, r: Response) {
+    match queue_push(r) {
+        QueueOp::PushAck { psn, msn } => qp.resp.out.push_ack(psn, msn),
+        QueueOp::PushNak { syndrome, psn, msn } => qp.resp.out.push_nak(syndrome, psn, msn),
+        op => unreachable!("not a push of an ACK or NAK: {op:?}"),
+    }
+}
+
 /// NAKs request `p` for `fault` and moves the QP to ERR.
 fn fail(qp: &mut Qp, env: &mut Env, fault: Fault, p: u32) {
+    let msn = qp.resp.msn;
+    let nak = |syndrome| Response {
+        syndrome,
+        psn: p,
+        msn,
+    };
     match fault {
         Fault::Rnr => unreachable!("RNR is decided by check_request"),
         Fault::InvalidRequest => {
-            qp.resp.push_nak(syndrome::NAK_INVALID_REQUEST, p);
+            queue_response(qp, nak(syndrome::NAK_INVALID_REQUEST));
             env.counters.naks_sent.invalid_request += 1;
             env.drop_frame("invalid_request");
         }
         Fault::RemoteAccess => {
-            qp.resp.push_nak(syndrome::NAK_REMOTE_ACCESS_ERROR, p);
+            queue_response(qp, nak(syndrome::NAK_REMOTE_ACCESS_ERROR));
             env.counters.naks_sent.remote_access += 1;
             env.drop_frame("remote_access");
         }
-        Fault::Receive(nak) => {
-            qp.resp.push_nak(nak, p);
-            if nak == syndrome::NAK_INVALID_REQUEST {
+        Fault::Receive(syn) => {
+            queue_response(qp, nak(syn));
+            if syn == syndrome::NAK_INVALID_REQUEST {
                 env.counters.naks_sent.invalid_request += 1;
             } else {
                 env.counters.naks_sent.remote_operational += 1;
@@ -1202,6 +1237,34 @@ fn payload_is_read(opcode: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn queue_push_by_syndrome_type() {
+        let r = |syndrome| Response {
+            syndrome,
+            psn: 7,
+            msn: 9,
+        };
+        assert_eq!(
+            queue_push(r(syndrome::ACK_UNLIMITED_CREDITS)),
+            QueueOp::PushAck { psn: 7, msn: 9 }
+        );
+        for s in [
+            syndrome::RNR_NAK | 12,
+            syndrome::NAK_PSN_SEQUENCE_ERROR,
+            syndrome::NAK_INVALID_REQUEST,
+            syndrome::NAK_REMOTE_ACCESS_ERROR,
+        ] {
+            assert_eq!(
+                queue_push(r(s)),
+                QueueOp::PushNak {
+                    syndrome: s,
+                    psn: 7,
+                    msn: 9
+                }
+            );
+        }
+    }
 
     fn live(epsn: u32) -> CheckInput {
         CheckInput {

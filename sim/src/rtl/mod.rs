@@ -10,6 +10,7 @@ pub mod decode;
 pub mod dma_ports;
 pub mod gen;
 pub mod host_dma;
+pub mod host_ports;
 pub mod icrc;
 pub mod mr_config;
 pub mod nic;

@@ -31,18 +31,17 @@
 
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::host_dma::{HostDma, HostDmaConfig};
+use super::host_ports;
 use super::mr_config::load_mr_table;
-use super::qp_config::{context_record, ip_bits, mac_bits};
+use super::qp_config::context_record;
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
 use rocenic_fabric::{Endpoint, Time};
 use rocenic_hdl::response_queue::{mtu_code as queue_mtu_code, OP_CONFIGURE};
 use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::nic::{Nic, NicConfig, TxClass};
-use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, WcOpcode, WcStatus};
-use rocenic_wire::ecn;
+use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, WcOpcode, WcStatus};
 use std::collections::{BTreeMap, VecDeque};
-use std::net::IpAddr;
 use verilator_sys::{Block, Input, Output, Sim};
 
 /// Core clock period: 250 MHz.
@@ -329,7 +328,12 @@ impl<B: Block> RtlNic<B> {
         }
         for qpn in self.shadow.qpns() {
             for wr in self.shadow.recv_queue(qpn).unwrap_or_default() {
-                post_recv(&mut sim, qpn, &wr)?;
+                if !host_ports::post_recv(&mut sim, qpn, &wr)? {
+                    return Err(RtlError::Mismatch(format!(
+                        "the core refused receive WQE {} of QP {qpn} the shadow took",
+                        wr.wr_id
+                    )));
+                }
             }
         }
         let host = HostDma::new(self.dma, self.shadow.memory().clone());
@@ -361,66 +365,14 @@ impl<B: Block> RtlNic<B> {
         if view.state == QpState::Reset {
             return Ok(());
         }
-        let words = context_record(&view)
-            .pack()
-            .map_err(|e| RtlError::Unsupported(format!("QP {qpn} context: {e:?}")))?;
-        let mut mask = [u64::MAX; 5];
-        mask[4] = u64::from(u32::MAX);
-        sim.set_bit(B::input("qp_host_valid")?, true);
-        sim.set_u64(B::input("qp_host_qpn")?, qpn.into());
-        sim.set(B::input("qp_host_mask")?, &mask);
-        sim.set(B::input("qp_host_data")?, &words);
-        wait_for(sim, B::output("qp_host_done")?, "qp_host_done")?;
-        sim.tick();
-        sim.set_bit(B::input("qp_host_valid")?, false);
+        host_ports::write_context(sim, qpn, &context_record(&view))?;
         let Some(attrs) = self.shadow.qp_tx_attrs(qpn) else {
             return Ok(());
         };
         let config = self.shadow.config();
-        let set = |sim: &mut Sim<B>, name: &str, v: u64| -> Result<(), RtlError> {
-            sim.set_u64(B::input(&format!("addr_{name}"))?, v);
-            Ok(())
-        };
-        set(sim, "write", 1)?;
-        set(sim, "qpn", qpn.into())?;
-        set(sim, "pd", attrs.pd.0.into())?;
-        set(sim, "dest_qp", attrs.dest_qpn.into())?;
-        set(sim, "pkey", attrs.pkey.into())?;
-        set(sim, "eth_dst", mac_bits(attrs.remote_mac))?;
-        set(sim, "eth_src", mac_bits(config.mac))?;
-        set(
-            sim,
-            "ipv6",
-            u64::from(matches!(attrs.local_ip, IpAddr::V6(_))),
-        )?;
-        for (name, ip) in [("ip_src", attrs.local_ip), ("ip_dst", attrs.remote_ip)] {
-            let bits = ip_bits(ip);
-            sim.set(
-                B::input(&format!("addr_{name}"))?,
-                &[bits as u64, (bits >> 64) as u64],
-            );
-        }
-        set(sim, "dscp", u64::from(config.dscp & 0x3F))?;
-        let ect = if config.ecn { ecn::ECT0 } else { ecn::NOT_ECT };
-        set(sim, "ecn", ect.into())?;
-        set(
-            sim,
-            "udp_src_port",
-            rocenic_wire::udp_src_port(qpn, attrs.dest_qpn).into(),
-        )?;
-        sim.tick();
-        set(sim, "write", 0)?;
+        host_ports::write_address(sim, qpn, &attrs, config.mac, config.dscp, config.ecn)?;
         if matches!(view.state, QpState::Rtr | QpState::Rts) {
-            sim.set_bit(B::input("queue_host_valid")?, true);
-            sim.set_u64(B::input("queue_host_op")?, OP_CONFIGURE);
-            sim.set_u64(B::input("queue_host_qpn")?, qpn.into());
-            sim.set_u64(
-                B::input("queue_host_mtu_code")?,
-                queue_mtu_code(attrs.mtu).into(),
-            );
-            wait_for(sim, B::output("queue_host_ready")?, "queue_host_ready")?;
-            sim.tick();
-            sim.set_bit(B::input("queue_host_valid")?, false);
+            host_ports::queue_command(sim, OP_CONFIGURE, qpn, queue_mtu_code(attrs.mtu).into())?;
         }
         Ok(())
     }
@@ -618,53 +570,6 @@ impl<B: Block> RtlNic<B> {
             self.fail(m);
         }
     }
-}
-
-fn wait_for<B: Block>(sim: &mut Sim<B>, port: Output<B>, what: &str) -> Result<(), RtlError> {
-    for _ in 0..64 {
-        sim.eval();
-        if sim.get_bit(port) {
-            return Ok(());
-        }
-        sim.tick();
-    }
-    Err(RtlError::Stuck {
-        cycle: sim.cycle(),
-        what: what.into(),
-    })
-}
-
-/// One receive WQE of one SGE through the core's `rq_post` port.
-fn post_recv<B: Block>(sim: &mut Sim<B>, qpn: Qpn, wr: &RecvWr) -> Result<(), RtlError> {
-    let sge = match wr.sgl.as_slice() {
-        [sge] => *sge,
-        _ => {
-            return Err(RtlError::Unsupported(format!(
-                "receive WQE {} with {} SGEs (the core takes one)",
-                wr.wr_id,
-                wr.sgl.len()
-            )))
-        }
-    };
-    sim.set_bit(B::input("rq_post_valid")?, true);
-    sim.set_u64(B::input("rq_post_qpn")?, qpn.into());
-    sim.set_u64(B::input("rq_post_wr_id")?, wr.wr_id);
-    sim.set_u64(B::input("rq_post_lkey")?, sge.lkey.into());
-    sim.set_u64(B::input("rq_post_va")?, sge.addr);
-    sim.set_u64(B::input("rq_post_len")?, sge.length.into());
-    wait_for(sim, B::output("rq_post_ready")?, "rq_post_ready")?;
-    sim.tick();
-    sim.set_bit(B::input("rq_post_valid")?, false);
-    wait_for(sim, B::output("rq_post_done")?, "rq_post_done")?;
-    let accepted = sim.get_bit(B::output("rq_post_accepted")?);
-    sim.tick();
-    if !accepted {
-        return Err(RtlError::Mismatch(format!(
-            "the core refused receive WQE {} of QP {qpn} the shadow took",
-            wr.wr_id
-        )));
-    }
-    Ok(())
 }
 
 impl<B: Block> Endpoint for RtlNic<B> {

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod drain;
+pub mod responder;
 pub mod traffic;
 
 use proptest::prelude::*;

@@ -243,3 +243,158 @@ impl TrafficRun {
         self.fabric.run_until(self.fabric.now() + 1_000_000);
     }
 }
+
+/// A responder NIC's QP as the RTL must be set up.
+#[derive(Clone, Copy, Debug)]
+pub struct ResponderQp {
+    pub qpn: Qpn,
+    pub pd: rocenic_model::verbs::PdId,
+    /// The expected PSN it was brought up with (the requester's first).
+    pub epsn: u32,
+    pub mtu: u32,
+}
+
+/// One-way traffic for the responder side: NIC 0 sends WRITEs, WRITEs
+/// with immediate, SENDs and SENDs with immediate on a few QPs to NIC 1,
+/// which only answers (ACK, NAK, RNR NAK); receive WQEs (one SGE, one per
+/// SEND and WRITE with immediate) are posted to NIC 1 before the exchange
+/// or, half of them, at [`LATE_RECVS_AT`] (RNR NAKs first). One WRITE of
+/// the last QP has a bad R_Key.
+pub struct ResponderPair {
+    pub nics: [Nic; 2],
+    pub cqs: [CqId; 2],
+    pub qps: Vec<ResponderQp>,
+    /// Receive WQEs posted to NIC 1 before the exchange, in order.
+    pub early_recvs: Vec<(Qpn, RecvWr)>,
+    /// Receive WQEs to post to NIC 1 at [`LATE_RECVS_AT`], in order.
+    pub late_recvs: Vec<(Qpn, RecvWr)>,
+    /// Send WQEs NIC 0 posted.
+    pub sends: usize,
+}
+
+impl ResponderPair {
+    /// The same arguments build the same pair.
+    pub fn new(seed: u64, mtu: u32, ipv6: bool, qps: usize, msgs: usize) -> ResponderPair {
+        let config = ScenarioConfig {
+            mtu,
+            seed,
+            ipv6,
+            timeout: 6,
+            ..ScenarioConfig::default()
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut nics = [
+            Nic::new(nic_config(1, &config)),
+            Nic::new(nic_config(2, &config)),
+        ];
+        let buf = 24 * u64::from(mtu);
+        let region = buf * msgs as u64;
+        let caps = QpCaps {
+            max_send_wr: 64,
+            max_recv_wr: 64,
+            max_sge: 1,
+        };
+        let all = Access::LOCAL_WRITE
+            | Access::REMOTE_WRITE
+            | Access::REMOTE_READ
+            | Access::REMOTE_ATOMIC;
+        let mut cqs = Vec::new();
+        let mut sides = Vec::new();
+        for nic in &mut nics {
+            let pd = nic.alloc_pd();
+            let cq = nic.create_cq(4096);
+            cqs.push(cq);
+            let mut qs = Vec::new();
+            for _ in 0..qps {
+                let qpn = nic.create_qp(pd, cq, cq, caps).unwrap();
+                let va = nic.memory_mut().alloc(region, 4096);
+                let fill: Vec<u8> = (0..region).map(|_| rng.gen()).collect();
+                nic.memory_mut().write_va(va, &fill).unwrap();
+                let keys = nic.reg_mr(pd, va, region, all).unwrap();
+                qs.push((qpn, pd, va, keys));
+            }
+            sides.push(qs);
+        }
+        let [a, b] = &mut nics;
+        let mut rqps = Vec::new();
+        for (ours, theirs) in sides[0].iter().zip(&sides[1]) {
+            // `connect` draws the requester's first PSN first.
+            let epsn = rng.clone().gen::<u32>() & 0xFF_FFFF;
+            connect(a, ours.0, b, theirs.0, &config, &mut rng).unwrap();
+            rqps.push(ResponderQp {
+                qpn: theirs.0,
+                pd: theirs.1,
+                epsn,
+                mtu,
+            });
+        }
+        let (mut early_recvs, mut late_recvs) = (Vec::new(), Vec::new());
+        for (q, (ours, theirs)) in sides[0].iter().zip(&sides[1]).enumerate() {
+            let (qpn, _, va, keys) = *ours;
+            let (peer_qpn, _, peer_va, peer_keys) = *theirs;
+            for i in 0..msgs {
+                let local = va + i as u64 * buf;
+                let remote_addr = peer_va + i as u64 * buf;
+                let rkey = peer_keys.rkey;
+                let len = match rng.gen_range(0..4) {
+                    0 => rng.gen_range(0..=64),
+                    1 => u64::from(mtu) * rng.gen_range(1..=4),
+                    _ => rng.gen_range(1..=buf),
+                } as u32;
+                let imm = rng.gen();
+                // One WRITE with a bad R_Key: NAK remote access error, the
+                // responder's QP to ERR (its receive WQEs flushed).
+                let bad_rkey = q == qps - 1 && i == msgs - 3;
+                let op = match if bad_rkey { 0 } else { rng.gen_range(0..4) } {
+                    0 => SendOp::Write {
+                        remote_addr,
+                        rkey: if bad_rkey { rkey ^ 0x100 } else { rkey },
+                    },
+                    1 => SendOp::WriteWithImm {
+                        remote_addr,
+                        rkey,
+                        imm,
+                    },
+                    2 => SendOp::Send,
+                    _ => SendOp::SendWithImm { imm },
+                };
+                if !matches!(op, SendOp::Write { .. }) {
+                    let recv = RecvWr {
+                        wr_id: 1000 * q as u64 + i as u64,
+                        sgl: vec![Sge {
+                            addr: remote_addr,
+                            length: buf as u32,
+                            lkey: peer_keys.lkey,
+                        }],
+                    };
+                    if rng.gen_bool(0.5) {
+                        late_recvs.push((peer_qpn, recv));
+                    } else {
+                        nics[1].post_recv(peer_qpn, recv.clone()).unwrap();
+                        early_recvs.push((peer_qpn, recv));
+                    }
+                }
+                let wr = SendWr {
+                    wr_id: 1000 * q as u64 + i as u64,
+                    op,
+                    sgl: vec![Sge {
+                        addr: local,
+                        length: len,
+                        lkey: keys.lkey,
+                    }],
+                    signaled: true,
+                    solicited: false,
+                };
+                nics[0].post_send(qpn, wr).unwrap();
+            }
+        }
+        ResponderPair {
+            nics,
+            cqs: [cqs[0], cqs[1]],
+            qps: rqps,
+            early_recvs,
+            late_recvs,
+            sends: qps * msgs,
+        }
+    }
+}

@@ -1,0 +1,474 @@
+//! `ResponderPath`: the whole responder side of one NIC for SEND and RDMA
+//! WRITE, request frames in, host DMA writes, receive CQEs and response
+//! frames out. It joins four blocks:
+//!
+//! ```text
+//! rx -> ResponderDatapath -> outcome -> queue commands -> ResponseQueue
+//!       (DMA writes, CQEs)      |                            |
+//!                            out_* (harness)         response packet
+//!                                                            |
+//!                       QpAddressRam (per-QP addressing) <- qpn
+//!                                                            |
+//!                        ResponseTransmitter (MR table, DMA reads,
+//!                        TX builder) -> frame
+//! ```
+//!
+//! The oracle is the model NIC as a whole (`Nic::receive` for the frames
+//! in, `Nic::transmit_from(.., TxClass::Response, qpn)` for the frames
+//! out): the model's `responder::on_request` pushes the request's ACK or
+//! NAK (`rocenic_model::responder::queue_push`: an ACK when the
+//! syndrome's type is ACK, merged into a queued ACK, else a NAK) and, when
+//! the verdict moved the QP to ERR, flushes the queue (`move_to_error`).
+//! This block does the same with [`ResponseQueue`] commands built from
+//! each frame's outcome. READ and atomic requests get their outcome and
+//! nothing is queued for them (their execution is not in
+//! [`ResponderDatapath`] yet); READ responses and atomic ACKs the queue
+//! holds are framed as the transmitter does.
+//!
+//! # Ports
+//!
+//! - `clock`; `reset` (synchronous, high): pulse once after power-up, then
+//!   wait for `cfg_ready` (both MR tables swept). Resets the datapath, the
+//!   transmitter (IPv4 identification back to 0) and the command logic;
+//!   the QP context, response queue and address RAMs keep their contents.
+//! - `rx` (AXI-Stream sink, 512/64): frames from the MAC.
+//! - `frame` (AXI-Stream source, 512/64): response frames (ACK, NAK, RNR
+//!   NAK, READ response, atomic ACK), in descriptor order.
+//! - `qp_host`: the QP context's host port ([`ContextConfig`]), passed
+//!   through to the datapath.
+//! - `queue_host` ([`QueueCommand`], a sink): the driver's commands to the
+//!   response queue, `OP_CONFIGURE` when it moves a QP to RTR, `OP_FLUSH`
+//!   when it moves it to ERR. Arbitrated with this block's own commands,
+//!   alternating when both wait; a command is applied in the order it is
+//!   accepted. Not accepted while an outcome is committed (below).
+//! - `addr_*`: the per-QP address RAM's write port ([`QpAddressRam`]):
+//!   `addr_write` with `addr_qpn` and the entry's fields.
+//! - `cfg_*`: the MR table and MTT write ports, fanned out to both MR
+//!   tables (the datapath's, for WRITE and receive buffers, and the
+//!   transmitter's, for READ data); `cfg_ready` = both ready.
+//! - `rq_post_*`, `cqe_*`: the datapath's receive WQE post port and receive
+//!   CQE stream, passed through.
+//! - `dmaw_*`: the datapath's DMA write port (`dmaw_valid`, `_ready`,
+//!   `_addr`, `_data`, `_keep`, `_first`, `_last`, `_req_addr`,
+//!   `_req_len`), as `ResponderDatapath`'s `dma_*`.
+//! - `dma_req_*` / `dma_rd_*`: the transmitter's tagged DMA read port.
+//! - `out_*` (valid/ready): the per-frame outcome, the datapath's, in
+//!   arrival order (see "The commit point").
+//! - `desc_fire` (out): high in the cycle the transmitter accepts a
+//!   response descriptor, with `desc_qpn` its QP: the frame it becomes is
+//!   that QP's next response frame (frames leave in descriptor order; a
+//!   READ packet whose range no longer translates is counted in
+//!   `read_errors` instead).
+//! - `stat_select` / `stat_count`: the datapath's counters. `queue_overflows`:
+//!   pushes the response queue dropped (full; 0 for SEND / WRITE traffic:
+//!   ACKs merge and one NAK at a time is outstanding). `read_errors`,
+//!   `payload_last_errors`: the transmitter's.
+//!
+//! # The commit point
+//!
+//! A frame's outcome makes at most two queue commands: its ACK or NAK
+//! (`out_response_valid`: a push, ACK or NAK by the syndrome's type) and,
+//! for a verdict that moved the QP to ERR (invalid request, remote access,
+//! receive WQE fault), an `OP_FLUSH`. A flush with a NAK is issued flush
+//! first: the queue's flush is lazy (items dropped at the head), so
+//! NAK-after-flush leaves the same frames as the model's NAK-then-flush,
+//! and whatever leaves between the two is a prefix of that.
+//!
+//! The outcome is presented on `out_*` only once its first command was
+//! accepted, and from then until the outcome is accepted no response
+//! descriptor is taken and no host command is accepted. So, for anything
+//! observable, **the cycle `out_valid && out_ready` is the moment the
+//! response queue took this frame's commands**: a scoreboard that hands
+//! the frame to a shadow model at that cycle and asks the shadow for a
+//! QP's next response at `desc_fire` sees the RTL's queue in the state the
+//! shadow's is in. Outcomes without commands pass straight through. The
+//! next outcome waits until the second command (the NAK after a flush) is
+//! accepted.
+//!
+//! # Latency and throughput
+//!
+//! Decisions as [`ResponderDatapath`] (about 11 cycles per WRITE packet, 5
+//! per other frame); a frame with an ACK or NAK adds at least 1 cycle
+//! (command accepted, then the outcome presented), a flush with its NAK
+//! at least 2 more before the next outcome (the queue takes a command in
+//! 2 cycles). The queue presents a packet every 5 cycles at best and the
+//! address RAM read adds one, so at best one response descriptor per 6
+//! cycles (by construction, not measured), which ACK coalescing keeps
+//! ahead of request packets of any size; the transmitter (one ACK frame
+//! per cycle over IPv4) is not the bound.
+//!
+//! # Size
+//!
+//! Yosys `synth_xilinx -family xcup`: see `hdl/tests/responder_path.rs`
+//! (the datapath's about 134 RAMB36, the transmitter's payload buffer and
+//! MR table, the queue and the address RAM).
+
+use crate::dma_port::{DmaReadPort, DmaWritePort};
+use crate::mr_translate::MrConfigPortDefault;
+use crate::qp_address_ram::QpAddressRam;
+use crate::qp_context::ContextConfig;
+use crate::responder_datapath::{ResponderDatapath, QPN_BITS};
+use crate::response_queue::{QueueCommand, ResponseQueue, DEFAULT_DEPTH_BITS};
+use crate::response_transmitter::ResponseTransmitter;
+use crate::stream::{Axis512Sink, AxisSource, DATA_BITS, KEEP_BITS};
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock, Default)]
+pub struct ResponderPath {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub rx: Axis512Sink,
+    pub frame: AxisSource<DATA_BITS, KEEP_BITS>,
+    pub qp_host: ContextConfig<QPN_BITS>,
+    pub queue_host: QueueCommand<QPN_BITS>,
+
+    pub addr_write: Signal<In, Bit>,
+    pub addr_qpn: Signal<In, Bits<QPN_BITS>>,
+    pub addr_pd: Signal<In, Bits<32>>,
+    pub addr_dest_qp: Signal<In, Bits<24>>,
+    pub addr_pkey: Signal<In, Bits<16>>,
+    pub addr_eth_dst: Signal<In, Bits<48>>,
+    pub addr_eth_src: Signal<In, Bits<48>>,
+    pub addr_ipv6: Signal<In, Bit>,
+    pub addr_ip_src: Signal<In, Bits<128>>,
+    pub addr_ip_dst: Signal<In, Bits<128>>,
+    pub addr_dscp: Signal<In, Bits<6>>,
+    pub addr_ecn: Signal<In, Bits<2>>,
+    pub addr_udp_src_port: Signal<In, Bits<16>>,
+
+    pub cfg: MrConfigPortDefault,
+
+    pub rq_post_valid: Signal<In, Bit>,
+    pub rq_post_ready: Signal<Out, Bit>,
+    pub rq_post_qpn: Signal<In, Bits<QPN_BITS>>,
+    pub rq_post_wr_id: Signal<In, Bits<64>>,
+    pub rq_post_lkey: Signal<In, Bits<32>>,
+    pub rq_post_va: Signal<In, Bits<64>>,
+    pub rq_post_len: Signal<In, Bits<32>>,
+    pub rq_post_done: Signal<Out, Bit>,
+    pub rq_post_accepted: Signal<Out, Bit>,
+
+    pub cqe_valid: Signal<Out, Bit>,
+    pub cqe_ready: Signal<In, Bit>,
+    pub cqe_qpn: Signal<Out, Bits<24>>,
+    pub cqe_wr_id: Signal<Out, Bits<64>>,
+    pub cqe_status: Signal<Out, Bits<4>>,
+    pub cqe_opcode: Signal<Out, Bits<3>>,
+    pub cqe_byte_len: Signal<Out, Bits<32>>,
+    pub cqe_imm_valid: Signal<Out, Bit>,
+    pub cqe_imm: Signal<Out, Bits<32>>,
+
+    pub dmaw: DmaWritePort,
+
+    pub dma: DmaReadPort,
+
+    pub out_valid: Signal<Out, Bit>,
+    pub out_ready: Signal<In, Bit>,
+    pub out_qpn: Signal<Out, Bits<24>>,
+    pub out_psn: Signal<Out, Bits<24>>,
+    pub out_opcode: Signal<Out, Bits<8>>,
+    pub out_verdict: Signal<Out, Bits<4>>,
+    pub out_dup_class: Signal<Out, Bits<2>>,
+    pub out_response_valid: Signal<Out, Bit>,
+    pub out_response_syndrome: Signal<Out, Bits<8>>,
+    pub out_response_psn: Signal<Out, Bits<24>>,
+    pub out_response_msn: Signal<Out, Bits<24>>,
+    pub out_take_wqe: Signal<Out, Bit>,
+    pub out_last: Signal<Out, Bit>,
+    pub out_mr_status: Signal<Out, Bits<3>>,
+    pub out_place_va: Signal<Out, Bits<64>>,
+    pub out_place_rkey: Signal<Out, Bits<32>>,
+    pub out_place_len: Signal<Out, Bits<32>>,
+
+    pub desc_fire: Signal<Out, Bit>,
+    pub desc_qpn: Signal<Out, Bits<24>>,
+
+    pub stat_select: Signal<In, Bits<3>>,
+    pub stat_count: Signal<Out, Bits<32>>,
+    pub queue_overflows: Signal<Out, Bits<32>>,
+    pub read_errors: Signal<Out, Bits<16>>,
+    pub payload_last_errors: Signal<Out, Bits<16>>,
+
+    datapath: ResponderDatapath,
+    queue: ResponseQueue<QPN_BITS, DEFAULT_DEPTH_BITS>,
+    addresses: QpAddressRam<QPN_BITS>,
+    transmitter: ResponseTransmitter,
+
+    // ---- outcome to queue commands
+    /// The presented outcome's first command was accepted; until the
+    /// outcome is, no descriptor and no host command is taken.
+    committed: DFF<Bit>,
+    /// A NAK to push after the flush of the outcome committed (or just
+    /// accepted), with its fields.
+    nak_pending: DFF<Bit>,
+    nak_qpn: DFF<Bits<QPN_BITS>>,
+    nak_syndrome: DFF<Bits<8>>,
+    nak_psn: DFF<Bits<24>>,
+    nak_msn: DFF<Bits<24>>,
+    /// The host's command goes first the next time both wait.
+    prefer_host: DFF<Bit>,
+    to_error: Signal<Local, Bit>,
+    is_ack: Signal<Local, Bit>,
+    needs_commands: Signal<Local, Bit>,
+    own_first: Signal<Local, Bit>,
+    own_valid: Signal<Local, Bit>,
+    host_valid: Signal<Local, Bit>,
+    grant_own: Signal<Local, Bit>,
+    own_accepted: Signal<Local, Bit>,
+    host_accepted: Signal<Local, Bit>,
+    outcome_valid: Signal<Local, Bit>,
+
+    // ---- response packet to descriptor
+    /// The address RAM's output holds the presented packet's QP.
+    address_ready: DFF<Bit>,
+    desc_offer: Signal<Local, Bit>,
+    desc_taken: Signal<Local, Bit>,
+}
+
+impl Logic for ResponderPath {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            committed,
+            nak_pending,
+            nak_qpn,
+            nak_syndrome,
+            nak_psn,
+            nak_msn,
+            prefer_host,
+            address_ready
+        );
+        clock!(self, clock, datapath, queue, addresses, transmitter);
+        self.datapath.reset.next = self.reset.val();
+        self.transmitter.reset.next = self.reset.val();
+
+        // ---- frames in; configuration, receive WQEs, CQEs and DMA
+        // writes of the datapath, passed through
+        self.datapath.rx.tdata.next = self.rx.tdata.val();
+        self.datapath.rx.tkeep.next = self.rx.tkeep.val();
+        self.datapath.rx.tlast.next = self.rx.tlast.val();
+        self.datapath.rx.tvalid.next = self.rx.tvalid.val();
+        self.rx.tready.next = self.datapath.rx.tready.val();
+        ContextConfig::<QPN_BITS>::link(&mut self.qp_host, &mut self.datapath.qp_host);
+
+        // One MR table per inner block, all written alike.
+        self.cfg.ready.next = self.datapath.cfg.ready.val() & self.transmitter.cfg.ready.val();
+        self.datapath.cfg.mr_write.next = self.cfg.mr_write.val();
+        self.datapath.cfg.mr_index.next = self.cfg.mr_index.val();
+        self.datapath.cfg.mr_state.next = self.cfg.mr_state.val();
+        self.datapath.cfg.mr_variant.next = self.cfg.mr_variant.val();
+        self.datapath.cfg.mr_pd.next = self.cfg.mr_pd.val();
+        self.datapath.cfg.mr_base_va.next = self.cfg.mr_base_va.val();
+        self.datapath.cfg.mr_len.next = self.cfg.mr_len.val();
+        self.datapath.cfg.mr_access.next = self.cfg.mr_access.val();
+        self.datapath.cfg.mr_page_shift.next = self.cfg.mr_page_shift.val();
+        self.datapath.cfg.mr_mtt_base.next = self.cfg.mr_mtt_base.val();
+        self.datapath.cfg.mtt_write.next = self.cfg.mtt_write.val();
+        self.datapath.cfg.mtt_index.next = self.cfg.mtt_index.val();
+        self.datapath.cfg.mtt_addr.next = self.cfg.mtt_addr.val();
+        self.transmitter.cfg.mr_write.next = self.cfg.mr_write.val();
+        self.transmitter.cfg.mr_index.next = self.cfg.mr_index.val();
+        self.transmitter.cfg.mr_state.next = self.cfg.mr_state.val();
+        self.transmitter.cfg.mr_variant.next = self.cfg.mr_variant.val();
+        self.transmitter.cfg.mr_pd.next = self.cfg.mr_pd.val();
+        self.transmitter.cfg.mr_base_va.next = self.cfg.mr_base_va.val();
+        self.transmitter.cfg.mr_len.next = self.cfg.mr_len.val();
+        self.transmitter.cfg.mr_access.next = self.cfg.mr_access.val();
+        self.transmitter.cfg.mr_page_shift.next = self.cfg.mr_page_shift.val();
+        self.transmitter.cfg.mr_mtt_base.next = self.cfg.mr_mtt_base.val();
+        self.transmitter.cfg.mtt_write.next = self.cfg.mtt_write.val();
+        self.transmitter.cfg.mtt_index.next = self.cfg.mtt_index.val();
+        self.transmitter.cfg.mtt_addr.next = self.cfg.mtt_addr.val();
+
+        self.datapath.rq_post_valid.next = self.rq_post_valid.val();
+        self.rq_post_ready.next = self.datapath.rq_post_ready.val();
+        self.datapath.rq_post_qpn.next = self.rq_post_qpn.val();
+        self.datapath.rq_post_wr_id.next = self.rq_post_wr_id.val();
+        self.datapath.rq_post_lkey.next = self.rq_post_lkey.val();
+        self.datapath.rq_post_va.next = self.rq_post_va.val();
+        self.datapath.rq_post_len.next = self.rq_post_len.val();
+        self.rq_post_done.next = self.datapath.rq_post_done.val();
+        self.rq_post_accepted.next = self.datapath.rq_post_accepted.val();
+
+        self.cqe_valid.next = self.datapath.cqe_valid.val();
+        self.datapath.cqe_ready.next = self.cqe_ready.val();
+        self.cqe_qpn.next = self.datapath.cqe_qpn.val();
+        self.cqe_wr_id.next = self.datapath.cqe_wr_id.val();
+        self.cqe_status.next = self.datapath.cqe_status.val();
+        self.cqe_opcode.next = self.datapath.cqe_opcode.val();
+        self.cqe_byte_len.next = self.datapath.cqe_byte_len.val();
+        self.cqe_imm_valid.next = self.datapath.cqe_imm_valid.val();
+        self.cqe_imm.next = self.datapath.cqe_imm.val();
+
+        DmaWritePort::link(&mut self.dmaw, &mut self.datapath.dma);
+
+        self.datapath.stat_select.next = self.stat_select.val();
+        self.stat_count.next = self.datapath.stat_count.val();
+
+        // ---- outcome to queue commands (see "The commit point")
+        self.to_error.next = (self.datapath.out_verdict.val() == 4)
+            | (self.datapath.out_verdict.val() == 5)
+            | (self.datapath.out_verdict.val() == 12);
+        self.is_ack.next = self.datapath.out_response_syndrome.val().get_bits::<2>(5) == 0;
+        self.needs_commands.next = self.datapath.out_response_valid.val() | self.to_error.val();
+        self.own_first.next = self.datapath.out_valid.val()
+            & self.needs_commands.val()
+            & !self.committed.q.val()
+            & !self.nak_pending.q.val();
+        self.own_valid.next = self.own_first.val() | self.nak_pending.q.val();
+        self.host_valid.next = self.queue_host.valid.val() & !self.committed.q.val();
+        self.grant_own.next =
+            self.own_valid.val() & (!self.host_valid.val() | !self.prefer_host.q.val());
+        self.own_accepted.next = self.grant_own.val() & self.queue.command.ready.val();
+        self.host_accepted.next =
+            !self.grant_own.val() & self.host_valid.val() & self.queue.command.ready.val();
+        self.queue_host.ready.next = self.host_accepted.val();
+
+        self.queue.command.valid.next = self.own_valid.val() | self.host_valid.val();
+        self.queue.command.op.next = self.queue_host.op.val();
+        self.queue.command.qpn.next = self.queue_host.qpn.val();
+        self.queue.command.syndrome.next = self.queue_host.syndrome.val();
+        self.queue.command.psn.next = self.queue_host.psn.val();
+        self.queue.command.msn.next = self.queue_host.msn.val();
+        self.queue.command.value.next = self.queue_host.value.val();
+        self.queue.command.rkey.next = self.queue_host.rkey.val();
+        self.queue.command.len.next = self.queue_host.len.val();
+        self.queue.command.mtu_code.next = self.queue_host.mtu_code.val();
+        if self.grant_own.val() {
+            self.queue.command.value.next = 0.into();
+            self.queue.command.rkey.next = 0.into();
+            self.queue.command.len.next = 0.into();
+            self.queue.command.mtu_code.next = 0.into();
+            if self.nak_pending.q.val() {
+                self.queue.command.op.next = 2.into(); // OP_PUSH_NAK
+                self.queue.command.qpn.next = self.nak_qpn.q.val();
+                self.queue.command.syndrome.next = self.nak_syndrome.q.val();
+                self.queue.command.psn.next = self.nak_psn.q.val();
+                self.queue.command.msn.next = self.nak_msn.q.val();
+            } else {
+                self.queue.command.qpn.next = bit_cast::<QPN_BITS, 24>(self.datapath.out_qpn.val());
+                self.queue.command.syndrome.next = self.datapath.out_response_syndrome.val();
+                self.queue.command.psn.next = self.datapath.out_response_psn.val();
+                self.queue.command.msn.next = self.datapath.out_response_msn.val();
+                if self.to_error.val() {
+                    self.queue.command.op.next = 6.into(); // OP_FLUSH
+                } else if self.is_ack.val() {
+                    self.queue.command.op.next = 1.into(); // OP_PUSH_ACK
+                } else {
+                    self.queue.command.op.next = 2.into(); // OP_PUSH_NAK
+                }
+            }
+        }
+        if self.own_accepted.val() {
+            self.prefer_host.d.next = true;
+            if self.nak_pending.q.val() {
+                self.nak_pending.d.next = false;
+            } else {
+                self.committed.d.next = true;
+                self.nak_pending.d.next =
+                    self.to_error.val() & self.datapath.out_response_valid.val();
+                self.nak_qpn.d.next = bit_cast::<QPN_BITS, 24>(self.datapath.out_qpn.val());
+                self.nak_syndrome.d.next = self.datapath.out_response_syndrome.val();
+                self.nak_psn.d.next = self.datapath.out_response_psn.val();
+                self.nak_msn.d.next = self.datapath.out_response_msn.val();
+            }
+        }
+        if self.host_accepted.val() {
+            self.prefer_host.d.next = false;
+        }
+
+        self.outcome_valid.next = self.datapath.out_valid.val()
+            & (self.committed.q.val() | (!self.needs_commands.val() & !self.nak_pending.q.val()));
+        self.out_valid.next = self.outcome_valid.val();
+        self.datapath.out_ready.next = self.outcome_valid.val() & self.out_ready.val();
+        if self.outcome_valid.val() & self.out_ready.val() {
+            self.committed.d.next = false;
+        }
+        self.out_qpn.next = self.datapath.out_qpn.val();
+        self.out_psn.next = self.datapath.out_psn.val();
+        self.out_opcode.next = self.datapath.out_opcode.val();
+        self.out_verdict.next = self.datapath.out_verdict.val();
+        self.out_dup_class.next = self.datapath.out_dup_class.val();
+        self.out_response_valid.next = self.datapath.out_response_valid.val();
+        self.out_response_syndrome.next = self.datapath.out_response_syndrome.val();
+        self.out_response_psn.next = self.datapath.out_response_psn.val();
+        self.out_response_msn.next = self.datapath.out_response_msn.val();
+        self.out_take_wqe.next = self.datapath.out_take_wqe.val();
+        self.out_last.next = self.datapath.out_last.val();
+        self.out_mr_status.next = self.datapath.out_mr_status.val();
+        self.out_place_va.next = self.datapath.out_place_va.val();
+        self.out_place_rkey.next = self.datapath.out_place_rkey.val();
+        self.out_place_len.next = self.datapath.out_place_len.val();
+        self.queue_overflows.next = self.queue.overflows.val();
+
+        // ---- response packet + the QP's addressing -> transmitter. The
+        // queue holds a presented packet until it is taken, so the address
+        // RAM is read at its QPN and the descriptor offered from the next
+        // cycle (again after a write to that entry).
+        self.addresses.write.next = self.addr_write.val();
+        self.addresses.write_qpn.next = self.addr_qpn.val();
+        self.addresses.write_data.next.pd = self.addr_pd.val();
+        self.addresses.write_data.next.dest_qp = self.addr_dest_qp.val();
+        self.addresses.write_data.next.pkey = self.addr_pkey.val();
+        self.addresses.write_data.next.eth_dst = self.addr_eth_dst.val();
+        self.addresses.write_data.next.eth_src = self.addr_eth_src.val();
+        self.addresses.write_data.next.ipv6 = self.addr_ipv6.val();
+        self.addresses.write_data.next.ip_src = self.addr_ip_src.val();
+        self.addresses.write_data.next.ip_dst = self.addr_ip_dst.val();
+        self.addresses.write_data.next.dscp = self.addr_dscp.val();
+        self.addresses.write_data.next.ecn = self.addr_ecn.val();
+        self.addresses.write_data.next.udp_src_port = self.addr_udp_src_port.val();
+        self.addresses.read_qpn.next = self.queue.packet.qpn.val();
+
+        self.desc_offer.next =
+            self.queue.packet.valid.val() & self.address_ready.q.val() & !self.committed.q.val();
+        self.desc_taken.next = self.desc_offer.val() & self.transmitter.desc_ready.val();
+        self.address_ready.d.next = self.queue.packet.valid.val()
+            & !self.desc_taken.val()
+            & !(self.addr_write.val() & (self.addr_qpn.val() == self.queue.packet.qpn.val()));
+        self.queue.packet.ready.next = self.desc_taken.val();
+        self.desc_fire.next = self.desc_taken.val();
+        self.desc_qpn.next = bit_cast::<24, QPN_BITS>(self.queue.packet.qpn.val());
+
+        self.transmitter.desc_valid.next = self.desc_offer.val();
+        self.transmitter.desc_opcode.next = self.queue.packet.opcode.val();
+        self.transmitter.desc_psn.next = self.queue.packet.psn.val();
+        self.transmitter.desc_syndrome.next = self.queue.packet.syndrome.val();
+        self.transmitter.desc_msn.next = self.queue.packet.msn.val();
+        self.transmitter.desc_orig.next = self.queue.packet.orig.val();
+        self.transmitter.desc_read.next = self.queue.packet.read.val();
+        self.transmitter.desc_va.next = self.queue.packet.va.val();
+        self.transmitter.desc_rkey.next = self.queue.packet.rkey.val();
+        self.transmitter.desc_len.next = self.queue.packet.len.val();
+        self.transmitter.desc_pd.next = self.addresses.read_data.val().pd;
+        self.transmitter.desc_dest_qp.next = self.addresses.read_data.val().dest_qp;
+        self.transmitter.desc_pkey.next = self.addresses.read_data.val().pkey;
+        self.transmitter.desc_eth_dst.next = self.addresses.read_data.val().eth_dst;
+        self.transmitter.desc_eth_src.next = self.addresses.read_data.val().eth_src;
+        self.transmitter.desc_ipv6.next = self.addresses.read_data.val().ipv6;
+        self.transmitter.desc_ip_src.next = self.addresses.read_data.val().ip_src;
+        self.transmitter.desc_ip_dst.next = self.addresses.read_data.val().ip_dst;
+        self.transmitter.desc_dscp.next = self.addresses.read_data.val().dscp;
+        self.transmitter.desc_ecn.next = self.addresses.read_data.val().ecn;
+        self.transmitter.desc_udp_src_port.next = self.addresses.read_data.val().udp_src_port;
+
+        // ---- the transmitter's DMA reads and frames
+        DmaReadPort::link(&mut self.dma, &mut self.transmitter.dma);
+        self.frame.tdata.next = self.transmitter.frame.tdata.val();
+        self.frame.tkeep.next = self.transmitter.frame.tkeep.val();
+        self.frame.tlast.next = self.transmitter.frame.tlast.val();
+        self.frame.tvalid.next = self.transmitter.frame.tvalid.val();
+        self.transmitter.frame.tready.next = self.frame.tready.val();
+        self.read_errors.next = self.transmitter.read_errors.val();
+        self.payload_last_errors.next = self.transmitter.payload_last_errors.val();
+
+        if self.reset.val() {
+            self.committed.d.next = false;
+            self.nak_pending.d.next = false;
+            self.prefer_host.d.next = false;
+            self.address_ready.d.next = false;
+        }
+    }
+}

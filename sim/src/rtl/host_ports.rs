@@ -1,0 +1,158 @@
+//! The host-side configuration ports of the responder side, driven by
+//! port name so that every Verilated block that has them (the responder
+//! datapath, the responder path, a NIC core) is configured the same way:
+//! QP context writes through `qp_host_*`, receive WQE posts through
+//! `rq_post_*`, response-queue commands through `queue_host_*`, per-QP
+//! addressing through `addr_*`. Each call runs the clock until its port
+//! has taken the operation.
+
+use super::qp_config::{ip_bits, mac_bits};
+use super::RtlError;
+use rocenic_hdl::qp_context_record::QpContextRecord;
+use rocenic_model::nic::QpTxAttrs;
+use rocenic_model::verbs::{Qpn, RecvWr, Sge};
+use rocenic_wire::{ecn, udp_src_port};
+use std::net::IpAddr;
+use verilator_sys::{Block, Output, Sim};
+
+/// Ticks until `port` is high in a cycle (that cycle's edge included), at
+/// most `limit` cycles.
+fn tick_until<B: Block>(
+    sim: &mut Sim<B>,
+    port: Output<B>,
+    limit: u32,
+    what: &str,
+) -> Result<(), RtlError> {
+    for _ in 0..limit {
+        sim.eval();
+        let high = sim.get_bit(port);
+        sim.tick();
+        if high {
+            return Ok(());
+        }
+    }
+    Err(RtlError::Stuck {
+        cycle: sim.cycle(),
+        what: what.into(),
+    })
+}
+
+/// Writes QP `qpn`'s whole context record through `qp_host_*` and waits
+/// for `qp_host_done`.
+pub fn write_context<B: Block>(
+    sim: &mut Sim<B>,
+    qpn: Qpn,
+    record: &QpContextRecord,
+) -> Result<(), RtlError> {
+    let valid = B::input("qp_host_valid")?;
+    let words = record
+        .pack()
+        .map_err(|e| RtlError::Unsupported(format!("QP {qpn} context: {e:?}")))?;
+    let mut mask = [u64::MAX; 5];
+    mask[4] = u64::from(u32::MAX);
+    sim.set_bit(valid, true);
+    sim.set_u64(B::input("qp_host_qpn")?, u64::from(qpn));
+    sim.set(B::input("qp_host_mask")?, &mask);
+    sim.set(B::input("qp_host_data")?, &words);
+    tick_until(sim, B::output("qp_host_done")?, 20, "qp_host_done")?;
+    sim.set_bit(valid, false);
+    sim.tick();
+    Ok(())
+}
+
+/// Posts one receive WQE (one SGE at most) through `rq_post_*` and waits
+/// until it is in its ring; `Ok(false)` if the ring refused it (full).
+pub fn post_recv<B: Block>(sim: &mut Sim<B>, qpn: Qpn, wr: &RecvWr) -> Result<bool, RtlError> {
+    if wr.sgl.len() > 1 {
+        return Err(RtlError::Unsupported(format!(
+            "receive WQE {} with {} SGEs (the core takes one)",
+            wr.wr_id,
+            wr.sgl.len()
+        )));
+    }
+    let input = |n: &str| B::input(&format!("rq_post_{n}"));
+    let output = |n: &str| B::output(&format!("rq_post_{n}"));
+    let sge = wr.sgl.first().copied().unwrap_or(Sge {
+        addr: 0,
+        length: 0,
+        lkey: 0,
+    });
+    sim.set_bit(input("valid")?, true);
+    sim.set_u64(input("qpn")?, u64::from(qpn));
+    sim.set_u64(input("wr_id")?, wr.wr_id);
+    sim.set_u64(input("lkey")?, u64::from(sge.lkey));
+    sim.set_u64(input("va")?, sge.addr);
+    sim.set_u64(input("len")?, u64::from(sge.length));
+    tick_until(sim, output("ready")?, 1000, "rq_post_ready")?;
+    sim.set_bit(input("valid")?, false);
+    let done = output("done")?;
+    for _ in 0..20 {
+        sim.eval();
+        if sim.get_bit(done) {
+            let accepted = sim.get_bit(output("accepted")?);
+            sim.tick();
+            return Ok(accepted);
+        }
+        sim.tick();
+    }
+    Err(RtlError::Stuck {
+        cycle: sim.cycle(),
+        what: "rq_post_done".into(),
+    })
+}
+
+/// Sends one command through `queue_host_*` (the other fields zero) and
+/// waits until it is accepted.
+pub fn queue_command<B: Block>(
+    sim: &mut Sim<B>,
+    op: u64,
+    qpn: Qpn,
+    mtu_code: u64,
+) -> Result<(), RtlError> {
+    let input = |n: &str| B::input(&format!("queue_host_{n}"));
+    for n in ["syndrome", "psn", "msn", "value", "rkey", "len"] {
+        sim.set_u64(input(n)?, 0);
+    }
+    sim.set_u64(input("op")?, op);
+    sim.set_u64(input("qpn")?, u64::from(qpn));
+    sim.set_u64(input("mtu_code")?, mtu_code);
+    sim.set_bit(input("valid")?, true);
+    tick_until(sim, B::output("queue_host_ready")?, 100, "queue_host_ready")?;
+    sim.set_bit(input("valid")?, false);
+    Ok(())
+}
+
+/// Writes QP `qpn`'s entry of the per-QP address RAM (`addr_*`) from the
+/// model's attributes and the NIC's MAC, DSCP and ECN setting, as the
+/// frame builders take them.
+pub fn write_address<B: Block>(
+    sim: &mut Sim<B>,
+    qpn: Qpn,
+    a: &QpTxAttrs,
+    nic_mac: [u8; 6],
+    dscp: u8,
+    ecn_on: bool,
+) -> Result<(), RtlError> {
+    let input = |n: &str| B::input(&format!("addr_{n}"));
+    let wide = |v: u128| [v as u64, (v >> 64) as u64];
+    sim.set_u64(input("qpn")?, u64::from(qpn));
+    sim.set_u64(input("pd")?, u64::from(a.pd.0));
+    sim.set_u64(input("dest_qp")?, u64::from(a.dest_qpn));
+    sim.set_u64(input("pkey")?, u64::from(a.pkey));
+    sim.set_u64(input("eth_dst")?, mac_bits(a.remote_mac));
+    sim.set_u64(input("eth_src")?, mac_bits(nic_mac));
+    sim.set_bit(input("ipv6")?, matches!(a.local_ip, IpAddr::V6(_)));
+    sim.set(input("ip_src")?, &wide(ip_bits(a.local_ip)));
+    sim.set(input("ip_dst")?, &wide(ip_bits(a.remote_ip)));
+    sim.set_u64(input("dscp")?, u64::from(dscp & 0x3F));
+    let ect = if ecn_on { ecn::ECT0 } else { ecn::NOT_ECT };
+    sim.set_u64(input("ecn")?, u64::from(ect));
+    sim.set_u64(
+        input("udp_src_port")?,
+        u64::from(udp_src_port(qpn, a.dest_qpn)),
+    );
+    sim.set_bit(input("write")?, true);
+    sim.tick();
+    sim.set_bit(input("write")?, false);
+    Ok(())
+}
