@@ -32,6 +32,7 @@ use rocenic_model::verbs::{
 };
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
 use rocenic_sim::rtl::mr_config::load_mr_table;
+use rocenic_sim::rtl::qp_config::{ip_bits, mac_bits};
 use rocenic_sim::rtl::stream::{bytes_to_words, AxisOutPorts, StreamSink};
 use rocenic_wire::{ecn, udp_src_port};
 use rtl_common::drain::assert_drained;
@@ -106,17 +107,6 @@ fn op_fields(op: &SendOp) -> (u64, u64, u32, u32, u64, u64) {
             add,
         } => (7, remote_addr, rkey, 0, 0, add),
     }
-}
-
-fn ip_bits(ip: IpAddr) -> u128 {
-    match ip {
-        IpAddr::V4(a) => u128::from(u32::from(a)),
-        IpAddr::V6(a) => u128::from(a),
-    }
-}
-
-fn mac_bits(m: [u8; 6]) -> u64 {
-    m.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b))
 }
 
 /// How a batch is built and driven.

@@ -6,7 +6,6 @@ use rocenic_hdl::qp_context_record::QpContextRecord;
 use rocenic_model::nic::QpTxAttrs;
 use rocenic_model::verbs::{Cqe, Qpn, RecvWr};
 use rocenic_sim::rtl::host_ports;
-pub use rocenic_sim::rtl::qp_config::{ip_bits, mac_bits};
 use verilator_sys::{Block, Sim};
 
 /// Writes QP `qpn`'s whole context record through `qp_host_*`.
