@@ -20,8 +20,16 @@
 //! without local write): NAK invalid request or remote operational error,
 //! the WQE completed with LocLenErr / LocProtErr, the rest flushed. Every
 //! receive CQE (wr_id, status, opcode, byte_len, immediate) equals the
-//! model's, per QP in order. And the throughput of back-to-back MTU-4096
-//! WRITE and SEND packets.
+//! model's, per QP in order. Every response-queue command on `rspq` (ACK,
+//! NAK, READ, atomic ACK, drop-reads, flush) equals the operation the
+//! model's responder applied (`responder::record_requests`), in order,
+//! each frame's accepted before its outcome. READ / atomic runs (READs,
+//! CMP_SWAP, FETCH_ADD and WRITEs on the same words, duplicates from loss
+//! re-executed or replayed, the atomics' reads served by `HostDma` with
+//! its 200-cycle latency) leave host memory as the model's; READ and
+//! atomic protection cases (no MR, no QP right, no MR right, out of
+//! bounds, misaligned) get the model's NAK and flush the QP to ERR. And
+//! the throughput of back-to-back MTU-4096 WRITE and SEND packets.
 
 #[path = "../model/tests/common/mod.rs"]
 mod harness;
@@ -1627,6 +1635,12 @@ fn reads_and_atomics_over_a_lossy_wire_match_the_model() {
         println!(
             "seed {seed}: {} frames, {} cycles, {} atomic DMA reads, verdicts {:?}, commands {:?}",
             sum.frames, sum.cycles, sum.dma_reads, sum.verdicts, sum.commands
+        );
+        // One 8-byte DMA read per executed atomic, none for a replayed one.
+        assert_eq!(
+            Some(&sum.dma_reads),
+            sum.verdicts.get(&9),
+            "seed {seed}: atomic reads"
         );
         for (v, n) in sum.verdicts {
             *verdicts.entry(v).or_insert(0) += n;
