@@ -69,10 +69,11 @@
 //!   WQE with a one-SGE local buffer) through the segmenter, the local key
 //!   check and page split, tagged DMA reads reassembled out of order, and
 //!   the TX builder into request frames;
-//! - [`responder_datapath`]: the responder's receive path for SEND and RDMA
-//!   WRITE, frames in (parser, QP context and message RAM, request checker,
-//!   MR translation, receive queue) to host DMA writes, receive CQEs and
-//!   per-packet verdicts and ACK/NAKs;
+//! - [`responder_datapath`]: the responder's receive path for SEND, RDMA
+//!   WRITE, READ and atomics, frames in (parser, QP context and message
+//!   RAM, request checker, MR translation, receive queue, READ / atomic
+//!   resources, atomic unit) to host DMA writes and atomic reads, receive
+//!   CQEs, response-queue commands and per-packet verdicts;
 //! - [`response_transmitter`]: the responder's transmit path, response
 //!   packet descriptors (ACK, NAK, atomic ACK, READ response) through the
 //!   R_Key check and page split, tagged DMA reads of READ data reassembled

@@ -1,14 +1,18 @@
-//! `ResponderDatapath`: the RC responder's receive path for SEND and
-//! RDMA WRITE, frames in, host DMA writes, receive CQEs and per-packet
-//! outcomes out. It wires [`RxParser`], a [`QpContext`] with a per-QP
-//! message-in-progress RAM beside it, the [`RequestChecker`], an
-//! [`MrTranslate`](crate::mr_translate::MrTranslate) and the [`ReceiveQueue`] into the model's
-//! `responder::on_request` for SEND FIRST / MIDDLE / LAST / ONLY and
-//! WRITE FIRST / MIDDLE / LAST / ONLY (with and without immediate); its
-//! oracle is the model's `check_request` followed by `write_translation`
-//! (a WRITE's target) or `send_placement` (a SEND packet in its receive
-//! WQE), the receive CQEs of `execute_send` / `execute` and the flush of
-//! `completer::flush_receive_queue` when the QP moves to ERR.
+//! `ResponderDatapath`: the RC responder's receive path, frames in; host
+//! DMA writes and atomic reads, receive CQEs, response-queue commands and
+//! per-packet outcomes out. It wires [`RxParser`], a [`QpContext`] with a
+//! per-QP message-in-progress RAM beside it, the [`RequestChecker`], an
+//! [`MrTranslate`](crate::mr_translate::MrTranslate), the [`ReceiveQueue`],
+//! the READ / atomic resources ([`RdAtomicResources`]) and the
+//! [`AtomicUnit`] into the model's `responder::on_request` for SEND, RDMA
+//! WRITE (with and without immediate), RDMA READ, CMP_SWAP and FETCH_ADD,
+//! new and duplicate; its oracle is the model's `check_request` followed
+//! by `write_translation` (a WRITE's target) or `send_placement` (a SEND
+//! packet in its receive WQE), the receive CQEs of `execute_send` /
+//! `execute`, the flush of `completer::flush_receive_queue` when the QP
+//! moves to ERR, `execute_read` / `execute_atomic` / `duplicate` for READ
+//! and atomics, and the response-queue operations the model's responder
+//! applies for each request (`responder::record_requests`).
 //!
 //! # Ports
 //!
@@ -54,6 +58,28 @@
 //!   the ACK/NAK to queue (`out_response_valid`, `_syndrome`, `_psn`,
 //!   `_msn`), and for the later stages `out_take_wqe`, `out_last`,
 //!   `out_place_va` / `_rkey` / `_len`.
+//! - `rspq` (valid/ready, [`QueueCommandSource`]: `rspq_op`, `_qpn`,
+//!   `_syndrome`, `_psn`, `_msn`, `_value`, `_rkey`, `_len`; `_mtu_code`
+//!   always 0): every command the model's responder applies to the QP's
+//!   response queue for the frame, in the model's order, for
+//!   [`ResponseQueue`](crate::response_queue::ResponseQueue)'s command
+//!   port: `OP_DROP_READS` (a duplicate READ re-executed: `psn` / `len`
+//!   the recorded READ's first PSN and PSN count), then `OP_PUSH_ACK` /
+//!   `OP_PUSH_NAK` (the ACK/NAK the outcome carries, by its syndrome's
+//!   type), `OP_PUSH_READ` (`psn`, `value` = VA, `rkey`, `len`, `msn`) or
+//!   `OP_PUSH_ATOMIC_ACK` (`psn`, `value` = the original value, `msn`),
+//!   then `OP_FLUSH` when the frame moved the QP to ERR. **A frame's
+//!   commands are offered only once its outcome can follow at once, and
+//!   the last is accepted in the cycle the outcome enters the output
+//!   register**, so a consumer that accepts outcomes as they come sees
+//!   the outcome one cycle after the frame's last command (a scoreboard
+//!   comparing queue contents per frame relies on it). While a command
+//!   waits the decisions wait.
+//! - `atomic_dma` ([`DmaReadPort`]): the atomic's 8-byte read (tag
+//!   [`crate::atomic_unit::DMA_TAG`]), [`AtomicUnit`]'s port linked
+//!   through (a beat of another tag is left waiting). The atomic's 8-byte
+//!   posted write is one beat on the DMA write port (`dma_*`), after
+//!   every earlier packet's beats and before any later one's.
 //! - `stat_select` (3 bits) / `stat_count` (32): counters, see `STAT_*`.
 //!
 //! # What happens to a frame
@@ -66,9 +92,32 @@
 //! SEND is final: the checker's context and message are written back and
 //! the payload (a duplicate's, a NAKed one's) is discarded; a checker
 //! verdict that moves the QP to ERR (invalid request, remote access)
-//! also flushes its receive queue. READ and atomic requests get the
-//! checker's verdict and placement on the outcome stream and nothing
-//! else (their stages do not exist yet; their payload is discarded).
+//! also flushes its receive queue.
+//!
+//! An executed READ's RETH range goes through the MR stage with its
+//! R_Key, the QP's PD and remote read (zero bytes check nothing); then
+//! the READ is pushed to the QP's resources (`max_dest_rd_atomic` of them,
+//! the oldest leaving first) and queued (`OP_PUSH_READ`, the MSN after
+//! it); its data is read at transmit time by the response transmitter.
+//! An executed atomic's 8 bytes (the checker refused a misaligned one with
+//! NAK invalid request) go through the MR stage with remote atomic; then,
+//! once every earlier packet's DMA writes are out (a read never passes a
+//! posted write, so the atomic sees them), the atomic unit reads the word
+//! on the DMA read port, writes the result on the DMA write port and
+//! gives the original value, which is pushed to the resources and queued
+//! (`OP_PUSH_ATOMIC_ACK`). An MR refusal of either is handled as a
+//! WRITE's: nothing is done, NAK remote access error with the MSN before
+//! the packet, the QP to ERR with its responder fields as before.
+//!
+//! A duplicate READ or atomic is looked up in the resources (the newest
+//! entry holding its PSN): no entry or a READ that does not fit the
+//! recorded one is dropped; a duplicate atomic is answered with the
+//! recorded original value (`OP_PUSH_ATOMIC_ACK`, current MSN, nothing
+//! executed); a duplicate READ voids the recorded READ's queued
+//! responses (`OP_DROP_READS`) and is re-executed with the recorded
+//! R_Key: the QP's remote read right and the MR are checked again, and
+//! it is queued (`OP_PUSH_READ`, current MSN) or refused as above (NAK
+//! remote access, QP to ERR, `OP_FLUSH`).
 //!
 //! An executed SEND packet reads the head receive WQE (the WQE stays at
 //! the head while its message is in progress) and places its bytes at
@@ -122,7 +171,14 @@
 //! an MR refusal adds the four-cycle fix-up lookup. So about 11 cycles per
 //! WRITE packet (11.1 measured at MTU 256), 5 per other frame. A SEND
 //! packet adds the receive queue's peek (about 5 cycles) before its MR
-//! round trip, its last packet a complete (about 4 more).
+//! round trip, its last packet a complete (about 4 more). Each
+//! response-queue command takes a cycle, the last one in the cycle the
+//! outcome is emitted (a frame with one ACK costs no extra cycle when the
+//! queue is ready). A READ adds its MR round trip and the resource push
+//! (3 cycles); an atomic its MR round trip, the wait for earlier DMA
+//! writes to drain, the atomic unit's `L + 5` cycles at DMA read latency
+//! `L` and the push; a duplicate READ / atomic the resource lookup (4 +
+//! one per newer entry walked).
 //!
 //! Data: the payload goes cut-through from the parser into a 256-beat
 //! FIFO (block RAM) and from there, one beat per cycle, through a byte
@@ -141,20 +197,25 @@
 //! drops when the payload FIFO is full.
 //!
 //! Size (Yosys `synth_xilinx -family xcup`, the whole block with its
-//! parser, context RAM, checker, MR translation and receive queue): about
-//! 17400 LUTs, 15200 flip-flops, 134 RAMB36 and 25 RAMB18; the receive
-//! queue's rings (1024 QPs x 16 WQEs x 192 bits) are 88 of the RAMB36.
+//! parser, context RAM, checker, MR translation, receive queue, READ /
+//! atomic resources and atomic unit): 19,231 LUTs, 17,032 flip-flops,
+//! 214 RAMB36 and 26 RAMB18; the receive queue's rings (1024 QPs x 16
+//! WQEs x 192 bits) are 88 of the RAMB36, the resources (1024 QPs x 16
+//! entries x 177 bits) about 80.
 
+use crate::atomic_unit::AtomicUnit;
 use crate::byte_lane_select::ByteLaneSelect;
 use crate::byte_rotator::ByteRotator;
-use crate::dma_port::DmaWritePort;
+use crate::dma_port::{DmaReadPort, DmaWritePort};
 use crate::header_record::HeaderRecord;
 use crate::mr_translate::{MrConfigPortDefault, MrTranslateDefault};
 use crate::qp_context::{ContextConfig, QpContext, DEFAULT_QPN_BITS};
 use crate::qp_context_record::ContextRecordBits;
 use crate::qp_context_record::RECORD_BITS;
+use crate::rd_atomic_resources::RdAtomicResources;
 use crate::receive_queue::{ReceiveQueue, DEFAULT_SLOT_BITS};
 use crate::request_checker::{MessageState, RequestChecker};
+use crate::response_queue::QueueCommandSource;
 use crate::rx_parser::RxParser;
 use crate::skid_buffer::SkidBuffer;
 use crate::stream::Axis512Sink;
@@ -191,6 +252,9 @@ pub const STAT_MR_FAULTS: u64 = 5;
 pub const STAT_DMA_BEATS: u64 = 6;
 /// Payload beats discarded.
 pub const STAT_DISCARDED_BEATS: u64 = 7;
+
+/// READ / atomic resources per QP: 16 (`max_dest_rd_atomic` <= 16).
+const RESOURCE_SLOT_BITS: usize = 4;
 
 /// Payload FIFO address bits: 256 beats, four MTU-4096 packets.
 const PAYLOAD_FIFO_BITS: usize = 8;
@@ -330,6 +394,10 @@ pub struct ResponderDatapath {
     pub out_place_rkey: Signal<Out, Bits<32>>,
     pub out_place_len: Signal<Out, Bits<32>>,
 
+    pub rspq: QueueCommandSource<QPN_BITS>,
+
+    pub atomic_dma: DmaReadPort,
+
     pub stat_select: Signal<In, Bits<3>>,
     pub stat_count: Signal<Out, Bits<32>>,
 
@@ -341,6 +409,8 @@ pub struct ResponderDatapath {
     request_check: RequestChecker,
     mr: MrTranslateDefault,
     rq: ReceiveQueue<QPN_BITS, DEFAULT_SLOT_BITS>,
+    resources: RdAtomicResources<QPN_BITS, RESOURCE_SLOT_BITS>,
+    atomic: AtomicUnit,
     payload_fifo: SyncFifo<PayloadWord, PAYLOAD_FIFO_BITS, 9>,
     job_fifo: SyncFifo<PlacementJob, JOB_FIFO_BITS, 5>,
     rotator: ByteRotator<512>,
@@ -355,8 +425,11 @@ pub struct ResponderDatapath {
     /// 7..10 the fix-up lookup after an MR refusal (issue, t + 1, t + 2,
     /// write at t + 3), 11 emit outcome and job, 12 peek the receive WQE
     /// (SEND), 13 place the SEND packet in it, 14 complete the receive
-    /// WQE, 15 flush the receive queue (the QP went to ERR).
-    state: DFF<Bits<4>>,
+    /// WQE, 15 flush the receive queue (the QP went to ERR), 16 look a
+    /// duplicate READ / atomic up in the resources, 17 start the atomic
+    /// once earlier DMA writes are out, 18 the atomic in flight, 19 push
+    /// the executed READ / atomic to the resources.
+    state: DFF<Bits<5>>,
     qpn: DFF<Bits<QPN_BITS>>,
     opcode: DFF<Bits<8>>,
     psn: DFF<Bits<24>>,
@@ -370,6 +443,42 @@ pub struct ResponderDatapath {
     has_atomic_eth: DFF<Bit>,
     atomic_va: DFF<Bits<64>>,
     atomic_rkey: DFF<Bits<32>>,
+    atomic_swap_add: DFF<Bits<64>>,
+    atomic_compare: DFF<Bits<64>>,
+    // ---- READ / atomic execution and the response-queue commands
+    /// The MR stage checks a READ's or an atomic's range (`ra_access`),
+    /// nothing is written.
+    ra_mode: DFF<Bit>,
+    ra_access: DFF<Bits<4>>,
+    /// A duplicate READ re-executed from its resource.
+    ra_dup: DFF<Bit>,
+    /// A resources / atomic-unit command of this state was taken.
+    ra_issued: DFF<Bit>,
+    read_npsn: DFF<Bits<24>>,
+    /// The frame's main queue command: 0 the outcome's ACK/NAK (if any),
+    /// 1 a READ's responses, 2 an atomic ACK.
+    main_kind: DFF<Bits<2>>,
+    /// READ VA or atomic original value; R_Key and length of a READ; the
+    /// MSN the READ / atomic ACK carries.
+    q_value: DFF<Bits<64>>,
+    q_rkey: DFF<Bits<32>>,
+    q_len: DFF<Bits<32>>,
+    q_msn: DFF<Bits<24>>,
+    /// A drop-reads command (a duplicate READ restarts the recorded one).
+    q_drop: DFF<Bit>,
+    drop_psn: DFF<Bits<24>>,
+    drop_npsn: DFF<Bits<24>>,
+    /// Commands of this frame already taken by the queue.
+    done_drop: DFF<Bit>,
+    done_main: DFF<Bit>,
+    done_flush: DFF<Bit>,
+    need_drop: Signal<Local, Bit>,
+    need_main: Signal<Local, Bit>,
+    need_flush: Signal<Local, Bit>,
+    /// At most one command is left and the queue takes it now.
+    commands_clear: Signal<Local, Bit>,
+    /// Earlier packets' DMA writes are all out (an atomic may read).
+    writes_drained: Signal<Local, Bit>,
     /// The context and message as read, for an MR refusal's fix-up.
     old_context: DFF<ContextRecordBits>,
     old_message: DFF<MessageState>,
@@ -419,6 +528,8 @@ pub struct ResponderDatapath {
     beyond_table: Signal<Local, Bit>,
     mr_beat_fault: Signal<Local, Bit>,
     emit: Signal<Local, Bit>,
+    /// The outcome buffer and the job FIFO can take this frame now.
+    emit_room: Signal<Local, Bit>,
 
     // ---- data mover
     /// 0 idle (take a job), 1 discard a payload segment, 2 write one.
@@ -504,6 +615,8 @@ impl Default for ResponderDatapath {
             out_place_va: Default::default(),
             out_place_rkey: Default::default(),
             out_place_len: Default::default(),
+            rspq: Default::default(),
+            atomic_dma: Default::default(),
             stat_select: Default::default(),
             stat_count: Default::default(),
             parser: Default::default(),
@@ -513,6 +626,8 @@ impl Default for ResponderDatapath {
             request_check: Default::default(),
             mr: Default::default(),
             rq: Default::default(),
+            resources: Default::default(),
+            atomic: Default::default(),
             payload_fifo: Default::default(),
             job_fifo: Default::default(),
             rotator: ByteRotator::new(&(0..64).collect::<Vec<_>>()),
@@ -533,6 +648,29 @@ impl Default for ResponderDatapath {
             has_atomic_eth: Default::default(),
             atomic_va: Default::default(),
             atomic_rkey: Default::default(),
+            atomic_swap_add: Default::default(),
+            atomic_compare: Default::default(),
+            ra_mode: Default::default(),
+            ra_access: Default::default(),
+            ra_dup: Default::default(),
+            ra_issued: Default::default(),
+            read_npsn: Default::default(),
+            main_kind: Default::default(),
+            q_value: Default::default(),
+            q_rkey: Default::default(),
+            q_len: Default::default(),
+            q_msn: Default::default(),
+            q_drop: Default::default(),
+            drop_psn: Default::default(),
+            drop_npsn: Default::default(),
+            done_drop: Default::default(),
+            done_main: Default::default(),
+            done_flush: Default::default(),
+            need_drop: Default::default(),
+            need_main: Default::default(),
+            need_flush: Default::default(),
+            commands_clear: Default::default(),
+            writes_drained: Default::default(),
             old_context: Default::default(),
             old_message: Default::default(),
             fixed_context: Default::default(),
@@ -569,6 +707,7 @@ impl Default for ResponderDatapath {
             beyond_table: Default::default(),
             mr_beat_fault: Default::default(),
             emit: Default::default(),
+            emit_room: Default::default(),
             mover: Default::default(),
             shift: Default::default(),
             inputs_left: Default::default(),
@@ -624,6 +763,24 @@ impl Logic for ResponderDatapath {
             has_atomic_eth,
             atomic_va,
             atomic_rkey,
+            atomic_swap_add,
+            atomic_compare,
+            ra_mode,
+            ra_access,
+            ra_dup,
+            ra_issued,
+            read_npsn,
+            main_kind,
+            q_value,
+            q_rkey,
+            q_len,
+            q_msn,
+            q_drop,
+            drop_psn,
+            drop_npsn,
+            done_drop,
+            done_main,
+            done_flush,
             old_context,
             old_message,
             fixed_context,
@@ -683,6 +840,8 @@ impl Logic for ResponderDatapath {
             request_check,
             mr,
             rq,
+            resources,
+            atomic,
             payload_fifo,
             job_fifo,
             dma_out,
@@ -695,6 +854,8 @@ impl Logic for ResponderDatapath {
         self.request_check.reset.next = self.reset.val();
         self.mr.reset.next = self.reset.val();
         self.rq.reset.next = self.reset.val();
+        self.resources.reset.next = self.reset.val();
+        self.atomic.reset.next = self.reset.val();
         self.payload_fifo.reset.next = self.reset.val();
         self.job_fifo.reset.next = self.reset.val();
         self.dma_out.reset.next = self.reset.val();
@@ -762,9 +923,8 @@ impl Logic for ResponderDatapath {
         self.request_check.req_has_atomic_eth.next = self.has_atomic_eth.q.val();
         self.request_check.req_atomic_va.next = self.atomic_va.q.val();
         self.request_check.req_atomic_rkey.next = self.atomic_rkey.q.val();
-        // Only passed through by the checker; the atomic stage has them.
-        self.request_check.req_atomic_swap_add.next = 0.into();
-        self.request_check.req_atomic_compare.next = 0.into();
+        self.request_check.req_atomic_swap_add.next = self.atomic_swap_add.q.val();
+        self.request_check.req_atomic_compare.next = self.atomic_compare.q.val();
         self.request_check.req_context.next = self.context_fields.fields.val();
         self.request_check.req_message.next = self.messages.read_data.val();
         self.rq.query_qpn.next = self.qpn.q.val();
@@ -817,6 +977,86 @@ impl Logic for ResponderDatapath {
             self.mr.req_access.next = bits::<4>(0b0001);
             self.mr.req_remote.next = false;
         }
+        if self.ra_mode.q.val() {
+            self.mr.req_access.next = self.ra_access.q.val();
+        }
+
+        // The READ / atomic resources: the decision's push and lookup.
+        self.resources.cmd_valid.next = false;
+        self.resources.cmd_op.next = bits::<2>(1);
+        self.resources.cmd_qpn.next = self.qpn.q.val();
+        self.resources.cmd_limit.next =
+            bit_cast::<8, 5>(self.old_context.q.val().max_dest_rd_atomic);
+        self.resources.cmd_kind.next = self.has_atomic_eth.q.val();
+        self.resources.cmd_opcode.next = self.opcode.q.val();
+        self.resources.cmd_psn.next = self.psn.q.val();
+        self.resources.cmd_npsn.next = self.read_npsn.q.val();
+        self.resources.cmd_va.next = self.reth_va.q.val();
+        self.resources.cmd_rkey.next = self.reth_rkey.q.val();
+        self.resources.cmd_len.next = self.reth_dma_len.q.val();
+        self.resources.cmd_orig.next = self.q_value.q.val();
+        self.resources.cmd_path_mtu.next = self.old_context.q.val().path_mtu;
+
+        // The atomic unit: its 8-byte read on the DMA read port, its write
+        // into the DMA write stream (the data mover is idle meanwhile).
+        self.atomic.in_valid.next = false;
+        self.atomic.in_tag.next = 0.into();
+        self.atomic.in_addr.next = self.job.q.val().seg0_phys;
+        self.atomic.in_opcode.next = self.opcode.q.val();
+        self.atomic.in_compare.next = self.atomic_compare.q.val();
+        self.atomic.in_swap_add.next = self.atomic_swap_add.q.val();
+        self.atomic.out_ready.next = false;
+        DmaReadPort::link(&mut self.atomic_dma, &mut self.atomic.dma);
+        self.writes_drained.next =
+            (self.mover.q.val() == 0) & self.job_fifo.empty.val() & !self.dma_out.down_valid.val();
+
+        // The response-queue commands of the frame, in the model's order:
+        // drop-reads, then the ACK / NAK / READ / atomic ACK, then flush.
+        self.need_drop.next = self.q_drop.q.val() & !self.done_drop.q.val();
+        self.need_main.next = ((self.main_kind.q.val() != 0) | self.outcome.q.val().response_valid)
+            & !self.done_main.q.val();
+        self.need_flush.next = ((self.outcome.q.val().verdict == 4)
+            | (self.outcome.q.val().verdict == 5)
+            | (self.outcome.q.val().verdict == 12))
+            & !self.done_flush.q.val();
+        self.commands_clear.next =
+            !(self.need_drop.val() | self.need_main.val() | self.need_flush.val())
+                | (self.rspq.ready.val()
+                    & !(self.need_drop.val() & self.need_main.val())
+                    & !(self.need_drop.val() & self.need_flush.val())
+                    & !(self.need_main.val() & self.need_flush.val()));
+        self.rspq.valid.next = false;
+        self.rspq.qpn.next = self.qpn.q.val();
+        self.rspq.syndrome.next = self.outcome.q.val().response_syndrome;
+        self.rspq.psn.next = self.psn.q.val();
+        self.rspq.msn.next = self.q_msn.q.val();
+        self.rspq.value.next = self.q_value.q.val();
+        self.rspq.rkey.next = self.q_rkey.q.val();
+        self.rspq.len.next = self.q_len.q.val();
+        self.rspq.mtu_code.next = 0.into();
+        if self.need_drop.val() {
+            self.rspq.op.next = bits::<3>(5);
+            self.rspq.psn.next = self.drop_psn.q.val();
+            self.rspq.len.next = bit_cast::<32, 24>(self.drop_npsn.q.val());
+        } else if self.need_main.val() {
+            if self.main_kind.q.val() == 1 {
+                self.rspq.op.next = bits::<3>(4);
+            } else if self.main_kind.q.val() == 2 {
+                self.rspq.op.next = bits::<3>(3);
+            } else {
+                // AETH syndrome type 00 is an ACK; RNR NAKs and NAKs are
+                // never merged.
+                self.rspq.psn.next = self.outcome.q.val().response_psn;
+                self.rspq.msn.next = self.outcome.q.val().response_msn;
+                if self.outcome.q.val().response_syndrome.get_bits::<2>(5) == 0 {
+                    self.rspq.op.next = bits::<3>(1);
+                } else {
+                    self.rspq.op.next = bits::<3>(2);
+                }
+            }
+        } else {
+            self.rspq.op.next = bits::<3>(6);
+        }
         self.mr.req_tag.next = 1.into();
         self.mr.resp_ready.next = false;
         self.mr_beat_fault.next = self.mr.resp_valid.val() & (self.mr.resp_status.val() != 0);
@@ -826,6 +1066,7 @@ impl Logic for ResponderDatapath {
         self.job_fifo.write.next = false;
         self.job_fifo.data_in.next = self.job.q.val();
         self.emit.next = false;
+        self.emit_room.next = false;
 
         if self.state.q.val() == 0 {
             if self.rq_post_valid.val() & self.rq.cmd_ready.val() {
@@ -846,6 +1087,16 @@ impl Logic for ResponderDatapath {
                 self.has_atomic_eth.d.next = self.record.val().has_atomic_eth;
                 self.atomic_va.d.next = self.record.val().atomic_va;
                 self.atomic_rkey.d.next = self.record.val().atomic_rkey;
+                self.atomic_swap_add.d.next = self.record.val().atomic_swap_add;
+                self.atomic_compare.d.next = self.record.val().atomic_compare;
+                self.ra_mode.d.next = false;
+                self.ra_dup.d.next = false;
+                self.ra_issued.d.next = false;
+                self.main_kind.d.next = 0.into();
+                self.q_drop.d.next = false;
+                self.done_drop.d.next = false;
+                self.done_main.d.next = false;
+                self.done_flush.d.next = false;
                 self.qpn.d.next = bit_cast::<QPN_BITS, 24>(self.record.val().dest_qp);
                 self.outcome.d.next.qpn = self.record.val().dest_qp;
                 self.outcome.d.next.psn = self.record.val().psn;
@@ -872,27 +1123,27 @@ impl Logic for ResponderDatapath {
                 if self.record.val().drop {
                     self.outcome.d.next.verdict = bits::<4>(10);
                     self.count_parser_drops.d.next = self.count_parser_drops.q.val() + 1;
-                    self.state.d.next = bits::<4>(11);
+                    self.state.d.next = bits::<5>(11);
                 } else if !self.is_request.val() | self.beyond_table.val() {
                     self.outcome.d.next.verdict = bits::<4>(11);
                     self.count_not_handled.d.next = self.count_not_handled.q.val() + 1;
-                    self.state.d.next = bits::<4>(11);
+                    self.state.d.next = bits::<5>(11);
                 } else {
                     self.contexts.lookup.valid.next = true;
                     self.contexts.lookup.qpn.next =
                         bit_cast::<QPN_BITS, 24>(self.record.val().dest_qp);
-                    self.state.d.next = bits::<4>(1);
+                    self.state.d.next = bits::<5>(1);
                 }
             }
         } else if self.state.q.val() == 1 {
-            self.state.d.next = bits::<4>(2);
+            self.state.d.next = bits::<5>(2);
         } else if self.state.q.val() == 2 {
             // t + 2: the record (forwarded by the context RAM) and the
             // message word meet the checker.
             self.request_check.req_valid.next = true;
             self.old_context.d.next = self.context_fields.fields.val();
             self.old_message.d.next = self.messages.read_data.val();
-            self.state.d.next = bits::<4>(3);
+            self.state.d.next = bits::<5>(3);
         } else if self.state.q.val() == 3 {
             // t + 3: the update slot. The checker's state is written back
             // now; an MR refusal undoes it with a second lookup.
@@ -920,6 +1171,11 @@ impl Logic for ResponderDatapath {
             self.then_flush.d.next = false;
             self.rq_issued.d.next = false;
             self.recv_offset.d.next = self.request_check.out_recv_offset.val();
+            self.read_npsn.d.next = self.request_check.out_read_npsn.val();
+            self.q_msn.d.next = self.request_check.out_context.val().rq_msn;
+            self.q_value.d.next = self.reth_va.q.val();
+            self.q_rkey.d.next = self.reth_rkey.q.val();
+            self.q_len.d.next = self.reth_dma_len.q.val();
             self.take_wqe.d.next = self.request_check.out_take_wqe.val();
             self.last.d.next = self.request_check.out_last.val();
             // The receive CQE of a successful end: a SEND's bytes so far
@@ -944,24 +1200,52 @@ impl Logic for ResponderDatapath {
                     | (self.request_check.out_whole_len.val() != 0))
             {
                 if self.request_check.out_whole_len.val() != 0 {
-                    self.state.d.next = bits::<4>(4);
+                    self.state.d.next = bits::<5>(4);
                 } else {
-                    self.state.d.next = bits::<4>(5);
+                    self.state.d.next = bits::<5>(5);
                 }
             } else if (self.request_check.out_verdict.val() == 7)
                 & self.request_check.out_take_wqe.val()
             {
-                self.state.d.next = bits::<4>(14);
+                self.state.d.next = bits::<5>(14);
             } else if self.request_check.out_verdict.val() == 6 {
-                self.state.d.next = bits::<4>(12);
+                self.state.d.next = bits::<5>(12);
+            } else if self.request_check.out_verdict.val() == 8 {
+                // A READ: its range through the R_Key with remote read
+                // (zero bytes check nothing), then its resource and its
+                // responses queued.
+                self.place_va.d.next = self.reth_va.q.val();
+                self.place_rkey.d.next = self.reth_rkey.q.val();
+                self.place_len.d.next = self.reth_dma_len.q.val();
+                self.ra_mode.d.next = true;
+                self.ra_access.d.next = bits::<4>(0b0100);
+                if self.reth_dma_len.q.val() == 0 {
+                    self.state.d.next = bits::<5>(19);
+                } else {
+                    self.state.d.next = bits::<5>(5);
+                }
+            } else if self.request_check.out_verdict.val() == 9 {
+                // An atomic: its 8 bytes through the R_Key with remote
+                // atomic (the checker refused a misaligned one).
+                self.place_va.d.next = self.atomic_va.q.val();
+                self.place_rkey.d.next = self.atomic_rkey.q.val();
+                self.place_len.d.next = 8.into();
+                self.ra_mode.d.next = true;
+                self.ra_access.d.next = bits::<4>(0b1000);
+                self.state.d.next = bits::<5>(5);
+            } else if (self.request_check.out_verdict.val() == 2)
+                & ((self.request_check.out_dup_class.val() == 1)
+                    | (self.request_check.out_dup_class.val() == 2))
+            {
+                self.state.d.next = bits::<5>(16);
             } else if (self.request_check.out_verdict.val() == 4)
                 | (self.request_check.out_verdict.val() == 5)
             {
                 // The checker moved the QP to ERR: its receive WQEs are
                 // flushed.
-                self.state.d.next = bits::<4>(15);
+                self.state.d.next = bits::<5>(15);
             } else {
-                self.state.d.next = bits::<4>(11);
+                self.state.d.next = bits::<5>(11);
             }
         } else if (self.state.q.val() == 4) | (self.state.q.val() == 5) | (self.state.q.val() == 6)
         {
@@ -970,13 +1254,13 @@ impl Logic for ResponderDatapath {
                 self.mr.req_len.next = self.whole_len.q.val();
                 self.mr.req_tag.next = 0.into();
                 if self.mr.req_ready.val() {
-                    self.state.d.next = bits::<4>(5);
+                    self.state.d.next = bits::<5>(5);
                 }
             }
             if self.state.q.val() == 5 {
                 self.mr.req_valid.next = true;
                 if self.mr.req_ready.val() {
-                    self.state.d.next = bits::<4>(6);
+                    self.state.d.next = bits::<5>(6);
                 }
             }
             // Collect the responses: any refusal fails the packet; the
@@ -1008,7 +1292,7 @@ impl Logic for ResponderDatapath {
                         self.complete_imm_valid.d.next = false;
                         self.nak_syndrome.d.next = bits::<8>(0x63);
                     }
-                    self.state.d.next = bits::<4>(7);
+                    self.state.d.next = bits::<5>(7);
                 } else if self.send_mode.q.val() & self.send_short.q.val() {
                     // The receive buffer ends inside the packet: LocLenErr,
                     // NAK invalid request.
@@ -1017,24 +1301,33 @@ impl Logic for ResponderDatapath {
                     self.complete_byte_len.d.next = 0.into();
                     self.complete_imm_valid.d.next = false;
                     self.nak_syndrome.d.next = bits::<8>(0x61);
-                    self.state.d.next = bits::<4>(7);
+                    self.state.d.next = bits::<5>(7);
+                } else if self.ra_mode.q.val() {
+                    if self.has_atomic_eth.q.val() {
+                        self.state.d.next = bits::<5>(17);
+                    } else if self.ra_dup.q.val() {
+                        self.main_kind.d.next = bits::<2>(1);
+                        self.state.d.next = bits::<5>(11);
+                    } else {
+                        self.state.d.next = bits::<5>(19);
+                    }
                 } else {
                     self.job.d.next.write = true;
-                    self.state.d.next = bits::<4>(11);
+                    self.state.d.next = bits::<5>(11);
                     if self.send_mode.q.val() {
                         if self.last.q.val() {
-                            self.state.d.next = bits::<4>(14);
+                            self.state.d.next = bits::<5>(14);
                         }
                     } else if self.take_wqe.q.val() {
-                        self.state.d.next = bits::<4>(14);
+                        self.state.d.next = bits::<5>(14);
                     }
                 }
             }
         } else if self.state.q.val() == 7 {
             self.contexts.lookup.valid.next = true;
-            self.state.d.next = bits::<4>(8);
+            self.state.d.next = bits::<5>(8);
         } else if self.state.q.val() == 8 {
-            self.state.d.next = bits::<4>(9);
+            self.state.d.next = bits::<5>(9);
         } else if self.state.q.val() == 9 {
             // The record as it is now (a host operation may have changed
             // it) with the responder's fields as before the packet.
@@ -1044,7 +1337,7 @@ impl Logic for ResponderDatapath {
             self.fixed_context.d.next.rq_msn = self.old_context.q.val().rq_msn;
             self.fixed_context.d.next.in_progress = self.old_context.q.val().in_progress;
             self.fixed_context.d.next.nak_sent = false;
-            self.state.d.next = bits::<4>(10);
+            self.state.d.next = bits::<5>(10);
         } else if self.state.q.val() == 10 {
             self.contexts.update.valid.next = true;
             self.contexts.update.record.next = self.fixed_context.q.val().into();
@@ -1061,12 +1354,12 @@ impl Logic for ResponderDatapath {
                 self.outcome.d.next.verdict = bits::<4>(12);
                 self.outcome.d.next.response_syndrome = self.nak_syndrome.q.val();
                 self.then_flush.d.next = true;
-                self.state.d.next = bits::<4>(14);
+                self.state.d.next = bits::<5>(14);
             } else {
                 self.outcome.d.next.verdict = bits::<4>(5);
                 self.outcome.d.next.response_syndrome = bits::<8>(0x62);
                 self.count_mr_faults.d.next = self.count_mr_faults.q.val() + 1;
-                self.state.d.next = bits::<4>(15);
+                self.state.d.next = bits::<5>(15);
             }
         } else if self.state.q.val() == 12 {
             // SEND: the head receive WQE (the checker saw one, or the
@@ -1083,7 +1376,7 @@ impl Logic for ResponderDatapath {
                 self.sge_lkey.d.next = self.rq.res_lkey.val();
                 self.sge_va.d.next = self.rq.res_va.val();
                 self.sge_len.d.next = self.rq.res_len.val();
-                self.state.d.next = bits::<4>(13);
+                self.state.d.next = bits::<5>(13);
             }
         } else if self.state.q.val() == 13 {
             // The model's `send_placement` for one SGE: no bytes place
@@ -1098,9 +1391,9 @@ impl Logic for ResponderDatapath {
                 self.send_take.val() != bit_cast::<32, 13>(self.payload_len.q.val());
             if self.payload_len.q.val() == 0 {
                 if self.last.q.val() {
-                    self.state.d.next = bits::<4>(14);
+                    self.state.d.next = bits::<5>(14);
                 } else {
-                    self.state.d.next = bits::<4>(11);
+                    self.state.d.next = bits::<5>(11);
                 }
             } else if self.recv_offset.q.val() >= self.sge_len.q.val() {
                 self.recv_fault.d.next = true;
@@ -1108,10 +1401,10 @@ impl Logic for ResponderDatapath {
                 self.complete_byte_len.d.next = 0.into();
                 self.complete_imm_valid.d.next = false;
                 self.nak_syndrome.d.next = bits::<8>(0x61);
-                self.state.d.next = bits::<4>(7);
+                self.state.d.next = bits::<5>(7);
             } else {
                 self.send_mode.d.next = true;
-                self.state.d.next = bits::<4>(5);
+                self.state.d.next = bits::<5>(5);
             }
         } else if self.state.q.val() == 14 {
             // Complete the head receive WQE with its CQE.
@@ -1125,9 +1418,9 @@ impl Logic for ResponderDatapath {
             } else if self.rq.res_valid.val() {
                 self.rq_issued.d.next = false;
                 if self.then_flush.q.val() {
-                    self.state.d.next = bits::<4>(15);
+                    self.state.d.next = bits::<5>(15);
                 } else {
-                    self.state.d.next = bits::<4>(11);
+                    self.state.d.next = bits::<5>(11);
                 }
             }
         } else if self.state.q.val() == 15 {
@@ -1142,11 +1435,99 @@ impl Logic for ResponderDatapath {
                 }
             } else if self.rq.res_valid.val() {
                 self.rq_issued.d.next = false;
-                self.state.d.next = bits::<4>(11);
+                self.state.d.next = bits::<5>(11);
+            }
+        } else if self.state.q.val() == 16 {
+            // A duplicate READ or atomic: the newest resource holding its
+            // PSN decides (the model's `duplicate_answer`).
+            self.resources.cmd_op.next = bits::<2>(2);
+            if !self.ra_issued.q.val() {
+                self.resources.cmd_valid.next = true;
+                if self.resources.cmd_ready.val() {
+                    self.ra_issued.d.next = true;
+                }
+            } else if self.resources.res_valid.val() {
+                self.ra_issued.d.next = false;
+                self.state.d.next = bits::<5>(11);
+                if self.resources.res_answer.val() == 2 {
+                    // Re-executed with the recorded R_Key, the queued
+                    // answers of the recorded READ voided first; the
+                    // QP's remote read right and the MR are checked again.
+                    self.q_drop.d.next = true;
+                    self.drop_psn.d.next = self.resources.res_first_psn.val();
+                    self.drop_npsn.d.next = self.resources.res_npsn.val();
+                    self.q_rkey.d.next = self.resources.res_rkey.val();
+                    self.place_va.d.next = self.reth_va.q.val();
+                    self.place_rkey.d.next = self.resources.res_rkey.val();
+                    self.place_len.d.next = self.reth_dma_len.q.val();
+                    self.ra_mode.d.next = true;
+                    self.ra_dup.d.next = true;
+                    self.ra_access.d.next = bits::<4>(0b0100);
+                    if self.reth_dma_len.q.val() == 0 {
+                        self.main_kind.d.next = bits::<2>(1);
+                    } else if !self.old_context.q.val().access.get_bit(2) {
+                        self.state.d.next = bits::<5>(7);
+                    } else {
+                        self.state.d.next = bits::<5>(5);
+                    }
+                } else if self.resources.res_answer.val() == 3 {
+                    self.main_kind.d.next = bits::<2>(2);
+                    self.q_value.d.next = self.resources.res_orig.val();
+                }
+            }
+        } else if self.state.q.val() == 17 {
+            // The atomic reads only after every earlier packet's DMA
+            // writes are out (a read never passes a posted write).
+            if self.writes_drained.val() {
+                self.atomic.in_valid.next = true;
+                if self.atomic.in_ready.val() {
+                    self.state.d.next = bits::<5>(18);
+                }
+            }
+        } else if self.state.q.val() == 18 {
+            self.atomic.out_ready.next = true;
+            if self.atomic.out_valid.val() {
+                self.q_value.d.next = self.atomic.out_orig.val();
+                self.state.d.next = bits::<5>(19);
+            }
+        } else if self.state.q.val() == 19 {
+            // The executed READ or atomic into the QP's resources.
+            self.resources.cmd_op.next = bits::<2>(1);
+            if !self.ra_issued.q.val() {
+                self.resources.cmd_valid.next = true;
+                if self.resources.cmd_ready.val() {
+                    self.ra_issued.d.next = true;
+                }
+            } else if self.resources.res_valid.val() {
+                self.ra_issued.d.next = false;
+                if self.has_atomic_eth.q.val() {
+                    self.main_kind.d.next = bits::<2>(2);
+                } else {
+                    self.main_kind.d.next = bits::<2>(1);
+                }
+                self.state.d.next = bits::<5>(11);
             }
         } else if self.state.q.val() == 11 {
-            self.emit.next = self.outcome_out.up_ready.val()
+            // Commands go only while the outcome can follow them at once,
+            // so a consumer that takes outcomes as they come sees the
+            // frame's queue effects and its outcome together.
+            self.emit_room.next = self.outcome_out.up_ready.val()
                 & (!self.has_payload.q.val() | !self.job_fifo.full.val());
+            if (self.need_drop.val() | self.need_main.val() | self.need_flush.val())
+                & self.emit_room.val()
+            {
+                self.rspq.valid.next = true;
+                if self.rspq.ready.val() {
+                    if self.need_drop.val() {
+                        self.done_drop.d.next = true;
+                    } else if self.need_main.val() {
+                        self.done_main.d.next = true;
+                    } else {
+                        self.done_flush.d.next = true;
+                    }
+                }
+            }
+            self.emit.next = self.emit_room.val() & self.commands_clear.val();
             if self.emit.val() {
                 self.outcome_out.up_valid.next = true;
                 self.job_fifo.write.next = self.has_payload.q.val();
@@ -1156,10 +1537,10 @@ impl Logic for ResponderDatapath {
                 if self.job.q.val().write {
                     self.count_writes.d.next = self.count_writes.q.val() + 1;
                 }
-                self.state.d.next = bits::<4>(0);
+                self.state.d.next = bits::<5>(0);
             }
         } else {
-            self.state.d.next = bits::<4>(0);
+            self.state.d.next = bits::<5>(0);
         }
 
         // ---- data mover: one placement job at a time
@@ -1270,6 +1651,19 @@ impl Logic for ResponderDatapath {
             }
         }
 
+        // The atomic's posted write: the mover is idle while it runs.
+        self.atomic.dma_wr.ready.next = self.dma_out.up_ready.val();
+        if self.atomic.dma_wr.valid.val() {
+            self.dma_out.up_valid.next = true;
+            self.dma_out.up_data.next.addr = self.atomic.dma_wr.addr.val();
+            self.dma_out.up_data.next.data = self.atomic.dma_wr.data.val();
+            self.dma_out.up_data.next.keep = self.atomic.dma_wr.keep.val();
+            self.dma_out.up_data.next.first = self.atomic.dma_wr.first.val();
+            self.dma_out.up_data.next.last = self.atomic.dma_wr.last.val();
+            self.dma_out.up_data.next.req_addr = self.atomic.dma_wr.req_addr.val();
+            self.dma_out.up_data.next.req_len = self.atomic.dma_wr.req_len.val();
+        }
+
         // ---- outputs
         self.dma_out.down_ready.next = self.dma.ready.val();
         self.dma.valid.next = self.dma_out.down_valid.val();
@@ -1320,7 +1714,7 @@ impl Logic for ResponderDatapath {
         }
 
         if self.reset.val() {
-            self.state.d.next = bits::<4>(0);
+            self.state.d.next = bits::<5>(0);
             self.mover.d.next = bits::<2>(0);
             self.count_frames.d.next = 0.into();
             self.count_parser_drops.d.next = 0.into();

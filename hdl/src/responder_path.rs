@@ -1,29 +1,26 @@
-//! `ResponderPath`: the whole responder side of one NIC for SEND and RDMA
-//! WRITE, request frames in, host DMA writes, receive CQEs and response
-//! frames out. It joins four blocks:
+//! `ResponderPath`: the whole responder side of one NIC, request frames in,
+//! host DMA writes, receive CQEs and response frames out. It joins five
+//! blocks:
 //!
 //! ```text
-//! rx -> ResponderDatapath -> outcome -> queue commands -> ResponseQueue
-//!       (DMA writes, CQEs)      |                            |
-//!                            out_* (harness)         response packet
-//!                                                            |
+//! rx -> ResponderDatapath -> rspq (queue commands) -> ResponseQueue
+//!       (DMA writes, CQEs,      |                          |
+//!        atomic DMA reads)   out_* (harness)        response packet
+//!                                                          |
 //!                       QpAddressRam (per-QP addressing) <- qpn
-//!                                                            |
-//!                        ResponseTransmitter (MR table, DMA reads,
-//!                        TX builder) -> frame
+//!                                                          |
+//!                       ResponseTransmitter (MR table, DMA reads,
+//!                       TX builder) -> frame
+//!   DMA reads: transmitter + atomic unit -> DmaReadArbiter -> dma
 //! ```
 //!
 //! The oracle is the model NIC as a whole (`Nic::receive` for the frames
 //! in, `Nic::transmit_from(.., TxClass::Response, qpn)` for the frames
-//! out): the model's `responder::on_request` pushes the request's ACK or
-//! NAK (`rocenic_model::responder::queue_push`: an ACK when the
-//! syndrome's type is ACK, merged into a queued ACK, else a NAK) and, when
-//! the verdict moved the QP to ERR, flushes the queue (`move_to_error`).
-//! This block does the same with [`ResponseQueue`] commands built from
-//! each frame's outcome. READ and atomic requests get their outcome and
-//! nothing is queued for them (their execution is not in
-//! [`ResponderDatapath`] yet); READ responses and atomic ACKs the queue
-//! holds are framed as the transmitter does.
+//! out): the datapath executes SEND, WRITE, READ and atomics as the
+//! model's `responder::on_request` does and issues the response-queue
+//! commands the model's responder applies (ACK / NAK push, READ, atomic
+//! ACK, drop-reads, flush); this block applies them to [`ResponseQueue`]
+//! and frames what the queue presents.
 //!
 //! # Ports
 //!
@@ -38,9 +35,9 @@
 //!   through to the datapath.
 //! - `queue_host` ([`QueueCommand`], a sink): the driver's commands to the
 //!   response queue, `OP_CONFIGURE` when it moves a QP to RTR, `OP_FLUSH`
-//!   when it moves it to ERR. Arbitrated with this block's own commands,
+//!   when it moves it to ERR. Arbitrated with the datapath's commands,
 //!   alternating when both wait; a command is applied in the order it is
-//!   accepted. Not accepted while an outcome is committed (below).
+//!   accepted.
 //! - `addr_*`: the per-QP address RAM's write port ([`QpAddressRam`]):
 //!   `addr_write` with `addr_qpn` and the entry's fields.
 //! - `cfg_*`: the MR table and MTT write ports, fanned out to both MR
@@ -51,9 +48,13 @@
 //! - `dmaw_*`: the datapath's DMA write port (`dmaw_valid`, `_ready`,
 //!   `_addr`, `_data`, `_keep`, `_first`, `_last`, `_req_addr`,
 //!   `_req_len`), as `ResponderDatapath`'s `dma_*`.
-//! - `dma_req_*` / `dma_rd_*`: the transmitter's tagged DMA read port.
+//! - `dma` ([`DmaReadPort`]): the tagged DMA reads of the transmitter
+//!   (READ data, tags 0..15) and of the datapath's atomic unit (tag 0x80:
+//!   [`DmaReadArbiter`]'s client `b`), round robin.
 //! - `out_*` (valid/ready): the per-frame outcome, the datapath's, in
 //!   arrival order (see "The commit point").
+//! - `queue_fire` (out): high in the cycle the response queue accepts one
+//!   of the datapath's commands (see "The commit point").
 //! - `desc_fire` (out): high in the cycle the transmitter accepts a
 //!   response descriptor, with `desc_qpn` its QP: the frame it becomes is
 //!   that QP's next response frame (frames leave in descriptor order; a
@@ -66,32 +67,26 @@
 //!
 //! # The commit point
 //!
-//! A frame's outcome makes at most two queue commands: its ACK or NAK
-//! (`out_response_valid`: a push, ACK or NAK by the syndrome's type) and,
-//! for a verdict that moved the QP to ERR (invalid request, remote access,
-//! receive WQE fault), an `OP_FLUSH`. A flush with a NAK is issued flush
-//! first: the queue's flush is lazy (items dropped at the head), so
-//! NAK-after-flush leaves the same frames as the model's NAK-then-flush,
-//! and whatever leaves between the two is a prefix of that.
-//!
-//! The outcome is presented on `out_*` only once its first command was
-//! accepted, and from then until the outcome is accepted no response
-//! descriptor is taken and no host command is accepted. So, for anything
-//! observable, **the cycle `out_valid && out_ready` is the moment the
-//! response queue took this frame's commands**: a scoreboard that hands
-//! the frame to a shadow model at that cycle and asks the shadow for a
-//! QP's next response at `desc_fire` sees the RTL's queue in the state the
-//! shadow's is in. Outcomes without commands pass straight through. The
-//! next outcome waits until the second command (the NAK after a flush) is
-//! accepted.
+//! The datapath offers a frame's queue commands only once its outcome can
+//! follow at once and issues the last in the cycle the outcome enters its
+//! output register; frames are decided one at a time. So while `out_ready`
+//! stays high (the NIC harness takes outcomes as they come), the first of
+//! a frame's commands is accepted after the previous frame's outcome, and
+//! **the moment the response queue starts to hold a frame's effects is the
+//! first `queue_fire` after the previous outcome was accepted, or the
+//! frame's own outcome if it has no command**. A scoreboard that hands the
+//! frame to a shadow model then and asks the shadow for a QP's next
+//! response at `desc_fire` sees the queue as the shadow's. (Between the
+//! commands of one frame, drop-reads and the re-executed READ or a NAK and
+//! the flush, the queue may present a packet; its head is the shadow's:
+//! a void or a lazy flush never changes what is in front of a NAK or of
+//! the items before it.)
 //!
 //! # Latency and throughput
 //!
 //! Decisions as [`ResponderDatapath`] (about 11 cycles per WRITE packet, 5
-//! per other frame); a frame with an ACK or NAK adds at least 1 cycle
-//! (command accepted, then the outcome presented), a flush with its NAK
-//! at least 2 more before the next outcome (the queue takes a command in
-//! 2 cycles). The queue presents a packet every 5 cycles at best and the
+//! per other frame; its commands go to the queue as they come, 2 cycles
+//! each). The queue presents a packet every 5 cycles at best and the
 //! address RAM read adds one, so at best one response descriptor per 6
 //! cycles (by construction, not measured), which ACK coalescing keeps
 //! ahead of request packets of any size; the transmitter (one ACK frame
@@ -104,6 +99,7 @@
 //! MR table, the queue and the address RAM).
 
 use crate::dma_port::{DmaReadPort, DmaWritePort};
+use crate::dma_read_arbiter::DmaReadArbiter;
 use crate::mr_translate::MrConfigPortDefault;
 use crate::qp_address_ram::QpAddressRam;
 use crate::qp_context::ContextConfig;
@@ -180,6 +176,7 @@ pub struct ResponderPath {
     pub out_place_rkey: Signal<Out, Bits<32>>,
     pub out_place_len: Signal<Out, Bits<32>>,
 
+    pub queue_fire: Signal<Out, Bit>,
     pub desc_fire: Signal<Out, Bit>,
     pub desc_qpn: Signal<Out, Bits<24>>,
 
@@ -194,29 +191,15 @@ pub struct ResponderPath {
     addresses: QpAddressRam<QPN_BITS>,
     transmitter: ResponseTransmitter,
 
-    // ---- outcome to queue commands
-    /// The presented outcome's first command was accepted; until the
-    /// outcome is, no descriptor and no host command is taken.
-    committed: DFF<Bit>,
-    /// A NAK to push after the flush of the outcome committed (or just
-    /// accepted), with its fields.
-    nak_pending: DFF<Bit>,
-    nak_qpn: DFF<Bits<QPN_BITS>>,
-    nak_syndrome: DFF<Bits<8>>,
-    nak_psn: DFF<Bits<24>>,
-    nak_msn: DFF<Bits<24>>,
+    // ---- queue commands: the datapath's and the host's
     /// The host's command goes first the next time both wait.
     prefer_host: DFF<Bit>,
-    to_error: Signal<Local, Bit>,
-    is_ack: Signal<Local, Bit>,
-    needs_commands: Signal<Local, Bit>,
-    own_first: Signal<Local, Bit>,
-    own_valid: Signal<Local, Bit>,
-    host_valid: Signal<Local, Bit>,
     grant_own: Signal<Local, Bit>,
     own_accepted: Signal<Local, Bit>,
     host_accepted: Signal<Local, Bit>,
-    outcome_valid: Signal<Local, Bit>,
+    /// Reads of the transmitter (READ data) and of the datapath's atomic
+    /// unit onto the one DMA read port.
+    read_arbiter: DmaReadArbiter,
 
     // ---- response packet to descriptor
     /// The address RAM's output holds the presented packet's QP.
@@ -228,19 +211,17 @@ pub struct ResponderPath {
 impl Logic for ResponderPath {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
+        dff_setup!(self, clock, prefer_host, address_ready);
+        clock!(
             self,
             clock,
-            committed,
-            nak_pending,
-            nak_qpn,
-            nak_syndrome,
-            nak_psn,
-            nak_msn,
-            prefer_host,
-            address_ready
+            datapath,
+            queue,
+            addresses,
+            transmitter,
+            read_arbiter
         );
-        clock!(self, clock, datapath, queue, addresses, transmitter);
+        self.read_arbiter.reset.next = self.reset.val();
         self.datapath.reset.next = self.reset.val();
         self.transmitter.reset.next = self.reset.val();
 
@@ -307,26 +288,18 @@ impl Logic for ResponderPath {
         self.datapath.stat_select.next = self.stat_select.val();
         self.stat_count.next = self.datapath.stat_count.val();
 
-        // ---- outcome to queue commands (see "The commit point")
-        self.to_error.next = (self.datapath.out_verdict.val() == 4)
-            | (self.datapath.out_verdict.val() == 5)
-            | (self.datapath.out_verdict.val() == 12);
-        self.is_ack.next = self.datapath.out_response_syndrome.val().get_bits::<2>(5) == 0;
-        self.needs_commands.next = self.datapath.out_response_valid.val() | self.to_error.val();
-        self.own_first.next = self.datapath.out_valid.val()
-            & self.needs_commands.val()
-            & !self.committed.q.val()
-            & !self.nak_pending.q.val();
-        self.own_valid.next = self.own_first.val() | self.nak_pending.q.val();
-        self.host_valid.next = self.queue_host.valid.val() & !self.committed.q.val();
-        self.grant_own.next =
-            self.own_valid.val() & (!self.host_valid.val() | !self.prefer_host.q.val());
+        // ---- queue commands (see "The commit point"): the datapath's
+        // rspq stream and the host's, alternating when both wait.
+        self.grant_own.next = self.datapath.rspq.valid.val()
+            & (!self.queue_host.valid.val() | !self.prefer_host.q.val());
         self.own_accepted.next = self.grant_own.val() & self.queue.command.ready.val();
         self.host_accepted.next =
-            !self.grant_own.val() & self.host_valid.val() & self.queue.command.ready.val();
+            !self.grant_own.val() & self.queue_host.valid.val() & self.queue.command.ready.val();
+        self.datapath.rspq.ready.next = self.own_accepted.val();
+        self.queue_fire.next = self.own_accepted.val();
         self.queue_host.ready.next = self.host_accepted.val();
-
-        self.queue.command.valid.next = self.own_valid.val() | self.host_valid.val();
+        self.queue.command.valid.next =
+            self.datapath.rspq.valid.val() | self.queue_host.valid.val();
         self.queue.command.op.next = self.queue_host.op.val();
         self.queue.command.qpn.next = self.queue_host.qpn.val();
         self.queue.command.syndrome.next = self.queue_host.syndrome.val();
@@ -337,55 +310,25 @@ impl Logic for ResponderPath {
         self.queue.command.len.next = self.queue_host.len.val();
         self.queue.command.mtu_code.next = self.queue_host.mtu_code.val();
         if self.grant_own.val() {
-            self.queue.command.value.next = 0.into();
-            self.queue.command.rkey.next = 0.into();
-            self.queue.command.len.next = 0.into();
-            self.queue.command.mtu_code.next = 0.into();
-            if self.nak_pending.q.val() {
-                self.queue.command.op.next = 2.into(); // OP_PUSH_NAK
-                self.queue.command.qpn.next = self.nak_qpn.q.val();
-                self.queue.command.syndrome.next = self.nak_syndrome.q.val();
-                self.queue.command.psn.next = self.nak_psn.q.val();
-                self.queue.command.msn.next = self.nak_msn.q.val();
-            } else {
-                self.queue.command.qpn.next = bit_cast::<QPN_BITS, 24>(self.datapath.out_qpn.val());
-                self.queue.command.syndrome.next = self.datapath.out_response_syndrome.val();
-                self.queue.command.psn.next = self.datapath.out_response_psn.val();
-                self.queue.command.msn.next = self.datapath.out_response_msn.val();
-                if self.to_error.val() {
-                    self.queue.command.op.next = 6.into(); // OP_FLUSH
-                } else if self.is_ack.val() {
-                    self.queue.command.op.next = 1.into(); // OP_PUSH_ACK
-                } else {
-                    self.queue.command.op.next = 2.into(); // OP_PUSH_NAK
-                }
-            }
+            self.queue.command.op.next = self.datapath.rspq.op.val();
+            self.queue.command.qpn.next = self.datapath.rspq.qpn.val();
+            self.queue.command.syndrome.next = self.datapath.rspq.syndrome.val();
+            self.queue.command.psn.next = self.datapath.rspq.psn.val();
+            self.queue.command.msn.next = self.datapath.rspq.msn.val();
+            self.queue.command.value.next = self.datapath.rspq.value.val();
+            self.queue.command.rkey.next = self.datapath.rspq.rkey.val();
+            self.queue.command.len.next = self.datapath.rspq.len.val();
+            self.queue.command.mtu_code.next = self.datapath.rspq.mtu_code.val();
         }
         if self.own_accepted.val() {
             self.prefer_host.d.next = true;
-            if self.nak_pending.q.val() {
-                self.nak_pending.d.next = false;
-            } else {
-                self.committed.d.next = true;
-                self.nak_pending.d.next =
-                    self.to_error.val() & self.datapath.out_response_valid.val();
-                self.nak_qpn.d.next = bit_cast::<QPN_BITS, 24>(self.datapath.out_qpn.val());
-                self.nak_syndrome.d.next = self.datapath.out_response_syndrome.val();
-                self.nak_psn.d.next = self.datapath.out_response_psn.val();
-                self.nak_msn.d.next = self.datapath.out_response_msn.val();
-            }
         }
         if self.host_accepted.val() {
             self.prefer_host.d.next = false;
         }
 
-        self.outcome_valid.next = self.datapath.out_valid.val()
-            & (self.committed.q.val() | (!self.needs_commands.val() & !self.nak_pending.q.val()));
-        self.out_valid.next = self.outcome_valid.val();
-        self.datapath.out_ready.next = self.outcome_valid.val() & self.out_ready.val();
-        if self.outcome_valid.val() & self.out_ready.val() {
-            self.committed.d.next = false;
-        }
+        self.out_valid.next = self.datapath.out_valid.val();
+        self.datapath.out_ready.next = self.out_ready.val();
         self.out_qpn.next = self.datapath.out_qpn.val();
         self.out_psn.next = self.datapath.out_psn.val();
         self.out_opcode.next = self.datapath.out_opcode.val();
@@ -422,8 +365,7 @@ impl Logic for ResponderPath {
         self.addresses.write_data.next.udp_src_port = self.addr_udp_src_port.val();
         self.addresses.read_qpn.next = self.queue.packet.qpn.val();
 
-        self.desc_offer.next =
-            self.queue.packet.valid.val() & self.address_ready.q.val() & !self.committed.q.val();
+        self.desc_offer.next = self.queue.packet.valid.val() & self.address_ready.q.val();
         self.desc_taken.next = self.desc_offer.val() & self.transmitter.desc_ready.val();
         self.address_ready.d.next = self.queue.packet.valid.val()
             & !self.desc_taken.val()
@@ -455,7 +397,9 @@ impl Logic for ResponderPath {
         self.transmitter.desc_udp_src_port.next = self.addresses.read_data.val().udp_src_port;
 
         // ---- the transmitter's DMA reads and frames
-        DmaReadPort::link(&mut self.dma, &mut self.transmitter.dma);
+        DmaReadPort::join(&mut self.transmitter.dma, &mut self.read_arbiter.a);
+        DmaReadPort::join(&mut self.datapath.atomic_dma, &mut self.read_arbiter.b);
+        DmaReadPort::link(&mut self.dma, &mut self.read_arbiter.dma);
         self.frame.tdata.next = self.transmitter.frame.tdata.val();
         self.frame.tkeep.next = self.transmitter.frame.tkeep.val();
         self.frame.tlast.next = self.transmitter.frame.tlast.val();
@@ -465,8 +409,6 @@ impl Logic for ResponderPath {
         self.payload_last_errors.next = self.transmitter.payload_last_errors.val();
 
         if self.reset.val() {
-            self.committed.d.next = false;
-            self.nak_pending.d.next = false;
             self.prefer_host.d.next = false;
             self.address_ready.d.next = false;
         }

@@ -20,8 +20,16 @@
 //! without local write): NAK invalid request or remote operational error,
 //! the WQE completed with LocLenErr / LocProtErr, the rest flushed. Every
 //! receive CQE (wr_id, status, opcode, byte_len, immediate) equals the
-//! model's, per QP in order. And the throughput of back-to-back MTU-4096
-//! WRITE and SEND packets.
+//! model's, per QP in order. Every response-queue command on `rspq` (ACK,
+//! NAK, READ, atomic ACK, drop-reads, flush) equals the operation the
+//! model's responder applied (`responder::record_requests`), in order,
+//! each frame's accepted before its outcome. READ / atomic runs (READs,
+//! CMP_SWAP, FETCH_ADD and WRITEs on the same words, duplicates from loss
+//! re-executed or replayed, the atomics' reads served by `HostDma` with
+//! its 200-cycle latency) leave host memory as the model's; READ and
+//! atomic protection cases (no MR, no QP right, no MR right, out of
+//! bounds, misaligned) get the model's NAK and flush the QP to ERR. And
+//! the throughput of back-to-back MTU-4096 WRITE and SEND packets.
 
 #[path = "../model/tests/common/mod.rs"]
 mod harness;
@@ -32,14 +40,20 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::qp_context_record::{mtu_code, QpContextRecord};
 use rocenic_hdl::responder_datapath::*;
+use rocenic_hdl::response_queue::{
+    OP_DROP_READS, OP_FLUSH, OP_PUSH_ACK, OP_PUSH_ATOMIC_ACK, OP_PUSH_NAK, OP_PUSH_READ,
+};
 use rocenic_model::mr::{MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::responder::{
-    record_checks, send_placement, write_translation, CheckInput, CheckOutcome, DuplicateClass,
-    Verdict,
+    record_checks, record_requests, send_placement, write_translation, CheckInput, CheckOutcome,
+    DuplicateClass, Verdict,
 };
-use rocenic_model::verbs::{Access, CqId, PdId, Qpn, RecvWr, SendOp, SendWr, Sge};
+use rocenic_model::response_queue::QueueOp;
+use rocenic_model::verbs::{Access, CqId, Cqe, PdId, Qpn, RecvWr, SendOp, SendWr, Sge};
+use rocenic_sim::rtl::dma_ports::DmaReadPorts;
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
 use rocenic_sim::rtl::mr_config::load_mr_table;
+use rocenic_sim::rtl::stream::bytes_to_words;
 use rocenic_sim::rtl::stream::{words_to_bytes, AxisInPorts, StreamSource, BEAT_WORDS};
 use rocenic_wire::RoceFrame;
 use rtl_common::responder::{model_cqe, post_recvs, read_cqe, write_context, RtlCqe};
@@ -335,6 +349,7 @@ struct Outcome {
 fn expected(
     i: &CheckInput,
     o: &CheckOutcome,
+    ops: &[QueueOp],
     f: &RoceFrame,
     pd: PdId,
     mrs: &MrTable,
@@ -386,6 +401,29 @@ fn expected(
                 verdict = VERDICT_REMOTE_ACCESS;
                 response = Some((0x62, u64::from(f.bth.psn), u64::from(i.msn)));
             }
+        }
+    }
+    // A READ or atomic (new, or a duplicate READ re-executed) whose range
+    // the model refused: its remote access NAK is the outcome's, the QP
+    // went to ERR. An executed atomic writes its 8 bytes.
+    let refused = ops.iter().find_map(|op| match op {
+        QueueOp::PushNak { syndrome, psn, msn } if *syndrome == 0x62 => Some((*psn, *msn)),
+        _ => None,
+    });
+    let read_or_atomic = matches!(
+        o.verdict,
+        Verdict::Read { .. }
+            | Verdict::Atomic
+            | Verdict::Duplicate(DuplicateClass::Read)
+            | Verdict::Duplicate(DuplicateClass::Atomic)
+    );
+    if read_or_atomic {
+        if let Some((p, m)) = refused {
+            fault = true;
+            verdict = VERDICT_REMOTE_ACCESS;
+            response = Some((0x62, u64::from(p), u64::from(m)));
+        } else if o.verdict == Verdict::Atomic {
+            written = 8;
         }
     }
     if let Verdict::Send {
@@ -488,6 +526,76 @@ struct Replay {
     stats: Vec<u64>,
     /// Receive CQEs in the order the RTL gave them.
     cqes: Vec<RtlCqe>,
+    /// Response-queue commands in the order the RTL gave them.
+    commands: Vec<Command>,
+    /// Commands accepted before each outcome's cycle: a frame's commands
+    /// are all taken before its outcome is presented.
+    commands_before: Vec<usize>,
+    dma_reads: u64,
+}
+
+/// A response-queue command: qpn, op, psn, syndrome, msn, value, R_Key,
+/// length; fields the op does not use are 0.
+type Command = (u64, u64, u64, u64, u64, u64, u64, u64);
+
+/// The model's response-queue operation as the RTL's command.
+fn model_command(qpn: u32, op: &QueueOp) -> Command {
+    let q = u64::from(qpn);
+    match *op {
+        QueueOp::PushAck { psn, msn } => (q, OP_PUSH_ACK, psn.into(), 0, msn.into(), 0, 0, 0),
+        QueueOp::PushNak { syndrome, psn, msn } => (
+            q,
+            OP_PUSH_NAK,
+            psn.into(),
+            syndrome.into(),
+            msn.into(),
+            0,
+            0,
+            0,
+        ),
+        QueueOp::PushAtomicAck { psn, orig, msn } => {
+            (q, OP_PUSH_ATOMIC_ACK, psn.into(), 0, msn.into(), orig, 0, 0)
+        }
+        QueueOp::PushRead {
+            psn,
+            va,
+            rkey,
+            len,
+            msn,
+        } => (
+            q,
+            OP_PUSH_READ,
+            psn.into(),
+            0,
+            msn.into(),
+            va,
+            rkey.into(),
+            len.into(),
+        ),
+        QueueOp::DropReads { first_psn, npsn } => {
+            (q, OP_DROP_READS, first_psn.into(), 0, 0, 0, 0, npsn.into())
+        }
+        QueueOp::FlushToError => (q, OP_FLUSH, 0, 0, 0, 0, 0, 0),
+        QueueOp::Pop { .. } => panic!("a transmit opportunity inside a request"),
+    }
+}
+
+/// The command on the RTL's `rspq` port now.
+fn rtl_command(sim: &Sim<Dut>) -> Command {
+    let q = sim.get_u64(Dut::RSPQ_QPN);
+    let op = sim.get_u64(Dut::RSPQ_OP);
+    let psn = sim.get_u64(Dut::RSPQ_PSN);
+    let msn = sim.get_u64(Dut::RSPQ_MSN);
+    let value = sim.get_u64(Dut::RSPQ_VALUE);
+    let len = sim.get_u64(Dut::RSPQ_LEN);
+    match op {
+        OP_PUSH_ACK => (q, op, psn, 0, msn, 0, 0, 0),
+        OP_PUSH_NAK => (q, op, psn, sim.get_u64(Dut::RSPQ_SYNDROME), msn, 0, 0, 0),
+        OP_PUSH_ATOMIC_ACK => (q, op, psn, 0, msn, value, 0, 0),
+        OP_PUSH_READ => (q, op, psn, 0, msn, value, sim.get_u64(Dut::RSPQ_RKEY), len),
+        OP_DROP_READS => (q, op, psn, 0, 0, 0, 0, len),
+        _ => (q, op, 0, 0, 0, 0, 0, 0),
+    }
 }
 
 /// Posts `recvs`, then feeds `frames` to the RTL with the given handshake
@@ -505,6 +613,7 @@ fn replay(
     post_recvs(sim, recvs);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
     let rx = AxisInPorts::<Dut>::named("rx").expect("rx ports");
+    let atomic_dma = DmaReadPorts::<Dut>::named("atomic_dma").expect("atomic DMA read ports");
     let mut src = StreamSource::new(p_in, seed);
     for f in frames {
         assert!(src.push_frame(f), "seed {seed}: frame fits the stream");
@@ -522,6 +631,9 @@ fn replay(
         rx_stalls: 0,
         stats: Vec::new(),
         cqes: Vec::new(),
+        commands: Vec::new(),
+        commands_before: Vec::new(),
+        dma_reads: 0,
     };
     let mut queries = 0usize;
     // The write request in progress: start, length, bytes seen.
@@ -543,7 +655,21 @@ fn replay(
         sim.set_bit(Dut::OUT_READY, out_ready);
         let cqe_ready = p_out >= 1.0 || rng.gen_bool(p_out);
         sim.set_bit(Dut::CQE_READY, cqe_ready);
+        let rspq_ready = p_out >= 1.0 || rng.gen_bool(p_out);
+        sim.set_bit(Dut::RSPQ_READY, rspq_ready);
+        atomic_dma.drive(sim, host);
         sim.eval();
+        let reads_before = host.reads_in_flight();
+        let read_taken = atomic_dma.observe(sim, host).expect("atomic DMA read");
+        if host.reads_in_flight() > reads_before {
+            quiet = 0;
+            r.dma_reads += 1;
+        }
+        let commands_before = r.commands.len();
+        if sim.get_bit(Dut::RSPQ_VALID) && rspq_ready {
+            quiet = 0;
+            r.commands.push(rtl_command(sim));
+        }
         let rx_ready = rx.ready(sim.dut());
         if src.current().is_some() && !rx_ready {
             r.rx_stalls += 1;
@@ -605,6 +731,7 @@ fn replay(
         }
         if sim.get_bit(Dut::OUT_VALID) && out_ready {
             quiet = 0;
+            r.commands_before.push(commands_before);
             let response = sim.get_bit(Dut::OUT_RESPONSE_VALID).then(|| {
                 (
                     sim.get_u64(Dut::OUT_RESPONSE_SYNDROME),
@@ -628,7 +755,7 @@ fn replay(
             r.first_rx.get_or_insert(r.cycles);
             r.last_rx = r.cycles;
         }
-        host.clock(false);
+        host.clock(read_taken);
         if query {
             queries += 1;
         }
@@ -652,6 +779,13 @@ fn src_beats(frames: &[Vec<u8>]) -> u64 {
 }
 
 struct Summary {
+    /// Response-queue commands by op.
+    commands: BTreeMap<u64, u64>,
+    /// QPs flushed to ERR, in order.
+    flushed: Vec<u64>,
+    dma_reads: u64,
+    /// Duplicate READs and atomics.
+    dup_reads_atomics: u64,
     frames: usize,
     writes: u64,
     faults: u64,
@@ -679,7 +813,9 @@ fn check_run(
     s.pair.faults = faults;
     s.pair.delivered = Some(Vec::new());
     let image = s.pair.nics[1].memory().clone();
-    let (idle, trace) = record_checks(|| s.pair.run(20_000_000_000));
+    let (idle, records) = record_requests(|| s.pair.run(20_000_000_000));
+    let trace: Vec<(CheckInput, CheckOutcome)> =
+        records.iter().map(|r| (r.input, r.outcome)).collect();
     println!(
         "seed {seed}: model idle {idle} at {} ns, {} checks",
         s.pair.now,
@@ -714,11 +850,23 @@ fn check_run(
     let mut writes = 0;
     let mut faults_n = 0;
     let mut receive_faults = 0;
-    for (f, (i, o)) in frames.iter().zip(&trace) {
+    let mut want_commands: Vec<Vec<Command>> = Vec::new();
+    for (f, rec) in frames.iter().zip(&records) {
+        let (i, o) = (&rec.input, &rec.outcome);
         let frame = RoceFrame::decode(f).expect("a valid frame");
+        assert_eq!(
+            rec.qpn, frame.bth.dest_qp,
+            "seed {seed}: the record is the frame's"
+        );
         let q = qps[&frame.bth.dest_qp];
         let rq = mirrors.entry(q.qpn).or_default();
-        let (outcome, written, fault) = expected(i, o, &frame, q.pd, mrs, rq);
+        want_commands.push(
+            rec.queue_ops
+                .iter()
+                .map(|op| model_command(rec.qpn, op))
+                .collect(),
+        );
+        let (outcome, written, fault) = expected(i, o, &rec.queue_ops, &frame, q.pd, mrs, rq);
         bytes += written;
         writes += u64::from((outcome.verdict == 6 || outcome.verdict == 7) && written > 0);
         faults_n += u64::from(fault && outcome.verdict == VERDICT_REMOTE_ACCESS);
@@ -728,8 +876,11 @@ fn check_run(
     let queries = trace.len();
     let mut fed = Vec::new();
     let mut fed_want = Vec::new();
+    // Commands of the frames up to each fed one.
+    let mut fed_commands = Vec::new();
+    let mut total_commands = 0;
     let mut dropped = 0;
-    for (f, w) in frames.iter().zip(&want) {
+    for ((f, w), c) in frames.iter().zip(&want).zip(&want_commands) {
         let frame = RoceFrame::decode(f).expect("a valid frame");
         if !frame.payload.is_empty() && rng.gen_bool(corrupt) {
             let mut bad = f.clone();
@@ -742,10 +893,13 @@ fn check_run(
                 response: None,
                 ..w.clone()
             });
+            fed_commands.push(total_commands);
             dropped += 1;
         }
         fed.push(f.clone());
         fed_want.push(w.clone());
+        total_commands += c.len();
+        fed_commands.push(total_commands);
     }
     let (frames, want) = (fed, fed_want);
 
@@ -765,6 +919,29 @@ fn check_run(
         );
     }
     assert_eq!(r.outcomes.len(), want.len());
+    // Every response-queue command the model's responder applied, in
+    // order, each frame's before its outcome.
+    let want_flat: Vec<Command> = want_commands.iter().flatten().copied().collect();
+    for (k, (got, w)) in r.commands.iter().zip(&want_flat).enumerate() {
+        assert_eq!(got, w, "seed {seed}: command {k}");
+    }
+    assert_eq!(r.commands.len(), want_flat.len(), "seed {seed}: commands");
+    for (k, (&before, &need)) in r.commands_before.iter().zip(&fed_commands).enumerate() {
+        assert!(
+            before >= need,
+            "seed {seed}: outcome {k} presented before its frame's commands ({before} < {need})"
+        );
+    }
+    let mut commands = BTreeMap::new();
+    for c in &r.commands {
+        *commands.entry(c.1).or_insert(0) += 1;
+    }
+    let flushed: Vec<u64> = r
+        .commands
+        .iter()
+        .filter(|c| c.1 == OP_FLUSH)
+        .map(|c| c.0)
+        .collect();
     assert_eq!(
         r.dma_bytes, bytes,
         "seed {seed}: exactly the executed bytes written"
@@ -819,6 +996,13 @@ fn check_run(
         *statuses.entry((c.2, c.3)).or_insert(0) += 1;
     }
     Summary {
+        commands,
+        flushed,
+        dma_reads: r.dma_reads,
+        dup_reads_atomics: want
+            .iter()
+            .filter(|o| matches!(o.dup_class, Some(1) | Some(2)))
+            .count() as u64,
         frames: frames.len(),
         writes,
         faults: faults_n,
@@ -1193,4 +1377,233 @@ fn mtu_4096_sends_stream_at_one_beat_per_cycle() {
     assert!(r.rx_stalls < 16, "the input hardly waits");
     assert!(rx_rate > 0.99, "one input beat per cycle");
     assert!(dma_rate > 0.99, "one DMA beat per cycle");
+}
+
+/// A READ or atomic from `a_qpn` into the requester's buffer `local`.
+fn post_remote(s: &mut Setup, a_qpn: Qpn, local: (u64, u32), len: u32, op: SendOp) {
+    s.posted += 1;
+    s.pair.nics[0]
+        .post_send(
+            a_qpn,
+            SendWr {
+                wr_id: s.posted as u64,
+                op,
+                sgl: vec![Sge {
+                    addr: local.0,
+                    length: len,
+                    lkey: local.1,
+                }],
+                signaled: true,
+                solicited: false,
+            },
+        )
+        .expect("post");
+}
+
+/// Random READs, CMP_SWAPs, FETCH_ADDs and WRITEs on `n` QPs, the atomics
+/// and some WRITEs on the same eight words (so an atomic must see the
+/// WRITE before it and the atomic before it); with `protection` one more
+/// QP per protection case of a READ or an atomic.
+fn setup_reads_atomics(seed: u64, n: usize, ops_per_qp: usize, protection: bool) -> Setup {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut s = Setup {
+        pair: Pair::new(seed),
+        qps: Vec::new(),
+        regions: Vec::new(),
+        posted: 0,
+        recvs: Vec::new(),
+    };
+    for _ in 0..n {
+        let mtu = MTUS[rng.gen_range(0..MTUS.len())];
+        let (a_qpn, a_pd, _, b_pd) = connect(&mut s, &mut rng, mtu);
+        let page = PAGE_SIZES[rng.gen_range(0..PAGE_SIZES.len())];
+        let tlen = 1u64 << 17;
+        let (tva, rkey, _) = target(&mut s, b_pd, tlen, page, Access::ALL);
+        let data: Vec<u8> = (0..tlen).map(|_| rng.gen()).collect();
+        s.pair.nics[1]
+            .memory_mut()
+            .write_va(tva, &data)
+            .expect("fill");
+        let local = source(&mut s, &mut rng, a_pd, 1 << 17);
+        let words = tva + rng.gen_range(0..64) * 8;
+        for _ in 0..ops_per_qp {
+            let word = words + rng.gen_range(0..8) * 8;
+            match rng.gen_range(0..10) {
+                0..=3 => {
+                    let len = write_len(&mut rng, 1 << 16);
+                    let off = rng.gen_range(0..=tlen - u64::from(len));
+                    let op = SendOp::Read {
+                        remote_addr: tva + off,
+                        rkey,
+                    };
+                    post_remote(&mut s, a_qpn, local, len, op);
+                }
+                4..=5 => {
+                    // Compare against what is likely there: small numbers
+                    // the adds and swaps leave.
+                    let op = SendOp::CompareSwap {
+                        remote_addr: word,
+                        rkey,
+                        compare: rng.gen_range(0..4),
+                        swap: rng.gen_range(0..4),
+                    };
+                    post_remote(&mut s, a_qpn, local, 8, op);
+                }
+                6..=7 => {
+                    let op = SendOp::FetchAdd {
+                        remote_addr: word,
+                        rkey,
+                        add: rng.gen_range(0..3),
+                    };
+                    post_remote(&mut s, a_qpn, local, 8, op);
+                }
+                _ => {
+                    // Zeroes over the words (the source is random, its
+                    // first bytes zeroed here), or a larger WRITE.
+                    if rng.gen_bool(0.5) {
+                        s.pair.nics[0]
+                            .memory_mut()
+                            .write_va(local.0, &[0u8; 64])
+                            .expect("zero");
+                        post_write(&mut s, a_qpn, local, 64, words, rkey, None);
+                    } else {
+                        let len = write_len(&mut rng, 1 << 16);
+                        let off = rng.gen_range(0..=tlen - u64::from(len));
+                        post_write(&mut s, a_qpn, local, len, tva + off, rkey, None);
+                    }
+                }
+            }
+        }
+    }
+    if protection {
+        for case in 0..9 {
+            let mtu = MTUS[rng.gen_range(0..MTUS.len())];
+            // Cases 1 and 5: the QP grants no remote read / atomic.
+            let qp_access = match case {
+                1 => Access(Access::ALL.0 & !Access::REMOTE_READ.0),
+                5 => Access(Access::ALL.0 & !Access::REMOTE_ATOMIC.0),
+                _ => Access::ALL,
+            };
+            let (a_qpn, a_pd, _, b_pd) = connect_with(&mut s, &mut rng, mtu, qp_access);
+            let local = source(&mut s, &mut rng, a_pd, 1 << 16);
+            let len = 20_000u64;
+            let (va, rkey, _) = target(&mut s, b_pd, len, 4096, Access::ALL);
+            let no_mr = (900 << 8) | 7;
+            let read = |remote_addr, rkey| SendOp::Read { remote_addr, rkey };
+            let add = |remote_addr, rkey| SendOp::FetchAdd {
+                remote_addr,
+                rkey,
+                add: 1,
+            };
+            let (op, olen) = match case {
+                0 => (read(va, no_mr), 3000),
+                1 => (read(va + 8, rkey), 3000),
+                2 => {
+                    let access = Access(Access::LOCAL_WRITE.0 | Access::REMOTE_WRITE.0);
+                    let (wo, wo_key, _) = target(&mut s, b_pd, len, 4096, access);
+                    (read(wo + 100, wo_key), 3000)
+                }
+                3 => (read(va + len - 1000, rkey), 3000),
+                4 => (add(va, no_mr), 8),
+                5 => (add(va + 64, rkey), 8),
+                6 => {
+                    let access = Access(Access::ALL.0 & !Access::REMOTE_ATOMIC.0);
+                    let (na, na_key, _) = target(&mut s, b_pd, len, 4096, access);
+                    (add(na + 64, na_key), 8)
+                }
+                7 => (add(va + len, rkey), 8),
+                _ => (add(va + 4, rkey), 8),
+            };
+            post_remote(&mut s, a_qpn, local, olen, op);
+            // Behind it a good READ: dropped by the responder in ERR.
+            post_remote(&mut s, a_qpn, local, 5000, read(va, rkey));
+        }
+    }
+    s
+}
+
+/// READs, atomics and WRITEs over a lossy wire (duplicate READs
+/// re-executed, duplicate atomics replayed): outcomes, every response-queue
+/// command and host memory as the model's.
+#[test]
+fn reads_and_atomics_over_a_lossy_wire_match_the_model() {
+    let mut commands: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut verdicts: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut dups = 0;
+    for seed in [61u64, 62, 63] {
+        let s = setup_reads_atomics(seed, 4, 60, false);
+        let lossy = Faults {
+            drop: 0.03,
+            duplicate: 0.03,
+            ..LOSSY
+        };
+        let sum = check_run(seed, s, lossy, (0.8, 0.7, 0.6), 0.0);
+        println!(
+            "seed {seed}: {} frames, {} cycles, {} atomic DMA reads, verdicts {:?}, commands {:?}",
+            sum.frames, sum.cycles, sum.dma_reads, sum.verdicts, sum.commands
+        );
+        // One 8-byte DMA read per executed atomic, none for a replayed one.
+        assert_eq!(
+            Some(&sum.dma_reads),
+            sum.verdicts.get(&9),
+            "seed {seed}: atomic reads"
+        );
+        for (v, n) in sum.verdicts {
+            *verdicts.entry(v).or_insert(0) += n;
+        }
+        for (c, n) in sum.commands {
+            *commands.entry(c).or_insert(0) += n;
+        }
+        dups += sum.dup_reads_atomics;
+    }
+    println!("commands {commands:?}, verdicts {verdicts:?}, duplicate READs / atomics {dups}");
+    for op in [
+        OP_PUSH_ACK,
+        OP_PUSH_NAK,
+        OP_PUSH_READ,
+        OP_PUSH_ATOMIC_ACK,
+        OP_DROP_READS,
+    ] {
+        assert!(
+            commands.get(&op).copied().unwrap_or(0) > 0,
+            "command {op}: {commands:?}"
+        );
+    }
+    // READs and atomics executed, and their duplicates.
+    for v in [7, 8, 9] {
+        assert!(
+            verdicts.get(&v).copied().unwrap_or(0) > 0,
+            "verdict {v}: {verdicts:?}"
+        );
+    }
+    assert!(dups > 0);
+}
+
+/// A READ or atomic refused (no MR, no QP right, no MR right, out of
+/// bounds, misaligned): the model's NAK, the QP flushed to ERR, nothing
+/// written, the READ behind it dropped.
+#[test]
+fn read_and_atomic_protection_faults_nak_and_move_the_qp_to_err() {
+    for seed in [71u64, 72] {
+        let s = setup_reads_atomics(seed, 0, 0, true);
+        let faults = if seed == 71 { Faults::default() } else { LOSSY };
+        let sum = check_run(seed, s, faults, (0.9, 0.5, 0.5), 0.0);
+        println!(
+            "seed {seed}: {} frames, verdicts {:?}, commands {:?}, flushed {:?}",
+            sum.frames, sum.verdicts, sum.commands, sum.flushed
+        );
+        let mut flushed = sum.flushed.clone();
+        flushed.sort_unstable();
+        flushed.dedup();
+        assert_eq!(
+            flushed.len(),
+            9,
+            "seed {seed}: every case moved its QP to ERR"
+        );
+        // The QP's refusals (remote access, invalid request) and the MR's.
+        assert!(sum.verdicts.get(&4).copied().unwrap_or(0) >= 1);
+        assert!(sum.verdicts.get(&5).copied().unwrap_or(0) >= 8);
+        assert_eq!(sum.commands.get(&OP_PUSH_READ), None, "seed {seed}");
+        assert_eq!(sum.commands.get(&OP_PUSH_ATOMIC_ACK), None, "seed {seed}");
+    }
 }

@@ -11,7 +11,7 @@ use crate::mr::{DmaSegment, MrError, MrTable};
 use crate::nic::{Env, TxClass};
 pub use crate::qp::RdResource;
 use crate::qp::{InProgress, PathAttrs, Qp};
-use crate::response_queue::{QueueOp, RespPacket};
+use crate::response_queue::{capture_ops, QueueOp, RespPacket};
 use crate::verbs::{Access, Cqe, PdId, QpState, Sge, WcOpcode, WcStatus};
 use rocenic_wire::{
     op, psn, syndrome, Aeth, AtomicAckEth, AtomicEth, Bth, ExtHeaders, Reth, RoceFrame,
@@ -36,9 +36,53 @@ enum Fault {
     Receive(u8),
 }
 
+/// One request a responder handled (see [`record_requests`]): the QP, the
+/// check's input and outcome, and every operation the responder applied
+/// to the QP's response queue for it, in order (ACK / NAK, READ, atomic
+/// ACK, drop-reads, flush to ERR): the RTL responder's `rspq` commands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestRecord {
+    pub qpn: u32,
+    pub input: CheckInput,
+    pub outcome: CheckOutcome,
+    pub queue_ops: Vec<QueueOp>,
+}
+
+thread_local! {
+    static REQUEST_TRACE: RefCell<Option<Vec<RequestRecord>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` recording every request the responders of this thread handle,
+/// with the response-queue operations each one applied, in order.
+pub fn record_requests<R>(f: impl FnOnce() -> R) -> (R, Vec<RequestRecord>) {
+    let outer = REQUEST_TRACE.with(|t| t.borrow_mut().replace(Vec::new()));
+    let r = f();
+    let trace = REQUEST_TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), outer));
+    (r, trace.unwrap_or_default())
+}
+
 /// Handles an RC request packet for `qp`: [`check_request`] decides, then
 /// the memory work of an executed request follows.
 pub(crate) fn on_request(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
+    if REQUEST_TRACE.with(|t| t.borrow().is_none()) {
+        handle_request(qp, env, f);
+        return;
+    }
+    let ((input, outcome), queue_ops) = capture_ops(|| handle_request(qp, env, f));
+    let record = RequestRecord {
+        qpn: qp.qpn,
+        input,
+        outcome,
+        queue_ops,
+    };
+    REQUEST_TRACE.with(|t| {
+        if let Some(trace) = t.borrow_mut().as_mut() {
+            trace.push(record);
+        }
+    });
+}
+
+fn handle_request(qp: &mut Qp, env: &mut Env, f: &RoceFrame) -> (CheckInput, CheckOutcome) {
     let input = check_input(qp, f);
     let out = check_request(&input);
     CHECK_TRACE.with(|t| {
@@ -83,6 +127,7 @@ pub(crate) fn on_request(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
             Err(fault) => fail(qp, env, fault, f.bth.psn),
         },
     }
+    (input, out)
 }
 
 /// The response-queue push of a request's ACK or NAK: an ACK (merged

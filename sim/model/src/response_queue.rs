@@ -120,6 +120,21 @@ thread_local! {
     static OP_TRACE: RefCell<Option<Vec<(u64, QueueOp)>>> = const { RefCell::new(None) };
 }
 
+thread_local! {
+    static CAPTURE: RefCell<Option<Vec<QueueOp>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` collecting the operations it applies to response queues of
+/// this thread, in order (what one request did to its QP's queue; see
+/// `responder::record_requests`). Nests: an outer capture sees none of
+/// the inner one's operations.
+pub fn capture_ops<R>(f: impl FnOnce() -> R) -> (R, Vec<QueueOp>) {
+    let outer = CAPTURE.with(|t| t.borrow_mut().replace(Vec::new()));
+    let r = f();
+    let ops = CAPTURE.with(|t| std::mem::replace(&mut *t.borrow_mut(), outer));
+    (r, ops.unwrap_or_default())
+}
+
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
 
 /// Runs `f` recording every operation on the response queues of this
@@ -149,6 +164,11 @@ impl<D> Default for ResponseQueue<D> {
 
 impl<D> ResponseQueue<D> {
     fn record(&self, op: QueueOp) {
+        CAPTURE.with(|t| {
+            if let Some(ops) = t.borrow_mut().as_mut() {
+                ops.push(op.clone());
+            }
+        });
         OP_TRACE.with(|t| {
             if let Some(trace) = t.borrow_mut().as_mut() {
                 trace.push((self.serial, op));

@@ -72,6 +72,7 @@ struct Ports<B: Block> {
     dma_read: DmaReadPorts<B>,
     out_valid: Output<B>,
     out_ready: Input<B>,
+    queue_fire: Output<B>,
     desc_fire: Output<B>,
     desc_qpn: Output<B>,
     cqe_valid: Output<B>,
@@ -95,6 +96,7 @@ impl<B: Block> Ports<B> {
             dma_read: DmaReadPorts::named("dma")?,
             out_valid: B::output("out_valid")?,
             out_ready: B::input("out_ready")?,
+            queue_fire: B::output("queue_fire")?,
             desc_fire: B::output("desc_fire")?,
             desc_qpn: B::output("desc_qpn")?,
             cqe_valid: B::output("cqe_valid")?,
@@ -119,6 +121,9 @@ struct Running<B: Block> {
     rx: StreamSource,
     /// Frames given to the core whose outcome has not come yet.
     rx_frames: VecDeque<Vec<u8>>,
+    /// The oldest of them is already with the shadow (its first queue
+    /// command was accepted before its outcome).
+    front_fed: bool,
     tx: StreamSink,
     /// Frames the core emitted, waiting for the MAC.
     out: VecDeque<Vec<u8>>,
@@ -345,6 +350,7 @@ impl<B: Block> RtlNic<B> {
             dma_write: DmaWritePorts::named("dmaw")?,
             rx: StreamSource::new(1.0, 0),
             rx_frames: VecDeque::new(),
+            front_fed: false,
             tx: StreamSink::new("frame", 1.0, 0),
             out: VecDeque::new(),
             expected: VecDeque::new(),
@@ -463,11 +469,9 @@ impl<B: Block> RtlNic<B> {
             r.stats.cqes += 1;
             active = true;
         }
-        let mut decided = false;
-        if r.sim.get_bit(p.out_valid) {
-            decided = true;
-            active = true;
-        }
+        let decided = r.sim.get_bit(p.out_valid);
+        let queued = r.sim.get_bit(p.queue_fire);
+        active |= decided | queued;
         if r.sim.get_bit(p.desc_fire) {
             let qpn = r.sim.get_u64(p.desc_qpn) as Qpn;
             match self.shadow.transmit_from(now, TxClass::Response, qpn) {
@@ -508,12 +512,29 @@ impl<B: Block> RtlNic<B> {
             r.out.push_back(f.bytes);
         }
         r.stats.cycles += 1;
+        // The shadow gets a frame when the core's response queue starts to
+        // hold its effects: its first queue command, or its outcome
+        // (`responder_path`'s doc, "The commit point").
         if decided {
             let frame = r
                 .rx_frames
                 .pop_front()
                 .ok_or("an outcome with no frame behind it")?;
+            if !std::mem::take(&mut r.front_fed) {
+                self.shadow.receive(now, frame);
+            }
+        }
+        let r = self.run.as_mut().expect("started");
+        if queued && !r.front_fed {
+            let frame = r
+                .rx_frames
+                .front()
+                .ok_or("a queue command with no frame behind it")?
+                .clone();
+            r.front_fed = true;
             self.shadow.receive(now, frame);
+        }
+        if decided || queued {
             self.collect_shadow_cqes();
         }
         self.confirm();
