@@ -49,11 +49,10 @@ use rocenic_model::responder::{
     DuplicateClass, Verdict,
 };
 use rocenic_model::response_queue::QueueOp;
-use rocenic_model::verbs::{Access, CqId, Cqe, PdId, Qpn, RecvWr, SendOp, SendWr, Sge};
+use rocenic_model::verbs::{Access, CqId, PdId, Qpn, RecvWr, SendOp, SendWr, Sge};
 use rocenic_sim::rtl::dma_ports::DmaReadPorts;
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
 use rocenic_sim::rtl::mr_config::load_mr_table;
-use rocenic_sim::rtl::stream::bytes_to_words;
 use rocenic_sim::rtl::stream::{words_to_bytes, AxisInPorts, StreamSource, BEAT_WORDS};
 use rocenic_wire::RoceFrame;
 use rtl_common::responder::{model_cqe, post_recvs, read_cqe, write_context, RtlCqe};
