@@ -136,14 +136,26 @@ pub const EV_TIMER: u64 = 1;
 pub const EV_POST: u64 = 2;
 pub const EV_CLEAR: u64 = 3;
 pub const EV_TO_ERROR: u64 = 4;
+pub const EV_GRANT: u64 = 5;
+pub const EV_SENT: u64 = 6;
+
+/// `grant_refusal` codes (the model's `GrantRefusal` in declaration order
+/// plus one); [`GRANT_OK`] with `grant_valid`.
+pub const GRANT_OK: u64 = 0;
+pub const GRANT_NOT_RTS: u64 = 1;
+pub const GRANT_RNR_WAIT: u64 = 2;
+pub const GRANT_NOTHING: u64 = 3;
+pub const GRANT_FAILED_WQE: u64 = 4;
+pub const GRANT_RD_ATOMIC_LIMIT: u64 = 5;
 
 /// `timer_op` codes.
 pub const TIMER_NONE: u64 = 0;
 pub const TIMER_ARM: u64 = 1;
 pub const TIMER_STOP: u64 = 2;
 
-/// Bits of a side RAM word: `{retry_una[23:0], retry_una_valid, rnr_waiting}`.
-pub const SIDE_BITS: usize = 26;
+/// Bits of a side RAM word:
+/// `{ack_running, retry_una[23:0], retry_una_valid, rnr_waiting}`.
+pub const SIDE_BITS: usize = 27;
 
 /// Bits of a local buffer word: `{lkey[31:0], va[63:0]}`.
 pub const SGE_BITS: usize = 96;
@@ -179,6 +191,10 @@ const ST_TIMER: u64 = 9;
 /// The final drain: a failed WQE at the head moves the QP to ERR.
 const ST_END: u64 = 10;
 const ST_FINISH: u64 = 11;
+/// Grant: the cursor against the next PSN, then a lookup at the cursor.
+const ST_GRANT: u64 = 12;
+/// Grant: the WQE found at the cursor decided (skip, refuse or grant).
+const ST_GRANT_DECIDE: u64 = 13;
 
 /// The default build: 1024 QPs x 16 outstanding WQEs.
 pub type CompleterDatapathDefault =
@@ -220,6 +236,12 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     pub ctx_retry_left: Signal<In, Bits<3>>,
     pub ctx_rnr_left: Signal<In, Bits<3>>,
     pub ctx_path_mtu: Signal<In, Bits<3>>,
+    pub ctx_max_rd_atomic: Signal<In, Bits<5>>,
+    pub sent_next_psn: Signal<In, Bits<24>>,
+    pub sent_ackreq: Signal<In, Bit>,
+    pub sent_ackreq_end: Signal<In, Bits<24>>,
+    pub sent_error: Signal<In, Bit>,
+    pub sent_status: Signal<In, Bits<4>>,
     pub done_valid: Signal<Out, Bit>,
     pub done_qpn: Signal<Out, Bits<A>>,
     pub wb_state: Signal<Out, Bits<3>>,
@@ -227,11 +249,13 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     pub wb_send_psn: Signal<Out, Bits<24>>,
     pub wb_una_psn: Signal<Out, Bits<24>>,
     pub wb_ackreq_end_psn: Signal<Out, Bits<24>>,
+    pub wb_max_sent_psn: Signal<Out, Bits<24>>,
     pub wb_retry_left: Signal<Out, Bits<3>>,
     pub wb_rnr_left: Signal<Out, Bits<3>>,
     pub done_retry_una_valid: Signal<Out, Bit>,
     pub done_retry_una: Signal<Out, Bits<24>>,
     pub done_rnr_waiting: Signal<Out, Bit>,
+    pub done_ack_running: Signal<Out, Bit>,
     pub done_action: Signal<Out, Bits<3>>,
     pub done_wqe_check: Signal<Out, Bits<3>>,
     pub timer_op: Signal<Out, Bits<2>>,
@@ -247,6 +271,19 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     pub place_va: Signal<Out, Bits<64>>,
     pub post_accepted: Signal<Out, Bit>,
     pub post_slot: Signal<Out, Bits<D>>,
+    pub grant_valid: Signal<Out, Bit>,
+    pub grant_refusal: Signal<Out, Bits<3>>,
+    pub grant_skipped: Signal<Out, Bits<5>>,
+    pub grant_slot: Signal<Out, Bits<D>>,
+    pub grant_kind: Signal<Out, Bits<2>>,
+    pub grant_opcode: Signal<Out, Bits<3>>,
+    pub grant_first_psn: Signal<Out, Bits<24>>,
+    pub grant_npsn: Signal<Out, Bits<24>>,
+    pub grant_len: Signal<Out, Bits<32>>,
+    pub grant_signaled: Signal<Out, Bit>,
+    pub grant_lkey: Signal<Out, Bits<32>>,
+    pub grant_va: Signal<Out, Bits<64>>,
+    pub grant_resume_psn: Signal<Out, Bits<24>>,
     pub cqe_valid: Signal<Out, Bit>,
     pub cqe_ready: Signal<In, Bit>,
     pub cqe_qpn: Signal<Out, Bits<A>>,
@@ -327,6 +364,19 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     p_len: DFF<Bits<32>>,
     accepted: DFF<Bit>,
     post_slot_q: DFF<Bits<D>>,
+    max_rd_atomic_q: DFF<Bits<5>>,
+    sent_next_q: DFF<Bits<24>>,
+    sent_ackreq_q: DFF<Bit>,
+    sent_ackreq_end_q: DFF<Bits<24>>,
+    sent_error_q: DFF<Bit>,
+    sent_status_q: DFF<Bits<4>>,
+    ack_running: DFF<Bit>,
+    wqe_opcode: DFF<Bits<3>>,
+    wqe_signaled: DFF<Bit>,
+    wqe_rd_before: DFF<Bits<8>>,
+    g_valid: DFF<Bit>,
+    g_refusal: DFF<Bits<3>>,
+    g_skipped: DFF<Bits<5>>,
     st_idle: Constant<Bits<4>>,
     st_load: Constant<Bits<4>>,
     st_issue: Constant<Bits<4>>,
@@ -339,10 +389,19 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     st_timer: Constant<Bits<4>>,
     st_end: Constant<Bits<4>>,
     st_finish: Constant<Bits<4>>,
+    st_grant: Constant<Bits<4>>,
+    st_grant_decide: Constant<Bits<4>>,
     ev_response: Constant<Bits<3>>,
     ev_timer: Constant<Bits<3>>,
     ev_post: Constant<Bits<3>>,
     ev_clear: Constant<Bits<3>>,
+    ev_grant: Constant<Bits<3>>,
+    ev_sent: Constant<Bits<3>>,
+    grant_not_rts: Constant<Bits<3>>,
+    grant_rnr_wait: Constant<Bits<3>>,
+    grant_nothing: Constant<Bits<3>>,
+    grant_failed_wqe: Constant<Bits<3>>,
+    grant_rd_atomic_limit: Constant<Bits<3>>,
     qp_rts: Constant<Bits<3>>,
     qp_err: Constant<Bits<3>>,
     op_post: Constant<Bits<3>>,
@@ -373,6 +432,9 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     awaiting_after: Signal<Local, Bits<24>>,
     awaiting_now: Signal<Local, Bits<24>>,
     same_loss: Signal<Local, Bit>,
+    send_behind: Signal<Local, Bits<24>>,
+    sent_past_max: Signal<Local, Bits<24>>,
+    sent_past_ackreq: Signal<Local, Bits<24>>,
 }
 
 impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
@@ -411,6 +473,12 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             ctx_retry_left: Default::default(),
             ctx_rnr_left: Default::default(),
             ctx_path_mtu: Default::default(),
+            ctx_max_rd_atomic: Default::default(),
+            sent_next_psn: Default::default(),
+            sent_ackreq: Default::default(),
+            sent_ackreq_end: Default::default(),
+            sent_error: Default::default(),
+            sent_status: Default::default(),
             done_valid: Default::default(),
             done_qpn: Default::default(),
             wb_state: Default::default(),
@@ -418,11 +486,13 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             wb_send_psn: Default::default(),
             wb_una_psn: Default::default(),
             wb_ackreq_end_psn: Default::default(),
+            wb_max_sent_psn: Default::default(),
             wb_retry_left: Default::default(),
             wb_rnr_left: Default::default(),
             done_retry_una_valid: Default::default(),
             done_retry_una: Default::default(),
             done_rnr_waiting: Default::default(),
+            done_ack_running: Default::default(),
             done_action: Default::default(),
             done_wqe_check: Default::default(),
             timer_op: Default::default(),
@@ -438,6 +508,19 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             place_va: Default::default(),
             post_accepted: Default::default(),
             post_slot: Default::default(),
+            grant_valid: Default::default(),
+            grant_refusal: Default::default(),
+            grant_skipped: Default::default(),
+            grant_slot: Default::default(),
+            grant_kind: Default::default(),
+            grant_opcode: Default::default(),
+            grant_first_psn: Default::default(),
+            grant_npsn: Default::default(),
+            grant_len: Default::default(),
+            grant_signaled: Default::default(),
+            grant_lkey: Default::default(),
+            grant_va: Default::default(),
+            grant_resume_psn: Default::default(),
             cqe_valid: Default::default(),
             cqe_ready: Default::default(),
             cqe_qpn: Default::default(),
@@ -518,6 +601,19 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             p_len: Default::default(),
             accepted: Default::default(),
             post_slot_q: Default::default(),
+            max_rd_atomic_q: Default::default(),
+            sent_next_q: Default::default(),
+            sent_ackreq_q: Default::default(),
+            sent_ackreq_end_q: Default::default(),
+            sent_error_q: Default::default(),
+            sent_status_q: Default::default(),
+            ack_running: Default::default(),
+            wqe_opcode: Default::default(),
+            wqe_signaled: Default::default(),
+            wqe_rd_before: Default::default(),
+            g_valid: Default::default(),
+            g_refusal: Default::default(),
+            g_skipped: Default::default(),
             st_idle: Constant::new(bits::<4>(ST_IDLE)),
             st_load: Constant::new(bits::<4>(ST_LOAD)),
             st_issue: Constant::new(bits::<4>(ST_ISSUE)),
@@ -530,10 +626,19 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             st_timer: Constant::new(bits::<4>(ST_TIMER)),
             st_end: Constant::new(bits::<4>(ST_END)),
             st_finish: Constant::new(bits::<4>(ST_FINISH)),
+            st_grant: Constant::new(bits::<4>(ST_GRANT)),
+            st_grant_decide: Constant::new(bits::<4>(ST_GRANT_DECIDE)),
             ev_response: Constant::new(bits::<3>(EV_RESPONSE)),
             ev_timer: Constant::new(bits::<3>(EV_TIMER)),
             ev_post: Constant::new(bits::<3>(EV_POST)),
             ev_clear: Constant::new(bits::<3>(EV_CLEAR)),
+            ev_grant: Constant::new(bits::<3>(EV_GRANT)),
+            ev_sent: Constant::new(bits::<3>(EV_SENT)),
+            grant_not_rts: Constant::new(bits::<3>(GRANT_NOT_RTS)),
+            grant_rnr_wait: Constant::new(bits::<3>(GRANT_RNR_WAIT)),
+            grant_nothing: Constant::new(bits::<3>(GRANT_NOTHING)),
+            grant_failed_wqe: Constant::new(bits::<3>(GRANT_FAILED_WQE)),
+            grant_rd_atomic_limit: Constant::new(bits::<3>(GRANT_RD_ATOMIC_LIMIT)),
             qp_rts: Constant::new(bits::<3>(STATE_RTS)),
             qp_err: Constant::new(bits::<3>(STATE_ERR)),
             op_post: Constant::new(bits::<3>(sqt::OP_POST)),
@@ -564,6 +669,9 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             awaiting_after: Default::default(),
             awaiting_now: Default::default(),
             same_loss: Default::default(),
+            send_behind: Default::default(),
+            sent_past_max: Default::default(),
+            sent_past_ackreq: Default::default(),
         }
     }
 }
@@ -642,7 +750,20 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             p_offset,
             p_len,
             accepted,
-            post_slot_q
+            post_slot_q,
+            max_rd_atomic_q,
+            sent_next_q,
+            sent_ackreq_q,
+            sent_ackreq_end_q,
+            sent_error_q,
+            sent_status_q,
+            ack_running,
+            wqe_opcode,
+            wqe_signaled,
+            wqe_rd_before,
+            g_valid,
+            g_refusal,
+            g_skipped
         );
         clock!(self, clock, checker, tracker, side, sges);
         self.checker.reset.next = self.reset.val();
@@ -699,7 +820,8 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.side.write_address.next = self.qpn.q.val();
         self.side.write_data.next = bit_cast::<SIDE_BITS, 1>(self.rnr_waiting.q.val().into())
             | (bit_cast::<SIDE_BITS, 1>(self.retry_una_valid.q.val().into()) << 1)
-            | (bit_cast::<SIDE_BITS, 24>(self.retry_una.q.val()) << 2);
+            | (bit_cast::<SIDE_BITS, 24>(self.retry_una.q.val()) << 2)
+            | (bit_cast::<SIDE_BITS, 1>(self.ack_running.q.val().into()) << 26);
 
         // ---- the local buffers: written when a post is taken, read at the
         // WQE a response belongs to (stable from its lookup to done)
@@ -728,6 +850,9 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.since_send.next = self.progress_una.val() - self.w_send_psn.q.val();
         self.awaiting_after.next = self.w_ackreq_end.q.val() - self.progress_una.val();
         self.awaiting_now.next = self.w_ackreq_end.q.val() - self.w_una.q.val();
+        self.send_behind.next = self.w_send_psn.q.val() - self.w_next_psn.q.val();
+        self.sent_past_max.next = self.sent_next_q.q.val() - self.max_sent_q.q.val();
+        self.sent_past_ackreq.next = self.sent_ackreq_end_q.q.val() - self.w_ackreq_end.q.val();
         self.same_loss.next = !self.retry_timeout.q.val()
             & self.retry_una_valid.q.val()
             & (self.retry_una.q.val() == self.w_una.q.val());
@@ -781,6 +906,15 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 self.p_len.d.next = 0.into();
                 self.accepted.d.next = false;
                 self.post_slot_q.d.next = 0.into();
+                self.max_rd_atomic_q.d.next = self.ctx_max_rd_atomic.val();
+                self.sent_next_q.d.next = self.sent_next_psn.val();
+                self.sent_ackreq_q.d.next = self.sent_ackreq.val();
+                self.sent_ackreq_end_q.d.next = self.sent_ackreq_end.val();
+                self.sent_error_q.d.next = self.sent_error.val();
+                self.sent_status_q.d.next = self.sent_status.val();
+                self.g_valid.d.next = false;
+                self.g_refusal.d.next = 0.into();
+                self.g_skipped.d.next = 0.into();
                 self.c_completes.d.next = false;
                 self.c_status.d.next = 0.into();
                 self.c_slot.d.next = 0.into();
@@ -790,6 +924,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             self.rnr_waiting.d.next = self.side.read_data.val().get_bit(0);
             self.retry_una_valid.d.next = self.side.read_data.val().get_bit(1);
             self.retry_una.d.next = self.side.read_data.val().get_bits::<24>(2);
+            self.ack_running.d.next = self.side.read_data.val().get_bit(26);
             if self.kind.q.val() == self.ev_response.val() {
                 self.c_op.d.next = self.op_lookup.val();
                 self.c_psn.d.next = self.pkt_psn_q.q.val();
@@ -809,12 +944,78 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 self.c_op.d.next = self.op_clear.val();
                 self.t_op.d.next = self.timer_stop.val();
                 self.rnr_waiting.d.next = false;
+                self.ack_running.d.next = false;
                 self.retry_una_valid.d.next = false;
                 self.retry_una.d.next = 0.into();
                 self.state.d.next = self.st_issue.val();
+            } else if self.kind.q.val() == self.ev_grant.val() {
+                self.state.d.next = self.st_finish.val();
+                if self.w_state.q.val() != self.qp_rts.val() {
+                    self.g_refusal.d.next = self.grant_not_rts.val();
+                } else if self.side.read_data.val().get_bit(0) {
+                    self.g_refusal.d.next = self.grant_rnr_wait.val();
+                } else {
+                    self.state.d.next = self.st_grant.val();
+                }
+            } else if self.kind.q.val() == self.ev_sent.val() {
+                // The packets' cursor updates at once (each only moves
+                // forward), the ACK timer armed by the first AckReq packet
+                // if it was not running.
+                self.w_send_psn.d.next = self.sent_next_q.q.val();
+                if !self.sent_past_max.val().get_bit(23) & self.sent_past_max.val().any() {
+                    self.max_sent_q.d.next = self.sent_next_q.q.val();
+                }
+                if self.sent_ackreq_q.q.val() {
+                    if !self.sent_past_ackreq.val().get_bit(23) & self.sent_past_ackreq.val().any()
+                    {
+                        self.w_ackreq_end.d.next = self.sent_ackreq_end_q.q.val();
+                    }
+                    if !self.side.read_data.val().get_bit(26) & self.timeout_q.q.val().any() {
+                        self.ack_running.d.next = true;
+                        self.t_op.d.next = self.timer_arm.val();
+                        self.t_kind.d.next = false;
+                        self.t_code.d.next = self.timeout_q.q.val();
+                    }
+                }
+                self.state.d.next = self.st_finish.val();
+                if self.sent_error_q.q.val() {
+                    // The model's `local_error`: the WQE at the cursor
+                    // fails; the drain after it decides the move to ERR.
+                    self.c_op.d.next = self.op_fail.val();
+                    self.c_psn.d.next = self.sent_next_q.q.val();
+                    self.c_status.d.next = self.sent_status_q.q.val();
+                    self.state.d.next = self.st_issue.val();
+                }
             } else {
                 self.c_op.d.next = self.op_flush.val();
                 self.state.d.next = self.st_issue.val();
+            }
+        } else if self.state.q.val() == self.st_grant.val() {
+            self.state.d.next = self.st_finish.val();
+            if !self.send_behind.val().get_bit(23) {
+                self.g_refusal.d.next = self.grant_nothing.val();
+            } else {
+                self.c_op.d.next = self.op_lookup.val();
+                self.c_psn.d.next = self.w_send_psn.q.val();
+                self.state.d.next = self.st_issue.val();
+            }
+        } else if self.state.q.val() == self.st_grant_decide.val() {
+            self.state.d.next = self.st_finish.val();
+            if !self.wqe_found.q.val() {
+                self.g_refusal.d.next = self.grant_nothing.val();
+            } else if self.wqe_complete.q.val() {
+                // Acknowledged while the cursor was rewound: skipped.
+                self.w_send_psn.d.next = self.wqe_first.q.val() + self.wqe_npsn.q.val();
+                self.g_skipped.d.next = self.g_skipped.q.val() + 1;
+                self.state.d.next = self.st_grant.val();
+            } else if self.wqe_error.q.val() {
+                self.g_refusal.d.next = self.grant_failed_wqe.val();
+            } else if self.wqe_kind.q.val().get_bit(1)
+                & (self.wqe_rd_before.q.val() >= bit_cast::<8, 5>(self.max_rd_atomic_q.q.val()))
+            {
+                self.g_refusal.d.next = self.grant_rd_atomic_limit.val();
+            } else {
+                self.g_valid.d.next = true;
             }
         } else if self.state.q.val() == self.st_issue.val() {
             if self.tracker.cmd_ready.val() {
@@ -838,7 +1039,13 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                     self.wqe_len.d.next = self.tracker.res_wqe_len.val();
                     self.wqe_complete.d.next = self.tracker.res_wqe_complete.val();
                     self.wqe_error.d.next = self.tracker.res_wqe_error.val().any();
+                    self.wqe_opcode.d.next = self.tracker.res_wqe_opcode.val();
+                    self.wqe_signaled.d.next = self.tracker.res_wqe_signaled.val();
+                    self.wqe_rd_before.d.next = self.tracker.res_rd_atomic_before.val();
                     self.state.d.next = self.st_check.val();
+                    if self.kind.q.val() == self.ev_grant.val() {
+                        self.state.d.next = self.st_grant_decide.val();
+                    }
                 } else if self.c_op.q.val() == self.op_ack.val() {
                     self.w_una.d.next = self.tracker.res_una.val();
                     if !self.query.q.val() {
@@ -856,11 +1063,15 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 } else if self.c_op.q.val() == self.op_fail.val() {
                     self.c_op.d.next = self.op_flush.val();
                     self.state.d.next = self.st_issue.val();
+                    if self.kind.q.val() == self.ev_sent.val() {
+                        self.state.d.next = self.st_end.val();
+                    }
                 } else if self.c_op.q.val() == self.op_flush.val() {
                     // The ring is empty: una is the next PSN.
                     self.w_state.d.next = self.qp_err.val();
                     self.w_una.d.next = self.w_next_psn.q.val();
                     self.rnr_waiting.d.next = false;
+                    self.ack_running.d.next = false;
                     self.t_op.d.next = self.timer_stop.val();
                     self.t_kind.d.next = false;
                     self.t_code.d.next = 0.into();
@@ -956,6 +1167,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 self.retry_una.d.next = self.w_una.q.val();
                 self.w_send_psn.d.next = self.w_una.q.val();
                 self.w_ackreq_end.d.next = self.w_una.q.val();
+                self.ack_running.d.next = false;
                 if !self.rnr_waiting.q.val() {
                     self.t_op.d.next = self.timer_stop.val();
                     self.t_kind.d.next = false;
@@ -976,6 +1188,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                     self.w_rnr_left.d.next = self.w_rnr_left.q.val() - 1;
                 }
                 self.rnr_waiting.d.next = true;
+                self.ack_running.d.next = false;
                 self.w_send_psn.d.next = self.w_una.q.val();
                 self.w_ackreq_end.d.next = self.w_una.q.val();
                 self.t_op.d.next = self.timer_arm.val();
@@ -990,9 +1203,14 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                         self.rnr_waiting.d.next = false;
                         self.w_send_psn.d.next = self.w_una.q.val();
                     }
-                } else if !self.awaiting_now.val().get_bit(23) & self.awaiting_now.val().any() {
-                    self.retry_timeout.d.next = true;
-                    self.state.d.next = self.st_retry.val();
+                } else {
+                    // The ACK timer fired: it runs no more (the model
+                    // clears it, and a retry re-arms at transmit).
+                    self.ack_running.d.next = false;
+                    if !self.awaiting_now.val().get_bit(23) & self.awaiting_now.val().any() {
+                        self.retry_timeout.d.next = true;
+                        self.state.d.next = self.st_retry.val();
+                    }
                 }
             }
         } else if self.state.q.val() == self.st_end.val() {
@@ -1014,10 +1232,12 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             if !self.since_send.val().get_bit(23) & self.since_send.val().any() {
                 self.w_send_psn.d.next = self.progress_una.val();
             }
+            self.ack_running.d.next = false;
             if !self.awaiting_after.val().get_bit(23)
                 & self.awaiting_after.val().any()
                 & self.timeout_q.q.val().any()
             {
+                self.ack_running.d.next = true;
                 self.t_op.d.next = self.timer_arm.val();
                 self.t_kind.d.next = false;
                 self.t_code.d.next = self.timeout_q.q.val();
@@ -1040,6 +1260,21 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.done_retry_una_valid.next = self.retry_una_valid.q.val();
         self.done_retry_una.next = self.retry_una.q.val();
         self.done_rnr_waiting.next = self.rnr_waiting.q.val();
+        self.done_ack_running.next = self.ack_running.q.val();
+        self.wb_max_sent_psn.next = self.max_sent_q.q.val();
+        self.grant_valid.next = self.g_valid.q.val();
+        self.grant_refusal.next = self.g_refusal.q.val();
+        self.grant_skipped.next = self.g_skipped.q.val();
+        self.grant_slot.next = self.wqe_slot.q.val();
+        self.grant_kind.next = self.wqe_kind.q.val();
+        self.grant_opcode.next = self.wqe_opcode.q.val();
+        self.grant_first_psn.next = self.wqe_first.q.val();
+        self.grant_npsn.next = self.wqe_npsn.q.val();
+        self.grant_len.next = self.wqe_len.q.val();
+        self.grant_signaled.next = self.wqe_signaled.q.val();
+        self.grant_lkey.next = self.sges.read_data.val().get_bits::<32>(64);
+        self.grant_va.next = self.sges.read_data.val().get_bits::<64>(0);
+        self.grant_resume_psn.next = self.w_send_psn.q.val();
         self.done_action.next = self.act.q.val();
         self.done_wqe_check.next = self.wqe_check.q.val();
         self.timer_op.next = self.t_op.q.val();
