@@ -5,7 +5,11 @@
 //! placement, the send-queue ring operations and the send CQEs. The RTL of
 //! the model's `completer::on_response` (with the drain after it),
 //! `completer::on_timer`, the ring side of `Nic::post_send` and of
-//! `completer::move_to_error` when something else moves the QP to ERR;
+//! `completer::move_to_error` when something else moves the QP to ERR,
+//! and of the send queue's half of `requester::next_request`: the
+//! transmit grant (`requester::grant_choice`: which WQE the requester
+//! sends from next, at WQE granularity) and its status (the packets'
+//! `requester::after_packet` updates, the ACK timer armed, a local error);
 //! the lockstep test replays events a model NIC recorded
 //! (`Nic::record_completer`: every event's state before and after and its
 //! CQEs) and holds every output to them.
@@ -16,9 +20,12 @@
 //! VA) of every WQE in the rings, and a per-QP side RAM of the completer state
 //! the context record has no room for: `retry_una` (valid + 24 bits: the
 //! una of the Go-Back-N under way, so a burst of gap responses or a
-//! duplicated NAK rewinds once) and `rnr_waiting` (the model's
+//! duplicated NAK rewinds once), `rnr_waiting` (the model's
 //! `rnr_until.is_some()`: one RNR wait at a time, and the single hardware
-//! timer of a QP must not be stopped while it times an RNR wait).
+//! timer of a QP must not be stopped while it times an RNR wait) and
+//! `ack_running` (the model's `ack_timer.is_some()`: a packet with AckReq
+//! arms the ACK timer only when it is not running, so every event that
+//! arms or stops it, and its expiry, keeps this bit).
 //!
 //! # Ports
 //!
@@ -27,7 +34,7 @@
 //! - Event (valid/ready; `ev_ready` is high when idle, the event is taken
 //!   in the cycle both are high and all its inputs are sampled then):
 //!   `ev_kind` ([`EV_RESPONSE`], [`EV_TIMER`], [`EV_POST`], [`EV_CLEAR`],
-//!   [`EV_TO_ERROR`]),
+//!   [`EV_TO_ERROR`], [`EV_GRANT`], [`EV_SENT`]),
 //!   `ev_qpn`, and
 //!   - response: `pkt_opcode`, `pkt_psn`, `pkt_has_aeth`,
 //!     `pkt_aeth_syndrome`, `pkt_payload_len`, `pkt_atomic_orig` (the
@@ -44,18 +51,27 @@
 //!   - to error: nothing (the QP moves to ERR for a reason outside this
 //!     block, the host's `modify_qp` or a responder error: its ring is
 //!     flushed, state ERR, una the next PSN, timer stopped, RNR wait over);
+//!   - grant: nothing (the transmit scheduler asks what the QP may send
+//!     from next);
+//!   - sent (the status of the grant's packets, as `requester_datapath`
+//!     reports it when its last packet is decided): `sent_next_psn` (the
+//!     send cursor after them), `sent_ackreq` and `sent_ackreq_end` (a
+//!     packet carried AckReq; the PSN after the last such packet),
+//!     `sent_error` with `sent_status` (the packet at `sent_next_psn`
+//!     failed its local check: LOC_PROT_ERR or LOC_LEN_ERR);
 //!   - every event: the QP context fields (`qp_context_record` names
 //!     without `sq_`): `ctx_state`, `ctx_next_psn`, `ctx_send_psn`,
 //!     `ctx_una_psn`, `ctx_max_sent_psn`, `ctx_ackreq_end_psn`,
 //!     `ctx_timeout`, `ctx_retry_cnt`, `ctx_rnr_retry`, `ctx_retry_left`,
-//!     `ctx_rnr_left`, `ctx_path_mtu`.
+//!     `ctx_rnr_left`, `ctx_path_mtu`, `ctx_max_rd_atomic`.
 //! - Done: `done_valid` is high for one cycle when the event's decision is
 //!   final (every ring command finished), with `done_qpn` and
 //!   - the write-back: `wb_state`, `wb_next_psn`, `wb_send_psn`,
-//!     `wb_una_psn`, `wb_ackreq_end_psn`, `wb_retry_left`, `wb_rnr_left`
-//!     (the event's input values where it changed nothing); the side
-//!     state as written: `done_retry_una_valid`, `done_retry_una`,
-//!     `done_rnr_waiting`;
+//!     `wb_una_psn`, `wb_max_sent_psn`, `wb_ackreq_end_psn`,
+//!     `wb_retry_left`, `wb_rnr_left` (the event's input values where it
+//!     changed nothing); the side state as written:
+//!     `done_retry_una_valid`, `done_retry_una`, `done_rnr_waiting`,
+//!     `done_ack_running`;
 //!   - the timer command for `qp_timers`: `timer_op` ([`TIMER_NONE`],
 //!     [`TIMER_ARM`] with `timer_kind` (high: RNR wait) and `timer_code`
 //!     (ACK: the context's `timeout`; RNR: the NAK's timer code), or
@@ -67,6 +83,16 @@
 //!     `place_atomic` the 8-byte `place_atomic_orig` at offset 0;
 //!   - post: `post_accepted` (low: the ring was full, or the QP not in
 //!     RTS or ERR), `post_slot` (the handle the host maps to its wr_id);
+//!   - grant: `grant_valid` with the WQE `grant_slot`, `grant_kind`,
+//!     `grant_opcode` (CQE opcode), `grant_first_psn`, `grant_npsn`,
+//!     `grant_len`, `grant_signaled`, its local buffer `grant_lkey`,
+//!     `grant_va` and `grant_resume_psn` (the send cursor, also written
+//!     back as `wb_send_psn`): what `requester_datapath`'s grant takes
+//!     from the ring (remote VA, R_Key, immediate and atomic operands are
+//!     the core's, by the same `{qpn, slot}`); or low with
+//!     `grant_refusal` ([`GRANT_NOT_RTS`], [`GRANT_RNR_WAIT`],
+//!     [`GRANT_NOTHING`], [`GRANT_FAILED_WQE`],
+//!     [`GRANT_RD_ATOMIC_LIMIT`]); `grant_skipped`: WQEs skipped;
 //!   - `done_action`, `done_wqe_check`: the checker's decision codes (for
 //!     counters and logs).
 //! - CQE stream (valid/ready): the tracker's, `cqe_qpn`, `cqe_slot`,
@@ -93,11 +119,27 @@
 //! append the WQE (next PSN advances), in ERR append and flush it at once
 //! (a WR_FLUSH_ERR CQE). Move to ERR stops the timer and ends an RNR wait.
 //!
+//! Grant: refused when the QP is not in RTS or waits out an RNR NAK, or
+//! when `send_psn` is not behind `next_psn`; else a ring lookup at
+//! `send_psn`: no WQE holds it: nothing to send; the WQE is complete
+//! (acknowledged while the cursor was rewound): `send_psn` moves to its
+//! end and the lookup repeats; it has failed: refused; it is a READ or
+//! atomic with `max_rd_atomic` unanswered READ/atomic WQEs before it (the
+//! tracker counts them on its walk): refused; else granted. The window
+//! and DCQCN pacing are not the grant's (the scheduler's ready set and
+//! `requester_datapath`'s segmenter).
+//!
+//! Sent: `send_psn` = `sent_next_psn`, `max_sent_psn` and
+//! `ackreq_end_psn` moved forward to it / to `sent_ackreq_end` (what the
+//! model's per-packet updates leave after those packets), the ACK timer
+//! armed if a packet carried AckReq and it was not running (and the
+//! context's `timeout` is not 0); with `sent_error` the WQE holding
+//! `sent_next_psn` fails (the model's `local_error`) and the drain moves
+//! the QP to ERR if it is the oldest.
+//!
 //! Not here: a READ response / atomic ACK whose local buffer fails the MR
-//! check (the model's `local_error`) is decided by the placement stage
-//! after this block; the transmit-side changes of the context
-//! (`sq_send_psn` advancing, `sq_max_sent_psn`, `sq_ackreq_end_psn`, the
-//! ACK timer armed at transmit) belong to the transmit status event.
+//! check (the model's `local_error` on the response side) is decided by
+//! the placement stage after this block.
 //!
 //! # Latency and throughput
 //!
@@ -105,7 +147,10 @@
 //! recorded traces): a post 9 cycles (13 in ERR), a timer 4 to 6 (36 when
 //! the retries are exhausted: fail and flush), a response 10 to 67 (a drop
 //! after a short lookup walk 10; a READ response or atomic ACK placed 30
-//! to 38; long walks and flushes up to 67), a move to ERR 7 to 32: each
+//! to 38; long walks and flushes up to 66), a move to ERR 7 to 32, a
+//! grant 3 to 26 (3 when the context alone refuses it; else a lookup and
+//! one more per WQE skipped), a sent 3 (11 to 15 with a local error: a
+//! fail, and a flush if the WQE is the oldest): each
 //! ring command 5 cycles plus its walk, plus every cycle a CQE waits on
 //! `cqe_ready`. That is line rate at MTU-sized frames (65 cycles at MTU
 //! 4096) and not for minimum-size responses; the core's arbiter holds the
@@ -122,7 +167,7 @@
 //! sequential, so no collision logic.
 //!
 //! Yosys `synth_xilinx` (UltraScale+) at the defaults: 97 RAMB36 (ring 52,
-//! local buffers 44, side 1) + 1 RAMB18, 1,815 LUTs, 1,516 flip-flops.
+//! local buffers 44, side 1) + 1 RAMB18, 2,145 LUTs, 1,609 flip-flops.
 
 use crate::qp_slot_ram::QpSlotRam;
 use crate::response_checker::{self as rc, ResponseChecker};

@@ -5,15 +5,19 @@
 //! a remote access NAK that moves a QP to ERR, ACK timeouts, Go-Back-N,
 //! retries exhausted), then a post to every QP in ERR and every QP back
 //! to RESET: every send
-//! WQE posted, every response packet, every timer that fired
+//! WQE posted, every response packet, every timer that fired, every
+//! transmit grant (the WQE the requester starts sending from, or why it
+//! sends nothing) and its sent status (the packets it sent from that WQE
+//! in a row), one run with a 6-PSN window so the window holds grants back
 //! (`Nic::record_completer`, with the QP's send-side state before and
 //! after each event and the send CQEs it wrote; `Nic::record_responses`
 //! for the READ / atomic placement). Each event goes in with the context
 //! fields the model had before it, as the core's event arbiter supplies
 //! them; its context write-back, the completer's side state (retry una,
-//! RNR wait), its timer command, its placement and its CQEs (slot mapped
-//! back to wr_id, as the host does; CQE output stalled at random) must be
-//! the model's.
+//! RNR wait, ACK timer running), its timer command, its placement, its
+//! grant (WQE slot, record, local buffer, resume PSN, WQEs skipped, or the
+//! refusal) and its CQEs (slot mapped back to wr_id, as the host does;
+//! CQE output stalled at random) must be the model's.
 
 mod rtl_common;
 
@@ -426,7 +430,10 @@ type Logs = [(Vec<CompleterRecord>, Vec<ResponseRecord>); 2];
 /// Every completer event and response record of the two NICs, and the
 /// events of the end: ERR posts and the move to RESET.
 /// `window`: the NICs' send window (`max_outstanding_psns`), else the
-/// default.
+/// default; with a window, NIC 0 also gets a SEND with an unregistered
+/// L_Key posted to the first QP with room once the traffic runs (a local
+/// protection error at transmit: the WQE fails, grants stop at it until
+/// it is the oldest, then the QP moves to ERR).
 fn model_trace(
     seed: u64,
     mtu: u32,
@@ -447,6 +454,30 @@ fn model_trace(
             nic.config_mut().max_outstanding_psns = w;
         }
     });
+    if window.is_some() {
+        let bad = SendWr {
+            wr_id: 0xBAD,
+            op: SendOp::Send,
+            sgl: vec![Sge {
+                addr: 0x1000,
+                length: 2 * mtu,
+                lkey: 0x7777_7700,
+            }],
+            signaled: true,
+            solicited: false,
+        };
+        let mut posted = false;
+        while !posted && run.fabric.now() < 1_000_000 {
+            let nic = run.fabric.node_mut(run.ids[0]);
+            posted = nic
+                .qpns()
+                .into_iter()
+                .any(|qpn| nic.post_send(qpn, bad.clone()).is_ok());
+            let t = run.fabric.now();
+            run.fabric.run_until(t + 5_000);
+        }
+        assert!(posted, "a send queue with room");
+    }
     run.fabric.run_until(2_000_000_000);
     let logs = [0, 1].map(|s| {
         let nic = run.fabric.node_mut(run.ids[s]);
@@ -806,6 +837,8 @@ fn model_traces_with_loss_duplication_and_reordering_match() {
         "sent with AckReq",
         "sent nothing (window)",
         "ACK timer armed at sent",
+        "sent with local error",
+        "grant refused: failed WQE",
     ] {
         assert!(
             tally.seen.get(k).copied().unwrap_or(0) > 0,
