@@ -197,15 +197,10 @@ pub fn grant_choice<W: RingWqe>(
         if w.error().is_some() {
             break Err(GrantRefusal::FailedWqe);
         }
-        if w.kind().needs_response() {
-            let outstanding = wqes
-                .iter()
-                .take(idx)
-                .filter(|w| w.kind().needs_response() && !w.complete())
-                .count();
-            if outstanding >= usize::from(max_rd_atomic) {
-                break Err(GrantRefusal::RdAtomicLimit);
-            }
+        if w.kind().needs_response()
+            && send_queue::unanswered_before(wqes, idx) >= usize::from(max_rd_atomic)
+        {
+            break Err(GrantRefusal::RdAtomicLimit);
         }
         break Ok(idx);
     };
