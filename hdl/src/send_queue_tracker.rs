@@ -91,7 +91,7 @@
 //! the next step if that is not enough.
 //!
 //! Yosys `synth_xilinx` (UltraScale+) at the defaults: 52 RAMB36 + 1
-//! RAMB18, 726 LUTs, 503 flip-flops.
+//! RAMB18, 711 LUTs, 511 flip-flops.
 //!
 //! # Memory
 //!
