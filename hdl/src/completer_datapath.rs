@@ -5,7 +5,11 @@
 //! placement, the send-queue ring operations and the send CQEs. The RTL of
 //! the model's `completer::on_response` (with the drain after it),
 //! `completer::on_timer`, the ring side of `Nic::post_send` and of
-//! `completer::move_to_error` when something else moves the QP to ERR;
+//! `completer::move_to_error` when something else moves the QP to ERR,
+//! and of the send queue's half of `requester::next_request`: the
+//! transmit grant (`requester::grant_choice`: which WQE the requester
+//! sends from next, at WQE granularity) and its status (the packets'
+//! `requester::after_packet` updates, the ACK timer armed, a local error);
 //! the lockstep test replays events a model NIC recorded
 //! (`Nic::record_completer`: every event's state before and after and its
 //! CQEs) and holds every output to them.
@@ -16,9 +20,12 @@
 //! VA) of every WQE in the rings, and a per-QP side RAM of the completer state
 //! the context record has no room for: `retry_una` (valid + 24 bits: the
 //! una of the Go-Back-N under way, so a burst of gap responses or a
-//! duplicated NAK rewinds once) and `rnr_waiting` (the model's
+//! duplicated NAK rewinds once), `rnr_waiting` (the model's
 //! `rnr_until.is_some()`: one RNR wait at a time, and the single hardware
-//! timer of a QP must not be stopped while it times an RNR wait).
+//! timer of a QP must not be stopped while it times an RNR wait) and
+//! `ack_running` (the model's `ack_timer.is_some()`: a packet with AckReq
+//! arms the ACK timer only when it is not running, so every event that
+//! arms or stops it, and its expiry, keeps this bit).
 //!
 //! # Ports
 //!
@@ -27,7 +34,7 @@
 //! - Event (valid/ready; `ev_ready` is high when idle, the event is taken
 //!   in the cycle both are high and all its inputs are sampled then):
 //!   `ev_kind` ([`EV_RESPONSE`], [`EV_TIMER`], [`EV_POST`], [`EV_CLEAR`],
-//!   [`EV_TO_ERROR`]),
+//!   [`EV_TO_ERROR`], [`EV_GRANT`], [`EV_SENT`]),
 //!   `ev_qpn`, and
 //!   - response: `pkt_opcode`, `pkt_psn`, `pkt_has_aeth`,
 //!     `pkt_aeth_syndrome`, `pkt_payload_len`, `pkt_atomic_orig` (the
@@ -44,18 +51,27 @@
 //!   - to error: nothing (the QP moves to ERR for a reason outside this
 //!     block, the host's `modify_qp` or a responder error: its ring is
 //!     flushed, state ERR, una the next PSN, timer stopped, RNR wait over);
+//!   - grant: nothing (the transmit scheduler asks what the QP may send
+//!     from next);
+//!   - sent (the status of the grant's packets, as `requester_datapath`
+//!     reports it when its last packet is decided): `sent_next_psn` (the
+//!     send cursor after them), `sent_ackreq` and `sent_ackreq_end` (a
+//!     packet carried AckReq; the PSN after the last such packet),
+//!     `sent_error` with `sent_status` (the packet at `sent_next_psn`
+//!     failed its local check: LOC_PROT_ERR or LOC_LEN_ERR);
 //!   - every event: the QP context fields (`qp_context_record` names
 //!     without `sq_`): `ctx_state`, `ctx_next_psn`, `ctx_send_psn`,
 //!     `ctx_una_psn`, `ctx_max_sent_psn`, `ctx_ackreq_end_psn`,
 //!     `ctx_timeout`, `ctx_retry_cnt`, `ctx_rnr_retry`, `ctx_retry_left`,
-//!     `ctx_rnr_left`, `ctx_path_mtu`.
+//!     `ctx_rnr_left`, `ctx_path_mtu`, `ctx_max_rd_atomic`.
 //! - Done: `done_valid` is high for one cycle when the event's decision is
 //!   final (every ring command finished), with `done_qpn` and
 //!   - the write-back: `wb_state`, `wb_next_psn`, `wb_send_psn`,
-//!     `wb_una_psn`, `wb_ackreq_end_psn`, `wb_retry_left`, `wb_rnr_left`
-//!     (the event's input values where it changed nothing); the side
-//!     state as written: `done_retry_una_valid`, `done_retry_una`,
-//!     `done_rnr_waiting`;
+//!     `wb_una_psn`, `wb_max_sent_psn`, `wb_ackreq_end_psn`,
+//!     `wb_retry_left`, `wb_rnr_left` (the event's input values where it
+//!     changed nothing); the side state as written:
+//!     `done_retry_una_valid`, `done_retry_una`, `done_rnr_waiting`,
+//!     `done_ack_running`;
 //!   - the timer command for `qp_timers`: `timer_op` ([`TIMER_NONE`],
 //!     [`TIMER_ARM`] with `timer_kind` (high: RNR wait) and `timer_code`
 //!     (ACK: the context's `timeout`; RNR: the NAK's timer code), or
@@ -67,6 +83,16 @@
 //!     `place_atomic` the 8-byte `place_atomic_orig` at offset 0;
 //!   - post: `post_accepted` (low: the ring was full, or the QP not in
 //!     RTS or ERR), `post_slot` (the handle the host maps to its wr_id);
+//!   - grant: `grant_valid` with the WQE `grant_slot`, `grant_kind`,
+//!     `grant_opcode` (CQE opcode), `grant_first_psn`, `grant_npsn`,
+//!     `grant_len`, `grant_signaled`, its local buffer `grant_lkey`,
+//!     `grant_va` and `grant_resume_psn` (the send cursor, also written
+//!     back as `wb_send_psn`): what `requester_datapath`'s grant takes
+//!     from the ring (remote VA, R_Key, immediate and atomic operands are
+//!     the core's, by the same `{qpn, slot}`); or low with
+//!     `grant_refusal` ([`GRANT_NOT_RTS`], [`GRANT_RNR_WAIT`],
+//!     [`GRANT_NOTHING`], [`GRANT_FAILED_WQE`],
+//!     [`GRANT_RD_ATOMIC_LIMIT`]); `grant_skipped`: WQEs skipped;
 //!   - `done_action`, `done_wqe_check`: the checker's decision codes (for
 //!     counters and logs).
 //! - CQE stream (valid/ready): the tracker's, `cqe_qpn`, `cqe_slot`,
@@ -93,11 +119,27 @@
 //! append the WQE (next PSN advances), in ERR append and flush it at once
 //! (a WR_FLUSH_ERR CQE). Move to ERR stops the timer and ends an RNR wait.
 //!
+//! Grant: refused when the QP is not in RTS or waits out an RNR NAK, or
+//! when `send_psn` is not behind `next_psn`; else a ring lookup at
+//! `send_psn`: no WQE holds it: nothing to send; the WQE is complete
+//! (acknowledged while the cursor was rewound): `send_psn` moves to its
+//! end and the lookup repeats; it has failed: refused; it is a READ or
+//! atomic with `max_rd_atomic` unanswered READ/atomic WQEs before it (the
+//! tracker counts them on its walk): refused; else granted. The window
+//! and DCQCN pacing are not the grant's (the scheduler's ready set and
+//! `requester_datapath`'s segmenter).
+//!
+//! Sent: `send_psn` = `sent_next_psn`, `max_sent_psn` and
+//! `ackreq_end_psn` moved forward to it / to `sent_ackreq_end` (what the
+//! model's per-packet updates leave after those packets), the ACK timer
+//! armed if a packet carried AckReq and it was not running (and the
+//! context's `timeout` is not 0); with `sent_error` the WQE holding
+//! `sent_next_psn` fails (the model's `local_error`) and the drain moves
+//! the QP to ERR if it is the oldest.
+//!
 //! Not here: a READ response / atomic ACK whose local buffer fails the MR
-//! check (the model's `local_error`) is decided by the placement stage
-//! after this block; the transmit-side changes of the context
-//! (`sq_send_psn` advancing, `sq_max_sent_psn`, `sq_ackreq_end_psn`, the
-//! ACK timer armed at transmit) belong to the transmit status event.
+//! check (the model's `local_error` on the response side) is decided by
+//! the placement stage after this block.
 //!
 //! # Latency and throughput
 //!
@@ -105,7 +147,10 @@
 //! recorded traces): a post 9 cycles (13 in ERR), a timer 4 to 6 (36 when
 //! the retries are exhausted: fail and flush), a response 10 to 67 (a drop
 //! after a short lookup walk 10; a READ response or atomic ACK placed 30
-//! to 38; long walks and flushes up to 67), a move to ERR 7 to 32: each
+//! to 38; long walks and flushes up to 66), a move to ERR 7 to 32, a
+//! grant 3 to 26 (3 when the context alone refuses it; else a lookup and
+//! one more per WQE skipped), a sent 3 (11 to 15 with a local error: a
+//! fail, and a flush if the WQE is the oldest): each
 //! ring command 5 cycles plus its walk, plus every cycle a CQE waits on
 //! `cqe_ready`. That is line rate at MTU-sized frames (65 cycles at MTU
 //! 4096) and not for minimum-size responses; the core's arbiter holds the
@@ -122,7 +167,7 @@
 //! sequential, so no collision logic.
 //!
 //! Yosys `synth_xilinx` (UltraScale+) at the defaults: 97 RAMB36 (ring 52,
-//! local buffers 44, side 1) + 1 RAMB18, 1,815 LUTs, 1,516 flip-flops.
+//! local buffers 44, side 1) + 1 RAMB18, 2,145 LUTs, 1,609 flip-flops.
 
 use crate::qp_slot_ram::QpSlotRam;
 use crate::response_checker::{self as rc, ResponseChecker};
@@ -136,14 +181,26 @@ pub const EV_TIMER: u64 = 1;
 pub const EV_POST: u64 = 2;
 pub const EV_CLEAR: u64 = 3;
 pub const EV_TO_ERROR: u64 = 4;
+pub const EV_GRANT: u64 = 5;
+pub const EV_SENT: u64 = 6;
+
+/// `grant_refusal` codes (the model's `GrantRefusal` in declaration order
+/// plus one); [`GRANT_OK`] with `grant_valid`.
+pub const GRANT_OK: u64 = 0;
+pub const GRANT_NOT_RTS: u64 = 1;
+pub const GRANT_RNR_WAIT: u64 = 2;
+pub const GRANT_NOTHING: u64 = 3;
+pub const GRANT_FAILED_WQE: u64 = 4;
+pub const GRANT_RD_ATOMIC_LIMIT: u64 = 5;
 
 /// `timer_op` codes.
 pub const TIMER_NONE: u64 = 0;
 pub const TIMER_ARM: u64 = 1;
 pub const TIMER_STOP: u64 = 2;
 
-/// Bits of a side RAM word: `{retry_una[23:0], retry_una_valid, rnr_waiting}`.
-pub const SIDE_BITS: usize = 26;
+/// Bits of a side RAM word:
+/// `{ack_running, retry_una[23:0], retry_una_valid, rnr_waiting}`.
+pub const SIDE_BITS: usize = 27;
 
 /// Bits of a local buffer word: `{lkey[31:0], va[63:0]}`.
 pub const SGE_BITS: usize = 96;
@@ -179,6 +236,10 @@ const ST_TIMER: u64 = 9;
 /// The final drain: a failed WQE at the head moves the QP to ERR.
 const ST_END: u64 = 10;
 const ST_FINISH: u64 = 11;
+/// Grant: the cursor against the next PSN, then a lookup at the cursor.
+const ST_GRANT: u64 = 12;
+/// Grant: the WQE found at the cursor decided (skip, refuse or grant).
+const ST_GRANT_DECIDE: u64 = 13;
 
 /// The default build: 1024 QPs x 16 outstanding WQEs.
 pub type CompleterDatapathDefault =
@@ -220,6 +281,12 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     pub ctx_retry_left: Signal<In, Bits<3>>,
     pub ctx_rnr_left: Signal<In, Bits<3>>,
     pub ctx_path_mtu: Signal<In, Bits<3>>,
+    pub ctx_max_rd_atomic: Signal<In, Bits<5>>,
+    pub sent_next_psn: Signal<In, Bits<24>>,
+    pub sent_ackreq: Signal<In, Bit>,
+    pub sent_ackreq_end: Signal<In, Bits<24>>,
+    pub sent_error: Signal<In, Bit>,
+    pub sent_status: Signal<In, Bits<4>>,
     pub done_valid: Signal<Out, Bit>,
     pub done_qpn: Signal<Out, Bits<A>>,
     pub wb_state: Signal<Out, Bits<3>>,
@@ -227,11 +294,13 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     pub wb_send_psn: Signal<Out, Bits<24>>,
     pub wb_una_psn: Signal<Out, Bits<24>>,
     pub wb_ackreq_end_psn: Signal<Out, Bits<24>>,
+    pub wb_max_sent_psn: Signal<Out, Bits<24>>,
     pub wb_retry_left: Signal<Out, Bits<3>>,
     pub wb_rnr_left: Signal<Out, Bits<3>>,
     pub done_retry_una_valid: Signal<Out, Bit>,
     pub done_retry_una: Signal<Out, Bits<24>>,
     pub done_rnr_waiting: Signal<Out, Bit>,
+    pub done_ack_running: Signal<Out, Bit>,
     pub done_action: Signal<Out, Bits<3>>,
     pub done_wqe_check: Signal<Out, Bits<3>>,
     pub timer_op: Signal<Out, Bits<2>>,
@@ -247,6 +316,19 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     pub place_va: Signal<Out, Bits<64>>,
     pub post_accepted: Signal<Out, Bit>,
     pub post_slot: Signal<Out, Bits<D>>,
+    pub grant_valid: Signal<Out, Bit>,
+    pub grant_refusal: Signal<Out, Bits<3>>,
+    pub grant_skipped: Signal<Out, Bits<5>>,
+    pub grant_slot: Signal<Out, Bits<D>>,
+    pub grant_kind: Signal<Out, Bits<2>>,
+    pub grant_opcode: Signal<Out, Bits<3>>,
+    pub grant_first_psn: Signal<Out, Bits<24>>,
+    pub grant_npsn: Signal<Out, Bits<24>>,
+    pub grant_len: Signal<Out, Bits<32>>,
+    pub grant_signaled: Signal<Out, Bit>,
+    pub grant_lkey: Signal<Out, Bits<32>>,
+    pub grant_va: Signal<Out, Bits<64>>,
+    pub grant_resume_psn: Signal<Out, Bits<24>>,
     pub cqe_valid: Signal<Out, Bit>,
     pub cqe_ready: Signal<In, Bit>,
     pub cqe_qpn: Signal<Out, Bits<A>>,
@@ -327,6 +409,19 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     p_len: DFF<Bits<32>>,
     accepted: DFF<Bit>,
     post_slot_q: DFF<Bits<D>>,
+    max_rd_atomic_q: DFF<Bits<5>>,
+    sent_next_q: DFF<Bits<24>>,
+    sent_ackreq_q: DFF<Bit>,
+    sent_ackreq_end_q: DFF<Bits<24>>,
+    sent_error_q: DFF<Bit>,
+    sent_status_q: DFF<Bits<4>>,
+    ack_running: DFF<Bit>,
+    wqe_opcode: DFF<Bits<3>>,
+    wqe_signaled: DFF<Bit>,
+    wqe_rd_before: DFF<Bits<8>>,
+    g_valid: DFF<Bit>,
+    g_refusal: DFF<Bits<3>>,
+    g_skipped: DFF<Bits<5>>,
     st_idle: Constant<Bits<4>>,
     st_load: Constant<Bits<4>>,
     st_issue: Constant<Bits<4>>,
@@ -339,10 +434,19 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     st_timer: Constant<Bits<4>>,
     st_end: Constant<Bits<4>>,
     st_finish: Constant<Bits<4>>,
+    st_grant: Constant<Bits<4>>,
+    st_grant_decide: Constant<Bits<4>>,
     ev_response: Constant<Bits<3>>,
     ev_timer: Constant<Bits<3>>,
     ev_post: Constant<Bits<3>>,
     ev_clear: Constant<Bits<3>>,
+    ev_grant: Constant<Bits<3>>,
+    ev_sent: Constant<Bits<3>>,
+    grant_not_rts: Constant<Bits<3>>,
+    grant_rnr_wait: Constant<Bits<3>>,
+    grant_nothing: Constant<Bits<3>>,
+    grant_failed_wqe: Constant<Bits<3>>,
+    grant_rd_atomic_limit: Constant<Bits<3>>,
     qp_rts: Constant<Bits<3>>,
     qp_err: Constant<Bits<3>>,
     op_post: Constant<Bits<3>>,
@@ -373,6 +477,9 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     awaiting_after: Signal<Local, Bits<24>>,
     awaiting_now: Signal<Local, Bits<24>>,
     same_loss: Signal<Local, Bit>,
+    send_behind: Signal<Local, Bits<24>>,
+    sent_past_max: Signal<Local, Bits<24>>,
+    sent_past_ackreq: Signal<Local, Bits<24>>,
 }
 
 impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
@@ -411,6 +518,12 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             ctx_retry_left: Default::default(),
             ctx_rnr_left: Default::default(),
             ctx_path_mtu: Default::default(),
+            ctx_max_rd_atomic: Default::default(),
+            sent_next_psn: Default::default(),
+            sent_ackreq: Default::default(),
+            sent_ackreq_end: Default::default(),
+            sent_error: Default::default(),
+            sent_status: Default::default(),
             done_valid: Default::default(),
             done_qpn: Default::default(),
             wb_state: Default::default(),
@@ -418,11 +531,13 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             wb_send_psn: Default::default(),
             wb_una_psn: Default::default(),
             wb_ackreq_end_psn: Default::default(),
+            wb_max_sent_psn: Default::default(),
             wb_retry_left: Default::default(),
             wb_rnr_left: Default::default(),
             done_retry_una_valid: Default::default(),
             done_retry_una: Default::default(),
             done_rnr_waiting: Default::default(),
+            done_ack_running: Default::default(),
             done_action: Default::default(),
             done_wqe_check: Default::default(),
             timer_op: Default::default(),
@@ -438,6 +553,19 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             place_va: Default::default(),
             post_accepted: Default::default(),
             post_slot: Default::default(),
+            grant_valid: Default::default(),
+            grant_refusal: Default::default(),
+            grant_skipped: Default::default(),
+            grant_slot: Default::default(),
+            grant_kind: Default::default(),
+            grant_opcode: Default::default(),
+            grant_first_psn: Default::default(),
+            grant_npsn: Default::default(),
+            grant_len: Default::default(),
+            grant_signaled: Default::default(),
+            grant_lkey: Default::default(),
+            grant_va: Default::default(),
+            grant_resume_psn: Default::default(),
             cqe_valid: Default::default(),
             cqe_ready: Default::default(),
             cqe_qpn: Default::default(),
@@ -518,6 +646,19 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             p_len: Default::default(),
             accepted: Default::default(),
             post_slot_q: Default::default(),
+            max_rd_atomic_q: Default::default(),
+            sent_next_q: Default::default(),
+            sent_ackreq_q: Default::default(),
+            sent_ackreq_end_q: Default::default(),
+            sent_error_q: Default::default(),
+            sent_status_q: Default::default(),
+            ack_running: Default::default(),
+            wqe_opcode: Default::default(),
+            wqe_signaled: Default::default(),
+            wqe_rd_before: Default::default(),
+            g_valid: Default::default(),
+            g_refusal: Default::default(),
+            g_skipped: Default::default(),
             st_idle: Constant::new(bits::<4>(ST_IDLE)),
             st_load: Constant::new(bits::<4>(ST_LOAD)),
             st_issue: Constant::new(bits::<4>(ST_ISSUE)),
@@ -530,10 +671,19 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             st_timer: Constant::new(bits::<4>(ST_TIMER)),
             st_end: Constant::new(bits::<4>(ST_END)),
             st_finish: Constant::new(bits::<4>(ST_FINISH)),
+            st_grant: Constant::new(bits::<4>(ST_GRANT)),
+            st_grant_decide: Constant::new(bits::<4>(ST_GRANT_DECIDE)),
             ev_response: Constant::new(bits::<3>(EV_RESPONSE)),
             ev_timer: Constant::new(bits::<3>(EV_TIMER)),
             ev_post: Constant::new(bits::<3>(EV_POST)),
             ev_clear: Constant::new(bits::<3>(EV_CLEAR)),
+            ev_grant: Constant::new(bits::<3>(EV_GRANT)),
+            ev_sent: Constant::new(bits::<3>(EV_SENT)),
+            grant_not_rts: Constant::new(bits::<3>(GRANT_NOT_RTS)),
+            grant_rnr_wait: Constant::new(bits::<3>(GRANT_RNR_WAIT)),
+            grant_nothing: Constant::new(bits::<3>(GRANT_NOTHING)),
+            grant_failed_wqe: Constant::new(bits::<3>(GRANT_FAILED_WQE)),
+            grant_rd_atomic_limit: Constant::new(bits::<3>(GRANT_RD_ATOMIC_LIMIT)),
             qp_rts: Constant::new(bits::<3>(STATE_RTS)),
             qp_err: Constant::new(bits::<3>(STATE_ERR)),
             op_post: Constant::new(bits::<3>(sqt::OP_POST)),
@@ -564,6 +714,9 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             awaiting_after: Default::default(),
             awaiting_now: Default::default(),
             same_loss: Default::default(),
+            send_behind: Default::default(),
+            sent_past_max: Default::default(),
+            sent_past_ackreq: Default::default(),
         }
     }
 }
@@ -642,7 +795,20 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             p_offset,
             p_len,
             accepted,
-            post_slot_q
+            post_slot_q,
+            max_rd_atomic_q,
+            sent_next_q,
+            sent_ackreq_q,
+            sent_ackreq_end_q,
+            sent_error_q,
+            sent_status_q,
+            ack_running,
+            wqe_opcode,
+            wqe_signaled,
+            wqe_rd_before,
+            g_valid,
+            g_refusal,
+            g_skipped
         );
         clock!(self, clock, checker, tracker, side, sges);
         self.checker.reset.next = self.reset.val();
@@ -699,7 +865,8 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.side.write_address.next = self.qpn.q.val();
         self.side.write_data.next = bit_cast::<SIDE_BITS, 1>(self.rnr_waiting.q.val().into())
             | (bit_cast::<SIDE_BITS, 1>(self.retry_una_valid.q.val().into()) << 1)
-            | (bit_cast::<SIDE_BITS, 24>(self.retry_una.q.val()) << 2);
+            | (bit_cast::<SIDE_BITS, 24>(self.retry_una.q.val()) << 2)
+            | (bit_cast::<SIDE_BITS, 1>(self.ack_running.q.val().into()) << 26);
 
         // ---- the local buffers: written when a post is taken, read at the
         // WQE a response belongs to (stable from its lookup to done)
@@ -728,6 +895,9 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.since_send.next = self.progress_una.val() - self.w_send_psn.q.val();
         self.awaiting_after.next = self.w_ackreq_end.q.val() - self.progress_una.val();
         self.awaiting_now.next = self.w_ackreq_end.q.val() - self.w_una.q.val();
+        self.send_behind.next = self.w_send_psn.q.val() - self.w_next_psn.q.val();
+        self.sent_past_max.next = self.sent_next_q.q.val() - self.max_sent_q.q.val();
+        self.sent_past_ackreq.next = self.sent_ackreq_end_q.q.val() - self.w_ackreq_end.q.val();
         self.same_loss.next = !self.retry_timeout.q.val()
             & self.retry_una_valid.q.val()
             & (self.retry_una.q.val() == self.w_una.q.val());
@@ -781,6 +951,15 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 self.p_len.d.next = 0.into();
                 self.accepted.d.next = false;
                 self.post_slot_q.d.next = 0.into();
+                self.max_rd_atomic_q.d.next = self.ctx_max_rd_atomic.val();
+                self.sent_next_q.d.next = self.sent_next_psn.val();
+                self.sent_ackreq_q.d.next = self.sent_ackreq.val();
+                self.sent_ackreq_end_q.d.next = self.sent_ackreq_end.val();
+                self.sent_error_q.d.next = self.sent_error.val();
+                self.sent_status_q.d.next = self.sent_status.val();
+                self.g_valid.d.next = false;
+                self.g_refusal.d.next = 0.into();
+                self.g_skipped.d.next = 0.into();
                 self.c_completes.d.next = false;
                 self.c_status.d.next = 0.into();
                 self.c_slot.d.next = 0.into();
@@ -790,6 +969,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             self.rnr_waiting.d.next = self.side.read_data.val().get_bit(0);
             self.retry_una_valid.d.next = self.side.read_data.val().get_bit(1);
             self.retry_una.d.next = self.side.read_data.val().get_bits::<24>(2);
+            self.ack_running.d.next = self.side.read_data.val().get_bit(26);
             if self.kind.q.val() == self.ev_response.val() {
                 self.c_op.d.next = self.op_lookup.val();
                 self.c_psn.d.next = self.pkt_psn_q.q.val();
@@ -809,12 +989,78 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 self.c_op.d.next = self.op_clear.val();
                 self.t_op.d.next = self.timer_stop.val();
                 self.rnr_waiting.d.next = false;
+                self.ack_running.d.next = false;
                 self.retry_una_valid.d.next = false;
                 self.retry_una.d.next = 0.into();
                 self.state.d.next = self.st_issue.val();
+            } else if self.kind.q.val() == self.ev_grant.val() {
+                self.state.d.next = self.st_finish.val();
+                if self.w_state.q.val() != self.qp_rts.val() {
+                    self.g_refusal.d.next = self.grant_not_rts.val();
+                } else if self.side.read_data.val().get_bit(0) {
+                    self.g_refusal.d.next = self.grant_rnr_wait.val();
+                } else {
+                    self.state.d.next = self.st_grant.val();
+                }
+            } else if self.kind.q.val() == self.ev_sent.val() {
+                // The packets' cursor updates at once (each only moves
+                // forward), the ACK timer armed by the first AckReq packet
+                // if it was not running.
+                self.w_send_psn.d.next = self.sent_next_q.q.val();
+                if !self.sent_past_max.val().get_bit(23) & self.sent_past_max.val().any() {
+                    self.max_sent_q.d.next = self.sent_next_q.q.val();
+                }
+                if self.sent_ackreq_q.q.val() {
+                    if !self.sent_past_ackreq.val().get_bit(23) & self.sent_past_ackreq.val().any()
+                    {
+                        self.w_ackreq_end.d.next = self.sent_ackreq_end_q.q.val();
+                    }
+                    if !self.side.read_data.val().get_bit(26) & self.timeout_q.q.val().any() {
+                        self.ack_running.d.next = true;
+                        self.t_op.d.next = self.timer_arm.val();
+                        self.t_kind.d.next = false;
+                        self.t_code.d.next = self.timeout_q.q.val();
+                    }
+                }
+                self.state.d.next = self.st_finish.val();
+                if self.sent_error_q.q.val() {
+                    // The model's `local_error`: the WQE at the cursor
+                    // fails; the drain after it decides the move to ERR.
+                    self.c_op.d.next = self.op_fail.val();
+                    self.c_psn.d.next = self.sent_next_q.q.val();
+                    self.c_status.d.next = self.sent_status_q.q.val();
+                    self.state.d.next = self.st_issue.val();
+                }
             } else {
                 self.c_op.d.next = self.op_flush.val();
                 self.state.d.next = self.st_issue.val();
+            }
+        } else if self.state.q.val() == self.st_grant.val() {
+            self.state.d.next = self.st_finish.val();
+            if !self.send_behind.val().get_bit(23) {
+                self.g_refusal.d.next = self.grant_nothing.val();
+            } else {
+                self.c_op.d.next = self.op_lookup.val();
+                self.c_psn.d.next = self.w_send_psn.q.val();
+                self.state.d.next = self.st_issue.val();
+            }
+        } else if self.state.q.val() == self.st_grant_decide.val() {
+            self.state.d.next = self.st_finish.val();
+            if !self.wqe_found.q.val() {
+                self.g_refusal.d.next = self.grant_nothing.val();
+            } else if self.wqe_complete.q.val() {
+                // Acknowledged while the cursor was rewound: skipped.
+                self.w_send_psn.d.next = self.wqe_first.q.val() + self.wqe_npsn.q.val();
+                self.g_skipped.d.next = self.g_skipped.q.val() + 1;
+                self.state.d.next = self.st_grant.val();
+            } else if self.wqe_error.q.val() {
+                self.g_refusal.d.next = self.grant_failed_wqe.val();
+            } else if self.wqe_kind.q.val().get_bit(1)
+                & (self.wqe_rd_before.q.val() >= bit_cast::<8, 5>(self.max_rd_atomic_q.q.val()))
+            {
+                self.g_refusal.d.next = self.grant_rd_atomic_limit.val();
+            } else {
+                self.g_valid.d.next = true;
             }
         } else if self.state.q.val() == self.st_issue.val() {
             if self.tracker.cmd_ready.val() {
@@ -838,7 +1084,13 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                     self.wqe_len.d.next = self.tracker.res_wqe_len.val();
                     self.wqe_complete.d.next = self.tracker.res_wqe_complete.val();
                     self.wqe_error.d.next = self.tracker.res_wqe_error.val().any();
+                    self.wqe_opcode.d.next = self.tracker.res_wqe_opcode.val();
+                    self.wqe_signaled.d.next = self.tracker.res_wqe_signaled.val();
+                    self.wqe_rd_before.d.next = self.tracker.res_rd_atomic_before.val();
                     self.state.d.next = self.st_check.val();
+                    if self.kind.q.val() == self.ev_grant.val() {
+                        self.state.d.next = self.st_grant_decide.val();
+                    }
                 } else if self.c_op.q.val() == self.op_ack.val() {
                     self.w_una.d.next = self.tracker.res_una.val();
                     if !self.query.q.val() {
@@ -856,11 +1108,15 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 } else if self.c_op.q.val() == self.op_fail.val() {
                     self.c_op.d.next = self.op_flush.val();
                     self.state.d.next = self.st_issue.val();
+                    if self.kind.q.val() == self.ev_sent.val() {
+                        self.state.d.next = self.st_end.val();
+                    }
                 } else if self.c_op.q.val() == self.op_flush.val() {
                     // The ring is empty: una is the next PSN.
                     self.w_state.d.next = self.qp_err.val();
                     self.w_una.d.next = self.w_next_psn.q.val();
                     self.rnr_waiting.d.next = false;
+                    self.ack_running.d.next = false;
                     self.t_op.d.next = self.timer_stop.val();
                     self.t_kind.d.next = false;
                     self.t_code.d.next = 0.into();
@@ -956,6 +1212,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 self.retry_una.d.next = self.w_una.q.val();
                 self.w_send_psn.d.next = self.w_una.q.val();
                 self.w_ackreq_end.d.next = self.w_una.q.val();
+                self.ack_running.d.next = false;
                 if !self.rnr_waiting.q.val() {
                     self.t_op.d.next = self.timer_stop.val();
                     self.t_kind.d.next = false;
@@ -976,6 +1233,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                     self.w_rnr_left.d.next = self.w_rnr_left.q.val() - 1;
                 }
                 self.rnr_waiting.d.next = true;
+                self.ack_running.d.next = false;
                 self.w_send_psn.d.next = self.w_una.q.val();
                 self.w_ackreq_end.d.next = self.w_una.q.val();
                 self.t_op.d.next = self.timer_arm.val();
@@ -990,9 +1248,14 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                         self.rnr_waiting.d.next = false;
                         self.w_send_psn.d.next = self.w_una.q.val();
                     }
-                } else if !self.awaiting_now.val().get_bit(23) & self.awaiting_now.val().any() {
-                    self.retry_timeout.d.next = true;
-                    self.state.d.next = self.st_retry.val();
+                } else {
+                    // The ACK timer fired: it runs no more (the model
+                    // clears it, and a retry re-arms at transmit).
+                    self.ack_running.d.next = false;
+                    if !self.awaiting_now.val().get_bit(23) & self.awaiting_now.val().any() {
+                        self.retry_timeout.d.next = true;
+                        self.state.d.next = self.st_retry.val();
+                    }
                 }
             }
         } else if self.state.q.val() == self.st_end.val() {
@@ -1014,10 +1277,12 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             if !self.since_send.val().get_bit(23) & self.since_send.val().any() {
                 self.w_send_psn.d.next = self.progress_una.val();
             }
+            self.ack_running.d.next = false;
             if !self.awaiting_after.val().get_bit(23)
                 & self.awaiting_after.val().any()
                 & self.timeout_q.q.val().any()
             {
+                self.ack_running.d.next = true;
                 self.t_op.d.next = self.timer_arm.val();
                 self.t_kind.d.next = false;
                 self.t_code.d.next = self.timeout_q.q.val();
@@ -1040,6 +1305,21 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.done_retry_una_valid.next = self.retry_una_valid.q.val();
         self.done_retry_una.next = self.retry_una.q.val();
         self.done_rnr_waiting.next = self.rnr_waiting.q.val();
+        self.done_ack_running.next = self.ack_running.q.val();
+        self.wb_max_sent_psn.next = self.max_sent_q.q.val();
+        self.grant_valid.next = self.g_valid.q.val();
+        self.grant_refusal.next = self.g_refusal.q.val();
+        self.grant_skipped.next = self.g_skipped.q.val();
+        self.grant_slot.next = self.wqe_slot.q.val();
+        self.grant_kind.next = self.wqe_kind.q.val();
+        self.grant_opcode.next = self.wqe_opcode.q.val();
+        self.grant_first_psn.next = self.wqe_first.q.val();
+        self.grant_npsn.next = self.wqe_npsn.q.val();
+        self.grant_len.next = self.wqe_len.q.val();
+        self.grant_signaled.next = self.wqe_signaled.q.val();
+        self.grant_lkey.next = self.sges.read_data.val().get_bits::<32>(64);
+        self.grant_va.next = self.sges.read_data.val().get_bits::<64>(0);
+        self.grant_resume_psn.next = self.w_send_psn.q.val();
         self.done_action.next = self.act.q.val();
         self.done_wqe_check.next = self.wqe_check.q.val();
         self.timer_op.next = self.t_op.q.val();

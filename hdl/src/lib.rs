@@ -61,10 +61,11 @@
 //!   transmit paths: key check and page split, tagged DMA reads
 //!   reassembled out of order in 8 packet slots, payload realigned;
 //! - [`completer_datapath`]: the completer path, one completer event
-//!   (response, timer expiry, send WQE posted) of one QP with its context
-//!   fields through the response checker and the send-queue tracker into
-//!   the context write-back, the timer command, the response's placement
-//!   and the send CQEs;
+//!   (response, timer expiry, send WQE posted, transmit grant and its
+//!   status) of one QP with its context fields through the response
+//!   checker and the send-queue tracker into the context write-back, the
+//!   timer command, the response's placement, the granted WQE and the send
+//!   CQEs;
 //! - [`requester_datapath`]: the requester's transmit path, a grant (one
 //!   WQE with a one-SGE local buffer) through the segmenter, the local key
 //!   check and page split, tagged DMA reads reassembled out of order, and

@@ -42,6 +42,8 @@
 //!     arrived: it was lost, Go-Back-N), `res_una` (done PSN of the oldest
 //!     incomplete WQE after the walk, else `cmd_next_psn`);
 //!   - lookup: `res_found`, `res_slot` and the record `res_wqe_*`;
+//!     `res_rd_atomic_before`: the READ/atomic WQEs before it not yet
+//!     complete (the requester's `max_rd_atomic` limit);
 //!   - every command: `res_to_error`: a failed WQE is at the head; the
 //!     engine must move the QP to ERR (a flush command for this ring).
 //! - CQE stream (valid/ready, backpressure): `cqe_valid`, `cqe_ready`,
@@ -89,7 +91,7 @@
 //! the next step if that is not enough.
 //!
 //! Yosys `synth_xilinx` (UltraScale+) at the defaults: 52 RAMB36 + 1
-//! RAMB18, 726 LUTs, 503 flip-flops.
+//! RAMB18, 711 LUTs, 511 flip-flops.
 //!
 //! # Memory
 //!
@@ -205,6 +207,7 @@ pub struct SendQueueTracker<const A: usize, const D: usize> {
     pub res_qpn: Signal<Out, Bits<A>>,
     pub res_accepted: Signal<Out, Bit>,
     pub res_found: Signal<Out, Bit>,
+    pub res_rd_atomic_before: Signal<Out, Bits<8>>,
     pub res_slot: Signal<Out, Bits<D>>,
     pub res_lost: Signal<Out, Bit>,
     pub res_una: Signal<Out, Bits<24>>,
@@ -254,6 +257,7 @@ pub struct SendQueueTracker<const A: usize, const D: usize> {
     // The result.
     accepted: DFF<Bit>,
     found: DFF<Bit>,
+    rd_atomic_before: DFF<Bits<8>>,
     slot_out: DFF<Bits<D>>,
     word_out: DFF<Word>,
     lost: DFF<Bit>,
@@ -348,6 +352,7 @@ impl<const A: usize, const D: usize> Default for SendQueueTracker<A, D> {
             res_qpn: Default::default(),
             res_accepted: Default::default(),
             res_found: Default::default(),
+            res_rd_atomic_before: Default::default(),
             res_slot: Default::default(),
             res_lost: Default::default(),
             res_una: Default::default(),
@@ -388,6 +393,7 @@ impl<const A: usize, const D: usize> Default for SendQueueTracker<A, D> {
             oldest_word: Default::default(),
             accepted: Default::default(),
             found: Default::default(),
+            rd_atomic_before: Default::default(),
             slot_out: Default::default(),
             word_out: Default::default(),
             lost: Default::default(),
@@ -473,6 +479,7 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
             oldest_word,
             accepted,
             found,
+            rd_atomic_before,
             slot_out,
             word_out,
             lost,
@@ -563,6 +570,7 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
             self.oldest_found.d.next = false;
             self.accepted.d.next = false;
             self.found.d.next = false;
+            self.rd_atomic_before.d.next = 0.into();
             self.slot_out.d.next = 0.into();
             self.word_out.d.next = 0.into();
             self.lost.d.next = false;
@@ -630,8 +638,13 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
                     self.slot_out.d.next = self.slot.val();
                     self.word_out.d.next = self.word.val();
                     self.state.d.next = self.st_drain_start.val();
-                } else if self.last.val() {
-                    self.state.d.next = self.st_drain_start.val();
+                } else {
+                    if self.kind.val().get_bit(1) & !self.complete.val() {
+                        self.rd_atomic_before.d.next = self.rd_atomic_before.q.val() + 1;
+                    }
+                    if self.last.val() {
+                        self.state.d.next = self.st_drain_start.val();
+                    }
                 }
             } else if self.op.q.val() == self.op_fail.val() {
                 if self.contains.val() & !self.fail_seen.q.val() & !self.complete.val() {
@@ -742,6 +755,7 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
         self.res_qpn.next = self.qpn.q.val();
         self.res_accepted.next = self.accepted.q.val();
         self.res_found.next = self.found.q.val();
+        self.res_rd_atomic_before.next = self.rd_atomic_before.q.val();
         self.res_slot.next = self.slot_out.q.val();
         self.res_lost.next = self.lost.q.val();
         self.res_una.next = self.una.q.val();

@@ -24,7 +24,7 @@ fn memories_map_to_block_ram() {
     let bram18 = report.count("RAMB18E2");
     // The tracker's 16384 x 115 ring (52 RAMB36) and 1024 x 16 pointers
     // (one RAMB18), the 16384 x 96 local buffers (44 RAMB36), the 1024 x
-    // 26 side RAM (one RAMB36).
+    // 27 side RAM (one RAMB36).
     assert!(bram36 + bram18 > 0, "{}", report.log);
     assert_eq!((bram36, bram18), (97, 1), "{}", report.log);
     report.assert_memories_in_block_ram();

@@ -5,15 +5,19 @@
 //! a remote access NAK that moves a QP to ERR, ACK timeouts, Go-Back-N,
 //! retries exhausted), then a post to every QP in ERR and every QP back
 //! to RESET: every send
-//! WQE posted, every response packet, every timer that fired
+//! WQE posted, every response packet, every timer that fired, every
+//! transmit grant (the WQE the requester starts sending from, or why it
+//! sends nothing) and its sent status (the packets it sent from that WQE
+//! in a row), one run with a 6-PSN window so the window holds grants back
 //! (`Nic::record_completer`, with the QP's send-side state before and
 //! after each event and the send CQEs it wrote; `Nic::record_responses`
 //! for the READ / atomic placement). Each event goes in with the context
 //! fields the model had before it, as the core's event arbiter supplies
 //! them; its context write-back, the completer's side state (retry una,
-//! RNR wait), its timer command, its placement and its CQEs (slot mapped
-//! back to wr_id, as the host does; CQE output stalled at random) must be
-//! the model's.
+//! RNR wait, ACK timer running), its timer command, its placement, its
+//! grant (WQE slot, record, local buffer, resume PSN, WQEs skipped, or the
+//! refusal) and its CQEs (slot mapped back to wr_id, as the host does;
+//! CQE output stalled at random) must be the model's.
 
 mod rtl_common;
 
@@ -26,7 +30,8 @@ use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS;
 use rocenic_model::completer::{
     CompleterEvent, CompleterRecord, ResponseRecord, SqSnapshot, WqeKind, WqeOutcome,
 };
-use rocenic_model::send_queue::SendCqe;
+use rocenic_model::requester::GrantRefusal;
+use rocenic_model::send_queue::{SendCqe, WqeRecord};
 use rocenic_model::verbs::{ModifyQp, QpState, SendOp, SendWr, Sge, WcOpcode, WcStatus};
 use rtl_common::traffic::{MixedTraffic, TrafficRun};
 use std::collections::BTreeMap;
@@ -55,6 +60,13 @@ const OPCODES: [WcOpcode; 5] = [
     WcOpcode::CompSwap,
     WcOpcode::FetchAdd,
 ];
+const REFUSALS: [GrantRefusal; 5] = [
+    GrantRefusal::NotRts,
+    GrantRefusal::RnrWait,
+    GrantRefusal::Nothing,
+    GrantRefusal::FailedWqe,
+    GrantRefusal::RdAtomicLimit,
+];
 const KINDS: [WqeKind; 4] = [
     WqeKind::Send,
     WqeKind::Write,
@@ -80,10 +92,13 @@ struct WriteBack {
     send_psn: u32,
     una: u32,
     ackreq_end: u32,
+    max_sent_end: u32,
     retry_left: u8,
     rnr_left: u8,
     retry_una: Option<u32>,
     rnr_waiting: bool,
+    /// The side RAM's "ACK timer running" bit: the model's `ack_timer`.
+    ack_running: bool,
 }
 
 impl WriteBack {
@@ -94,10 +109,12 @@ impl WriteBack {
             send_psn: s.send_psn,
             una: s.una,
             ackreq_end: s.ackreq_end,
+            max_sent_end: s.max_sent_end,
             retry_left: s.retry_left,
             rnr_left: s.rnr_left,
             retry_una: s.retry_una,
             rnr_waiting: s.rnr_until.is_some(),
+            ack_running: s.ack_timer.is_some(),
         }
     }
 }
@@ -119,6 +136,21 @@ struct Place {
     orig: Option<u64>,
 }
 
+/// A granted WQE as the grant outputs show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Granted {
+    slot: u64,
+    kind: WqeKind,
+    opcode: WcOpcode,
+    first_psn: u32,
+    npsn: u32,
+    len: u32,
+    signaled: bool,
+    lkey: u32,
+    va: u64,
+    resume_psn: u32,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Done {
     qpn: u64,
@@ -126,6 +158,8 @@ struct Done {
     timer: Timer,
     place: Option<Place>,
     post: Option<u64>,
+    /// The grant outputs: the WQE or the refusal, and the WQEs skipped.
+    grant: (Result<Granted, u64>, u64),
 }
 
 struct Bench {
@@ -193,6 +227,12 @@ impl Bench {
         s.set_u64(Dut::CTX_RETRY_LEFT, b.retry_left.into());
         s.set_u64(Dut::CTX_RNR_LEFT, b.rnr_left.into());
         s.set_u64(Dut::CTX_PATH_MTU, mtu_code(b.mtu).unwrap().into());
+        s.set_u64(Dut::CTX_MAX_RD_ATOMIC, b.max_rd_atomic.into());
+        s.set_u64(Dut::SENT_NEXT_PSN, (g >> 5) & 0xFF_FFFF);
+        s.set_bit(Dut::SENT_ACKREQ, g & 8 != 0);
+        s.set_u64(Dut::SENT_ACKREQ_END, (g >> 29) & 0xFF_FFFF);
+        s.set_bit(Dut::SENT_ERROR, g & 16 != 0);
+        s.set_u64(Dut::SENT_STATUS, (g >> 56) & 0xF);
         match rec.event {
             CompleterEvent::Post { record, sge, .. } => {
                 s.set_u64(Dut::EV_KIND, EV_POST);
@@ -240,6 +280,27 @@ impl Bench {
                 s.set_u64(Dut::EV_KIND, EV_TIMER);
                 s.set_bit(Dut::TIMER_RNR, rnr);
             }
+            CompleterEvent::Grant { .. } => s.set_u64(Dut::EV_KIND, EV_GRANT),
+            CompleterEvent::Sent {
+                next_psn,
+                ackreq_end,
+                error,
+                ..
+            } => {
+                s.set_u64(Dut::EV_KIND, EV_SENT);
+                s.set_u64(Dut::SENT_NEXT_PSN, next_psn.into());
+                s.set_bit(Dut::SENT_ACKREQ, ackreq_end.is_some());
+                if let Some(end) = ackreq_end {
+                    s.set_u64(Dut::SENT_ACKREQ_END, end.into());
+                }
+                s.set_bit(Dut::SENT_ERROR, error.is_some());
+                if let Some(e) = error {
+                    s.set_u64(
+                        Dut::SENT_STATUS,
+                        STATUSES.iter().position(|&x| x == e).unwrap() as u64,
+                    );
+                }
+            }
             CompleterEvent::Clear => s.set_u64(Dut::EV_KIND, EV_CLEAR),
             CompleterEvent::ToError => s.set_u64(Dut::EV_KIND, EV_TO_ERROR),
         }
@@ -273,10 +334,12 @@ impl Bench {
                 send_psn: s.get_u64(Dut::WB_SEND_PSN) as u32,
                 una: s.get_u64(Dut::WB_UNA_PSN) as u32,
                 ackreq_end: s.get_u64(Dut::WB_ACKREQ_END_PSN) as u32,
+                max_sent_end: s.get_u64(Dut::WB_MAX_SENT_PSN) as u32,
                 retry_left: s.get_u64(Dut::WB_RETRY_LEFT) as u8,
                 rnr_left: s.get_u64(Dut::WB_RNR_LEFT) as u8,
                 retry_una: retry_una_valid.then(|| s.get_u64(Dut::DONE_RETRY_UNA) as u32),
                 rnr_waiting: s.get_bit(Dut::DONE_RNR_WAITING),
+                ack_running: s.get_bit(Dut::DONE_ACK_RUNNING),
             },
             timer: (
                 s.get_u64(Dut::TIMER_OP),
@@ -298,6 +361,26 @@ impl Bench {
             post: s
                 .get_bit(Dut::POST_ACCEPTED)
                 .then(|| s.get_u64(Dut::POST_SLOT)),
+            grant: (
+                if s.get_bit(Dut::GRANT_VALID) {
+                    assert_eq!(s.get_u64(Dut::GRANT_REFUSAL), GRANT_OK);
+                    Ok(Granted {
+                        slot: s.get_u64(Dut::GRANT_SLOT),
+                        kind: KINDS[s.get_u64(Dut::GRANT_KIND) as usize],
+                        opcode: OPCODES[s.get_u64(Dut::GRANT_OPCODE) as usize],
+                        first_psn: s.get_u64(Dut::GRANT_FIRST_PSN) as u32,
+                        npsn: s.get_u64(Dut::GRANT_NPSN) as u32,
+                        len: s.get_u64(Dut::GRANT_LEN) as u32,
+                        signaled: s.get_bit(Dut::GRANT_SIGNALED),
+                        lkey: s.get_u64(Dut::GRANT_LKEY) as u32,
+                        va: s.get_u64(Dut::GRANT_VA),
+                        resume_psn: s.get_u64(Dut::GRANT_RESUME_PSN) as u32,
+                    })
+                } else {
+                    Err(s.get_u64(Dut::GRANT_REFUSAL))
+                },
+                s.get_u64(Dut::GRANT_SKIPPED),
+            ),
         }
     }
 
@@ -346,7 +429,17 @@ type Logs = [(Vec<CompleterRecord>, Vec<ResponseRecord>); 2];
 
 /// Every completer event and response record of the two NICs, and the
 /// events of the end: ERR posts and the move to RESET.
-fn model_trace(seed: u64, mtu: u32, faults: FaultConfig) -> (Logs, [Vec<CompleterRecord>; 2]) {
+/// `window`: the NICs' send window (`max_outstanding_psns`), else the
+/// default; with a window, NIC 0 also gets a SEND with an unregistered
+/// L_Key posted to the first QP with room once the traffic runs (a local
+/// protection error at transmit: the WQE fails, grants stop at it until
+/// it is the oldest, then the QP moves to ERR).
+fn model_trace(
+    seed: u64,
+    mtu: u32,
+    faults: FaultConfig,
+    window: Option<u32>,
+) -> (Logs, [Vec<CompleterRecord>; 2]) {
     let shape = MixedTraffic {
         qps: 3,
         msgs: DEPTH,
@@ -357,7 +450,34 @@ fn model_trace(seed: u64, mtu: u32, faults: FaultConfig) -> (Logs, [Vec<Complete
     let mut run = TrafficRun::start(seed, mtu, faults, shape, |nic| {
         nic.record_completer();
         nic.record_responses();
+        if let Some(w) = window {
+            nic.config_mut().max_outstanding_psns = w;
+        }
     });
+    if window.is_some() {
+        let bad = SendWr {
+            wr_id: 0xBAD,
+            op: SendOp::Send,
+            sgl: vec![Sge {
+                addr: 0x1000,
+                length: 2 * mtu,
+                lkey: 0x7777_7700,
+            }],
+            signaled: true,
+            solicited: false,
+        };
+        let mut posted = false;
+        while !posted && run.fabric.now() < 1_000_000 {
+            let nic = run.fabric.node_mut(run.ids[0]);
+            posted = nic
+                .qpns()
+                .into_iter()
+                .any(|qpn| nic.post_send(qpn, bad.clone()).is_ok());
+            let t = run.fabric.now();
+            run.fabric.run_until(t + 5_000);
+        }
+        assert!(posted, "a send queue with room");
+    }
     run.fabric.run_until(2_000_000_000);
     let logs = [0, 1].map(|s| {
         let nic = run.fabric.node_mut(run.ids[s]);
@@ -452,8 +572,9 @@ fn replay(
 ) {
     let index = |qpn: u32| base + u64::from(qpn - 0x11);
     let mut wr_ids: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-    // The slot and local buffer of each posted WQE, by its first PSN.
-    let mut slot_of: BTreeMap<(u64, u32), (u64, Option<Sge>)> = BTreeMap::new();
+    // The slot, local buffer and record of each posted WQE, by its first
+    // PSN.
+    let mut slot_of: BTreeMap<(u64, u32), (u64, Option<Sge>, WqeRecord)> = BTreeMap::new();
     let mut responses = responses.iter();
     for (i, rec) in log.iter().enumerate() {
         let q = index(rec.qpn);
@@ -475,6 +596,7 @@ fn replay(
             WriteBack {
                 retry_una: None,
                 rnr_waiting: false,
+                ack_running: false,
                 ..WriteBack::of(&rec.before)
             }
         } else {
@@ -506,7 +628,7 @@ fn replay(
                 }
                 _ => return None,
             };
-            let (slot, sge) = slot_of[&(q, r.wqe.expect("a WQE holds the PSN").first_psn)];
+            let (slot, sge, _) = slot_of[&(q, r.wqe.expect("a WQE holds the PSN").first_psn)];
             let sge = sge.expect("a READ or atomic has a local buffer");
             Some(Place {
                 atomic: orig.is_some(),
@@ -522,7 +644,49 @@ fn replay(
         if let CompleterEvent::Post { record, wr_id, sge } = rec.event {
             let slot = got.post.unwrap_or_else(|| panic!("{at}: post refused"));
             wr_ids.insert((q, slot), wr_id);
-            slot_of.insert((q, record.first_psn), (slot, sge));
+            slot_of.insert((q, record.first_psn), (slot, sge, record));
+        }
+        match rec.event {
+            CompleterEvent::Grant { wqe, skipped } => {
+                let want = match wqe {
+                    Ok(first) => {
+                        let (slot, sge, r) = slot_of[&(q, first)];
+                        let sge = sge.unwrap_or_else(|| panic!("{at}: a granted WQE has a buffer"));
+                        Ok(Granted {
+                            slot,
+                            kind: r.kind,
+                            opcode: r.opcode,
+                            first_psn: r.first_psn,
+                            npsn: r.npsn,
+                            len: r.len,
+                            signaled: r.signaled,
+                            lkey: sge.lkey,
+                            va: sge.addr,
+                            resume_psn: after.send_psn,
+                        })
+                    }
+                    Err(why) => Err(REFUSALS.iter().position(|&x| x == why).unwrap() as u64 + 1),
+                };
+                assert_eq!(got.grant, (want, u64::from(skipped)), "{at}: grant");
+                match wqe {
+                    Ok(_) => tally.count("grant"),
+                    Err(GrantRefusal::NotRts) => tally.count("grant refused: not RTS"),
+                    Err(GrantRefusal::RnrWait) => tally.count("grant refused: RNR wait"),
+                    Err(GrantRefusal::Nothing) => tally.count("grant refused: nothing to send"),
+                    Err(GrantRefusal::FailedWqe) => tally.count("grant refused: failed WQE"),
+                    Err(GrantRefusal::RdAtomicLimit) => {
+                        tally.count("grant refused: READ/atomic limit")
+                    }
+                }
+                *tally.seen.entry("WQEs skipped").or_insert(0) += u64::from(skipped);
+                if skipped > 0 {
+                    tally.count("grant with skips");
+                }
+            }
+            _ => assert!(
+                got.grant.0.is_err(),
+                "{at}: a grant out of a non-grant event"
+            ),
         }
         let cqes: Vec<SendCqe> = std::mem::take(&mut bench.emitted)
             .into_iter()
@@ -545,6 +709,16 @@ fn replay(
             CompleterEvent::Post { .. } if rec.before.state == QpState::Err => "post in ERR",
             CompleterEvent::Post { .. } => "post",
             CompleterEvent::Clear => "clear",
+            CompleterEvent::Grant { .. } => "grant event",
+            CompleterEvent::Sent { error: Some(_), .. } => "sent with local error",
+            CompleterEvent::Sent { next_psn, .. } if next_psn == rec.before.send_psn => {
+                "sent nothing (window)"
+            }
+            CompleterEvent::Sent {
+                ackreq_end: Some(_),
+                ..
+            } => "sent with AckReq",
+            CompleterEvent::Sent { .. } => "sent",
             CompleterEvent::ToError => "to ERR from outside",
             CompleterEvent::Timer { rnr: true, .. } => "rnr wait end",
             CompleterEvent::Timer { .. } => "ack timeout",
@@ -565,6 +739,9 @@ fn replay(
         if after.rnr_until.is_some() && rec.before.rnr_until.is_none() {
             tally.count("rnr wait");
         }
+        if matches!(rec.event, CompleterEvent::Sent { .. }) && got.timer.0 == TIMER_ARM {
+            tally.count("ACK timer armed at sent");
+        }
         if after.una != rec.before.una {
             tally.count("una moved");
         }
@@ -584,36 +761,54 @@ fn model_traces_with_loss_duplication_and_reordering_match() {
     let mut tally = Tally::default();
     let mut max_cycles = 0;
     let mut cycles = 0;
-    for (n, mtu) in [256u32, 1024, 4096].into_iter().enumerate() {
-        for loss in [0.0, 0.02, 0.08, 0.3] {
-            let seed = 0xC0_4D1E ^ (n as u64) << 8 ^ (loss * 100.0) as u64;
-            let faults = FaultConfig {
-                loss,
-                duplicate: loss,
-                reorder: loss,
-                reorder_delay_ns: 4_000,
-                ..FaultConfig::NONE
-            };
-            let (logs, ends) = model_trace(seed, mtu, faults);
-            let mut bench = Bench::new(seed, 0.7);
-            for (side, (log, responses)) in logs.iter().enumerate() {
-                let what = format!("trace seed {seed:#x}, MTU {mtu}, loss {loss}, NIC {side}");
-                replay(
-                    &mut bench,
-                    log,
-                    responses,
-                    side as u64 * 16,
-                    &what,
-                    &mut tally,
-                );
-            }
-            for (side, log) in ends.iter().enumerate() {
-                let what = format!("end of seed {seed:#x}, MTU {mtu}, loss {loss}, NIC {side}");
-                replay(&mut bench, log, &[], side as u64 * 16, &what, &mut tally);
-            }
-            max_cycles = max_cycles.max(bench.max_cycles);
-            cycles += bench.cycles;
+    // Each MTU at four loss rates with the default window, and at 8 %
+    // loss with a 6-PSN window (grants the window holds back).
+    let runs = [256u32, 1024, 4096]
+        .into_iter()
+        .enumerate()
+        .flat_map(|(n, mtu)| {
+            [
+                (0.0, None),
+                (0.02, None),
+                (0.08, None),
+                (0.3, None),
+                (0.08, Some(6)),
+            ]
+            .map(|(loss, window)| (n, mtu, loss, window))
+        });
+    for (n, mtu, loss, window) in runs {
+        let seed = 0xC0_4D1E
+            ^ (n as u64) << 8
+            ^ (loss * 100.0) as u64
+            ^ u64::from(window.unwrap_or(0)) << 16;
+        let faults = FaultConfig {
+            loss,
+            duplicate: loss,
+            reorder: loss,
+            reorder_delay_ns: 4_000,
+            ..FaultConfig::NONE
+        };
+        let (logs, ends) = model_trace(seed, mtu, faults, window);
+        let mut bench = Bench::new(seed, 0.7);
+        for (side, (log, responses)) in logs.iter().enumerate() {
+            let what = format!(
+                "trace seed {seed:#x}, MTU {mtu}, loss {loss}, window {window:?}, NIC {side}"
+            );
+            replay(
+                &mut bench,
+                log,
+                responses,
+                side as u64 * 16,
+                &what,
+                &mut tally,
+            );
         }
+        for (side, log) in ends.iter().enumerate() {
+            let what = format!("end of seed {seed:#x}, MTU {mtu}, loss {loss}, NIC {side}");
+            replay(&mut bench, log, &[], side as u64 * 16, &what, &mut tally);
+        }
+        max_cycles = max_cycles.max(bench.max_cycles);
+        cycles += bench.cycles;
     }
     eprintln!(
         "{} events, {} send CQEs, {cycles} cycles, at most {max_cycles} per event; {:?}; \
@@ -634,6 +829,16 @@ fn model_traces_with_loss_duplication_and_reordering_match() {
         "to ERR",
         "una moved",
         "retry exceeded",
+        "grant",
+        "grant refused: not RTS",
+        "grant refused: RNR wait",
+        "grant refused: nothing to send",
+        "sent",
+        "sent with AckReq",
+        "sent nothing (window)",
+        "ACK timer armed at sent",
+        "sent with local error",
+        "grant refused: failed WQE",
     ] {
         assert!(
             tally.seen.get(k).copied().unwrap_or(0) > 0,

@@ -28,7 +28,8 @@ use rocenic_hdl::send_queue_tracker::*;
 use rocenic_model::completer::WqeKind;
 use rocenic_model::nic::Nic;
 use rocenic_model::send_queue::{
-    Ring, RingCommand, RingCqe, RingOp, RingOutcome, RingRecord, RingResult, SendCqe, WqeRecord,
+    self, Ring, RingCommand, RingCqe, RingOp, RingOutcome, RingRecord, RingResult, SendCqe,
+    WqeRecord,
 };
 use rocenic_model::verbs::{WcOpcode, WcStatus};
 use rocenic_wire::psn;
@@ -289,6 +290,16 @@ impl Bench {
     /// Runs `c` on QP `qpn` in the model and the RTL; panics (with `what`)
     /// when the result differs. Returns the model's outcome.
     fn command(&mut self, qpn: usize, c: RingCommand, what: &str) -> RingOutcome {
+        // A lookup also counts the unanswered READ/atomic WQEs before its
+        // hit (all of them on a miss): the requester's `max_rd_atomic`.
+        let unanswered = match c {
+            RingCommand::Lookup(p) => {
+                let wqes = self.rings[qpn].wqes();
+                let idx = send_queue::index_of(wqes, p).unwrap_or(wqes.len());
+                Some(send_queue::unanswered_before(wqes, idx) as u64)
+            }
+            _ => None,
+        };
         let outcome = self.rings[qpn].apply(c);
         let want = expected(qpn, &c, &outcome);
         self.pending
@@ -306,6 +317,14 @@ impl Bench {
                     "{what}: command {} {c:?} on QP {qpn}",
                     self.commands
                 );
+                if let Some(n) = unanswered {
+                    assert_eq!(
+                        self.sim.get_u64(Dut::RES_RD_ATOMIC_BEFORE),
+                        n,
+                        "{what}: command {} {c:?} on QP {qpn}: unanswered READ/atomic before",
+                        self.commands
+                    );
+                }
                 self.sim.tick();
                 self.cycles += 1;
                 break;

@@ -324,6 +324,7 @@ pub struct SqSnapshot {
     pub timeout: u8,
     pub retry_cnt: u8,
     pub rnr_retry: u8,
+    pub max_rd_atomic: u8,
     pub mtu: u32,
 }
 
@@ -346,6 +347,7 @@ impl SqSnapshot {
             timeout: attrs.map_or(0, |a| a.timeout),
             retry_cnt: attrs.map_or(0, |a| a.retry_cnt),
             rnr_retry: attrs.map_or(0, |a| a.rnr_retry),
+            max_rd_atomic: attrs.map_or(0, |a| a.max_rd_atomic),
             mtu: qp.mtu(),
         }
     }
@@ -380,6 +382,35 @@ pub enum CompleterEvent {
     /// The QP went back to RESET (`modify_qp`): its ring emptied without
     /// completions, its completer state forgotten.
     Clear,
+    /// A transmit grant: what the requester sends from next, at WQE
+    /// granularity ([`crate::requester::grant_choice`]): the first PSN of
+    /// the WQE at the send cursor (after skipping acknowledged ones; the
+    /// resume PSN is the cursor after the event), or why nothing.
+    ///
+    /// Recorded when the model's `next_request` starts sending from a WQE
+    /// (its first packet after any other event of the QP, or of another
+    /// WQE), when the window holds back the first packet of a WQE (a grant
+    /// followed by a `Sent` of no packet), when the first packet fails its
+    /// local check, and when it refuses (a refusal that changes nothing
+    /// is recorded once: not again while the QP's last record is the same
+    /// refusal). DCQCN pacing is the scheduler's and is not recorded.
+    Grant {
+        wqe: Result<u32, crate::requester::GrantRefusal>,
+        /// WQEs skipped (acknowledged while the cursor was rewound).
+        skipped: u32,
+    },
+    /// The status of a grant: the packets the model sent from its WQE in
+    /// a row, from the `Grant` to the next event of the QP or the next
+    /// `next_request` call that sends from elsewhere: the send cursor after
+    /// them, the PSN after the last one with AckReq (if any did), and
+    /// the local error the last one failed with (then the WQE is failed
+    /// and the drain after it is part of the event).
+    Sent {
+        first_psn: u32,
+        next_psn: u32,
+        ackreq_end: Option<u32>,
+        error: Option<WcStatus>,
+    },
 }
 
 /// One completer event of one QP: the QP's state before and after it

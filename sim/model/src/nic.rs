@@ -205,6 +205,118 @@ impl Env<'_> {
         }
     }
 
+    /// Records a transmit grant of `qp` (see [`CompleterEvent::Grant`]):
+    /// `before` is the QP as `next_request` found it, the QP now is after
+    /// its grant decision (cursor skipped past acknowledged WQEs). A
+    /// grant of the WQE whose run of packets the QP's last record is (and
+    /// nothing changed since) is not a new grant.
+    pub(crate) fn record_grant(
+        &mut self,
+        qp: &Qp,
+        before: completer::SqSnapshot,
+        wqe: Result<u32, crate::requester::GrantRefusal>,
+        skipped: u32,
+    ) {
+        let Some(log) = self.completer_log.as_mut() else {
+            return;
+        };
+        let after = completer::SqSnapshot::of(qp);
+        let event = CompleterEvent::Grant { wqe, skipped };
+        if after == before {
+            let last = log
+                .iter()
+                .rev()
+                .find(|r| r.qpn == qp.qpn)
+                .filter(|r| r.after == Some(before));
+            let repeat = last.is_some_and(|r| match (wqe, r.event) {
+                (Err(_), e) => e == event,
+                (
+                    Ok(first),
+                    CompleterEvent::Sent {
+                        first_psn,
+                        next_psn,
+                        error: None,
+                        ..
+                    },
+                ) => first_psn == first && next_psn == before.send_psn,
+                _ => false,
+            });
+            if repeat {
+                return;
+            }
+        }
+        log.push(CompleterRecord {
+            qpn: qp.qpn,
+            event,
+            before,
+            after: Some(after),
+            cqes: Vec::new(),
+        });
+    }
+
+    /// What `next_request` did with the granted WQE `first_psn` of `qp`:
+    /// opens the grant's `Sent` after its `Grant`, or extends the run the
+    /// QP's last record is. An error leaves the record open (the drain
+    /// after it belongs to it) and last in the log, for
+    /// [`Env::end_completer_event`].
+    pub(crate) fn record_sent(
+        &mut self,
+        qp: &Qp,
+        first_psn: u32,
+        packet: crate::requester::SentPacket,
+    ) {
+        use crate::requester::SentPacket;
+        let Some(log) = self.completer_log.as_mut() else {
+            return;
+        };
+        let Some(at) = log.iter().rposition(|r| r.qpn == qp.qpn) else {
+            return;
+        };
+        if let CompleterEvent::Grant { wqe: Ok(first), .. } = log[at].event {
+            debug_assert_eq!(first, first_psn);
+            let granted = log[at].after.expect("a grant is closed");
+            log.push(CompleterRecord {
+                qpn: qp.qpn,
+                event: CompleterEvent::Sent {
+                    first_psn,
+                    next_psn: granted.send_psn,
+                    ackreq_end: None,
+                    error: None,
+                },
+                before: granted,
+                after: Some(granted),
+                cqes: Vec::new(),
+            });
+        }
+        let at = log.iter().rposition(|r| r.qpn == qp.qpn).expect("the sent");
+        let rec = &mut log[at];
+        let CompleterEvent::Sent {
+            next_psn,
+            ackreq_end,
+            error,
+            ..
+        } = &mut rec.event
+        else {
+            unreachable!("a run of packets is a Sent record");
+        };
+        match packet {
+            SentPacket::None => {}
+            SentPacket::Sent { end, ack_req } => {
+                *next_psn = end;
+                if ack_req {
+                    *ackreq_end = Some(end);
+                }
+                rec.after = Some(completer::SqSnapshot::of(qp));
+            }
+            SentPacket::Error(status) => {
+                *error = Some(status);
+                rec.after = None;
+                let open = log.remove(at);
+                log.push(open);
+            }
+        }
+    }
+
     /// Records a send-queue operation of `qpn` when asked to.
     pub fn log_ring(&mut self, qpn: Qpn, op: impl FnOnce() -> RingOp) {
         if let Some(log) = self.ring_log.as_mut() {
@@ -413,6 +525,12 @@ impl Nic {
 
     pub fn config(&self) -> &NicConfig {
         &self.config
+    }
+
+    /// The configuration, to change before traffic starts (a test that
+    /// wants a small send window).
+    pub fn config_mut(&mut self) -> &mut NicConfig {
+        &mut self.config
     }
 
     pub fn memory(&self) -> &HostMemory {
@@ -770,6 +888,8 @@ impl Nic {
                 // A WQE that failed its local checks completes now if it
                 // is the oldest.
                 completer::drain(qp, &mut env);
+                // Its `Sent` record, left open for the drain, closes.
+                env.end_completer_event(qp, true);
                 frame
             })
             .flatten(),

@@ -3,13 +3,15 @@
 //! Go-Back-N only has to rewind the cursor. Payload is re-read from
 //! registered memory through the L_Key on every (re)transmission.
 
+use crate::completer::SqSnapshot;
 use crate::dma::{read_segments, sgl_segments, LocalError};
 use crate::nic::{Env, TxClass};
 use crate::qp::{Qp, SendWqe, WqeKind};
-use crate::send_queue::RingWqe;
+use crate::send_queue::{self, RingWqe};
 use crate::verbs::{Access, QpState, SendOp, WcStatus};
 use crate::Time;
 use rocenic_wire::{op, psn, AtomicEth, Bth, ExtHeaders, Reth};
+use std::collections::VecDeque;
 
 /// Preamble, start delimiter, FCS and inter-frame gap: wire bytes a frame
 /// costs beyond what `transmit` hands over.
@@ -28,48 +30,52 @@ struct Request {
 /// buffers fail their checks is marked failed instead (the caller drains
 /// completions).
 pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<u8>> {
-    if qp.state != QpState::Rts || qp.sq.rnr_until.is_some() {
-        return None;
-    }
-    let attrs = qp.send?;
-    if env.config.dcqcn.enabled && (now as f64) < qp.sq.pace_at {
-        return None;
-    }
-    let (idx, send_psn) = loop {
-        let send_psn = qp.sq.send_psn;
-        if psn::diff(send_psn, qp.sq.next_psn) >= 0 {
+    let entry = env.completer_log.is_some().then(|| SqSnapshot::of(qp));
+    let ready = qp.state == QpState::Rts && qp.sq.rnr_until.is_none();
+    if ready {
+        qp.send?;
+        if env.config.dcqcn.enabled && (now as f64) < qp.sq.pace_at {
             return None;
         }
-        let idx = qp.sq.index_of(send_psn)?;
-        let w = &qp.sq.wqes[idx];
-        if w.complete {
-            // Acknowledged while the cursor was rewound: nothing to resend.
-            qp.sq.send_psn = w.end_psn();
-            continue;
-        }
-        if w.error.is_some() {
+    }
+    let choice = grant_choice(
+        qp.state,
+        qp.sq.rnr_until.is_some(),
+        qp.sq.send_psn,
+        qp.sq.next_psn,
+        &qp.sq.wqes,
+        qp.send.map_or(0, |a| a.max_rd_atomic),
+    );
+    qp.sq.send_psn = choice.send_psn;
+    let idx = match choice.wqe {
+        Ok(idx) => idx,
+        Err(refusal) => {
+            if let Some(entry) = entry {
+                env.record_grant(qp, entry, Err(refusal), choice.skipped);
+            }
             return None;
         }
-        break (idx, send_psn);
     };
+    let send_psn = choice.send_psn;
     let wqe = &qp.sq.wqes[idx];
+    let first_psn = wqe.first_psn;
     let psns = request_psns(&plan_input(qp, idx), send_psn);
-    let window_full = window_gate(send_psn, psns, qp.sq.una(), env.config.max_outstanding_psns)?;
-    if wqe.kind.needs_response() {
-        let outstanding = qp
-            .sq
-            .wqes
-            .iter()
-            .take(idx)
-            .filter(|w| w.kind.needs_response() && !w.complete)
-            .count();
-        if outstanding >= usize::from(attrs.max_rd_atomic) {
-            return None;
+    let Some(window_full) =
+        window_gate(send_psn, psns, qp.sq.una(), env.config.max_outstanding_psns)
+    else {
+        if let Some(entry) = entry {
+            env.record_grant(qp, entry, Ok(first_psn), choice.skipped);
+            env.record_sent(qp, first_psn, SentPacket::None);
         }
-    }
+        return None;
+    };
     let req = match build(qp, idx, send_psn, env, window_full) {
         Ok(r) => r,
         Err(status) => {
+            if let Some(entry) = entry {
+                env.record_grant(qp, entry, Ok(first_psn), choice.skipped);
+                env.record_sent(qp, first_psn, SentPacket::Error(status));
+            }
             crate::completer::local_error(qp, env, idx, send_psn, status);
             return None;
         }
@@ -83,23 +89,29 @@ pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<
         req.payload,
         true,
     )?;
+    if let Some(entry) = entry {
+        env.record_grant(qp, entry, Ok(first_psn), choice.skipped);
+    }
 
     let timeout = qp.ack_timeout_ns();
     let sq = &mut qp.sq;
     if psn::diff(send_psn, sq.max_sent_end) < 0 {
         env.counters.retransmitted_frames += 1;
     }
-    sq.send_psn = psn::add(send_psn, req.psns);
-    if psn::diff(sq.send_psn, sq.max_sent_end) > 0 {
-        sq.max_sent_end = sq.send_psn;
-    }
-    if req.bth.ack_req {
-        if psn::diff(sq.send_psn, sq.ackreq_end) > 0 {
-            sq.ackreq_end = sq.send_psn;
-        }
-        if sq.ack_timer.is_none() {
-            sq.ack_timer = timeout.map(|t| now + t);
-        }
+    let after = after_packet(
+        SendProgress {
+            send_psn,
+            max_sent_end: sq.max_sent_end,
+            ackreq_end: sq.ackreq_end,
+        },
+        req.psns,
+        req.bth.ack_req,
+    );
+    sq.send_psn = after.send_psn;
+    sq.max_sent_end = after.max_sent_end;
+    sq.ackreq_end = after.ackreq_end;
+    if req.bth.ack_req && sq.ack_timer.is_none() {
+        sq.ack_timer = timeout.map(|t| now + t);
     }
     if env.config.dcqcn.enabled {
         let bits = ((bytes.len() + WIRE_OVERHEAD) * 8) as f64;
@@ -107,7 +119,138 @@ pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<
         qp.sq.pace_at = qp.sq.pace_at.max(now as f64) + bits * 1e9 / rate;
         qp.rp.on_sent(&env.config.dcqcn, now, bytes.len() as u64);
     }
+    if entry.is_some() {
+        let end = psn::add(send_psn, req.psns);
+        env.record_sent(
+            qp,
+            first_psn,
+            SentPacket::Sent {
+                end,
+                ack_req: req.bth.ack_req,
+            },
+        );
+    }
     Some(bytes)
+}
+
+/// Why the requester sends nothing from a QP (at WQE granularity; the
+/// window and DCQCN pacing are the transmit scheduler's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GrantRefusal {
+    /// Not in RTS.
+    NotRts,
+    /// An RNR wait is under way.
+    RnrWait,
+    /// The send cursor is at `next_psn` (or no WQE holds it).
+    Nothing,
+    /// The WQE at the cursor has failed its local checks (it completes in
+    /// error when it reaches the head).
+    FailedWqe,
+    /// The WQE at the cursor is a READ or atomic and `max_rd_atomic`
+    /// older ones are still unanswered.
+    RdAtomicLimit,
+}
+
+/// What [`grant_choice`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GrantChoice {
+    /// The send cursor after skipping the WQEs acknowledged while it was
+    /// rewound (the model writes it back whatever the outcome).
+    pub send_psn: u32,
+    /// WQEs skipped.
+    pub skipped: u32,
+    /// The index of the WQE to send from at `send_psn`, or why none.
+    pub wqe: Result<usize, GrantRefusal>,
+}
+
+/// The WQE-level part of `next_request`: in RTS without an RNR wait, the
+/// WQE whose PSN range holds the send cursor, after skipping complete
+/// ones (moving the cursor to their end); refused at a failed WQE and at
+/// a READ/atomic with `max_rd_atomic` unanswered READ/atomic WQEs before
+/// it. The RTL's completer datapath grant event mirrors it.
+pub fn grant_choice<W: RingWqe>(
+    state: QpState,
+    rnr_waiting: bool,
+    send_psn: u32,
+    next_psn: u32,
+    wqes: &VecDeque<W>,
+    max_rd_atomic: u8,
+) -> GrantChoice {
+    let mut choice = GrantChoice {
+        send_psn,
+        skipped: 0,
+        wqe: Err(GrantRefusal::NotRts),
+    };
+    if state != QpState::Rts {
+        return choice;
+    }
+    if rnr_waiting {
+        choice.wqe = Err(GrantRefusal::RnrWait);
+        return choice;
+    }
+    choice.wqe = loop {
+        if psn::diff(choice.send_psn, next_psn) >= 0 {
+            break Err(GrantRefusal::Nothing);
+        }
+        let Some(idx) = send_queue::index_of(wqes, choice.send_psn) else {
+            break Err(GrantRefusal::Nothing);
+        };
+        let w = &wqes[idx];
+        if w.complete() {
+            // Acknowledged while the cursor was rewound: nothing to resend.
+            choice.send_psn = w.end_psn();
+            choice.skipped += 1;
+            continue;
+        }
+        if w.error().is_some() {
+            break Err(GrantRefusal::FailedWqe);
+        }
+        if w.kind().needs_response()
+            && send_queue::unanswered_before(wqes, idx) >= usize::from(max_rd_atomic)
+        {
+            break Err(GrantRefusal::RdAtomicLimit);
+        }
+        break Ok(idx);
+    };
+    choice
+}
+
+/// The send-side cursors a request packet moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendProgress {
+    /// The packet's PSN before, the next PSN to send after.
+    pub send_psn: u32,
+    pub max_sent_end: u32,
+    pub ackreq_end: u32,
+}
+
+/// The cursors after a packet at `before.send_psn` consuming `psns` PSNs,
+/// with AckReq `ack_req`: the send cursor past it, the highest PSN ever
+/// sent and the end of the last AckReq packet never move back. (The ACK
+/// timer is armed by an AckReq packet when it is not running.)
+pub fn after_packet(before: SendProgress, psns: u32, ack_req: bool) -> SendProgress {
+    let send_psn = psn::add(before.send_psn, psns);
+    let later = |a: u32, b: u32| if psn::diff(a, b) > 0 { a } else { b };
+    SendProgress {
+        send_psn,
+        max_sent_end: later(send_psn, before.max_sent_end),
+        ackreq_end: if ack_req {
+            later(send_psn, before.ackreq_end)
+        } else {
+            before.ackreq_end
+        },
+    }
+}
+
+/// What one `next_request` call did with the WQE of an open grant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SentPacket {
+    /// The window held it back: nothing sent.
+    None,
+    /// A packet ending (next PSN) at `end`.
+    Sent { end: u32, ack_req: bool },
+    /// Its local buffer failed its check.
+    Error(WcStatus),
 }
 
 fn local_status(e: LocalError) -> WcStatus {
@@ -465,6 +608,8 @@ fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::send_queue::WqeRecord;
+    use crate::verbs::WcOpcode;
 
     fn wqe(op: SendOp, len: u64, first_psn: u32, mtu: u32) -> WqePlanInput {
         WqePlanInput {
@@ -532,5 +677,105 @@ mod tests {
         assert_eq!((s.plans.len(), s.next_psn, s.cut), (3, 105, true));
         assert!(s.plans[2].bth.ack_req && !s.plans[1].bth.ack_req);
         assert_eq!(message_psns(&SendOp::Send, (1 << 31) + 1, 4096), 1);
+    }
+
+    fn ring_wqe(kind: WqeKind, first_psn: u32, npsn: u32, complete: bool) -> WqeRecord {
+        WqeRecord {
+            kind,
+            opcode: WcOpcode::Send,
+            first_psn,
+            npsn,
+            done_psn: first_psn,
+            len: npsn * 256,
+            signaled: true,
+            complete,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn grant_choice_skips_acknowledged_wqes_and_says_why_not() {
+        // PSNs wrap inside the ring: 0xFF_FFFE..=1 a READ, 2 a WRITE
+        // acknowledged, 3..=4 a READ, 5 an atomic.
+        let mut wqes: VecDeque<WqeRecord> = [
+            ring_wqe(WqeKind::Read, 0xFF_FFFE, 4, false),
+            ring_wqe(WqeKind::Write, 2, 1, true),
+            ring_wqe(WqeKind::Read, 3, 2, false),
+            ring_wqe(WqeKind::Atomic, 5, 1, false),
+        ]
+        .into();
+        let next = 6;
+        let choose = |wqes: &VecDeque<WqeRecord>, state, rnr, p, limit| {
+            let c = grant_choice(state, rnr, p, next, wqes, limit);
+            (c.send_psn, c.skipped, c.wqe)
+        };
+        assert_eq!(
+            choose(&wqes, QpState::Rts, false, 0xFF_FFFF, 2),
+            (0xFF_FFFF, 0, Ok(0))
+        );
+        // The acknowledged WRITE is skipped; the READ after it is the
+        // second outstanding one.
+        assert_eq!(choose(&wqes, QpState::Rts, false, 2, 2), (3, 1, Ok(2)));
+        assert_eq!(
+            choose(&wqes, QpState::Rts, false, 2, 1),
+            (3, 1, Err(GrantRefusal::RdAtomicLimit))
+        );
+        assert_eq!(
+            choose(&wqes, QpState::Rts, false, 5, 2),
+            (5, 0, Err(GrantRefusal::RdAtomicLimit))
+        );
+        assert_eq!(choose(&wqes, QpState::Rts, false, 5, 3), (5, 0, Ok(3)));
+        assert_eq!(
+            choose(&wqes, QpState::Rts, false, 6, 16),
+            (6, 0, Err(GrantRefusal::Nothing))
+        );
+        assert_eq!(
+            choose(&wqes, QpState::Rts, true, 3, 16),
+            (3, 0, Err(GrantRefusal::RnrWait))
+        );
+        assert_eq!(
+            choose(&wqes, QpState::Err, false, 3, 16),
+            (3, 0, Err(GrantRefusal::NotRts))
+        );
+        wqes[2].error = Some(WcStatus::LocProtErr);
+        assert_eq!(
+            choose(&wqes, QpState::Rts, false, 2, 16),
+            (3, 1, Err(GrantRefusal::FailedWqe))
+        );
+        // Every WQE acknowledged: the cursor runs to the next PSN.
+        for w in wqes.iter_mut() {
+            w.complete = true;
+        }
+        assert_eq!(
+            choose(&wqes, QpState::Rts, false, 0xFF_FFFE, 16),
+            (6, 4, Err(GrantRefusal::Nothing))
+        );
+    }
+
+    #[test]
+    fn after_packet_moves_the_cursors_only_forward() {
+        let before = SendProgress {
+            send_psn: 0xFF_FFFF,
+            max_sent_end: 3,
+            ackreq_end: 0xFF_FFF0,
+        };
+        // A retransmission behind max_sent_end without AckReq.
+        assert_eq!(
+            after_packet(before, 1, false),
+            SendProgress {
+                send_psn: 0,
+                max_sent_end: 3,
+                ackreq_end: 0xFF_FFF0
+            }
+        );
+        // A READ request covering 5 PSNs with AckReq, past both.
+        assert_eq!(
+            after_packet(before, 5, true),
+            SendProgress {
+                send_psn: 4,
+                max_sent_end: 4,
+                ackreq_end: 4
+            }
+        );
     }
 }

@@ -93,6 +93,16 @@ pub fn index_of<W: RingWqe>(wqes: &VecDeque<W>, p: u32) -> Option<usize> {
     wqes.iter().position(|w| w.contains(p))
 }
 
+/// READ and atomic WQEs before index `idx` whose response has not
+/// arrived: what the requester's `max_rd_atomic` limits (the tracker's
+/// lookup counts them on its walk to the hit).
+pub fn unanswered_before<W: RingWqe>(wqes: &VecDeque<W>, idx: usize) -> usize {
+    wqes.iter()
+        .take(idx)
+        .filter(|w| w.kind().needs_response() && !w.complete())
+        .count()
+}
+
 /// Acknowledges every PSN before `end`: from the oldest, SEND/WRITE WQEs
 /// entirely before it complete, a partly covered one advances its done
 /// PSN; the walk stops at a failed WQE. Returns true when the range covers
