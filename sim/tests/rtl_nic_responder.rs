@@ -1,11 +1,13 @@
 //! The RTL responder half on the fabric: a model requester NIC sends
-//! WRITE, WRITE with immediate, SEND and SEND with immediate messages on
-//! several QPs to an `RtlNic` whose core is `responder_path`, over links
-//! with loss, duplication and reordering. The core's shadow model predicts
-//! every response frame, DMA write and receive CQE (`rocenic_sim::rtl::nic`);
-//! independently of it, every message must complete exactly once at the
-//! requester, every receive CQE must arrive in order, and the responder's
-//! memory must hold each message's bytes where the requester put them.
+//! WRITE, WRITE with immediate, SEND, SEND with immediate, READ and
+//! FETCH_ADD messages on several QPs to an `RtlNic` whose core is
+//! `responder_path`, over links with loss, duplication and reordering.
+//! The core's shadow model predicts every response frame, DMA write and
+//! receive CQE (`rocenic_sim::rtl::nic`); independently of it, every
+//! message must complete exactly once at the requester, every receive CQE
+//! must arrive, the responder's memory must hold each written message's
+//! bytes, each READ must bring the responder's bytes back, and the
+//! fetch-and-adds must return the counter's successive values.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -38,6 +40,13 @@ enum Kind {
     WriteImm,
     Send,
     SendImm,
+    Read,
+    FetchAdd,
+}
+
+/// The message takes a receive WQE at the responder.
+fn consumes(k: Kind) -> bool {
+    matches!(k, Kind::WriteImm | Kind::Send | Kind::SendImm)
 }
 
 struct Message {
@@ -84,7 +93,8 @@ fn run(case: Case) -> Outcome {
     );
     let b = rtl.setup().expect("before the run");
     let slot = 3 * u64::from(mtu) + 200;
-    let region = slot * msgs as u64;
+    // The message slots, then each QP's fetch-and-add counter.
+    let region = slot * msgs as u64 + 8;
     let caps = QpCaps {
         max_send_wr: msgs as u32,
         max_recv_wr: msgs as u32,
@@ -103,16 +113,22 @@ fn run(case: Case) -> Outcome {
         a.memory_mut().write_va(va_a, &data).unwrap();
         let keys_a = a.reg_mr(a_pd, va_a, region, Access::LOCAL_WRITE).unwrap();
         let va_b = b.memory_mut().alloc(region, 4096);
+        // READs bring these bytes back; writes and SENDs overwrite others.
+        let b_init: Vec<u8> = (0..region).map(|_| rng.gen()).collect();
+        b.memory_mut().write_va(va_b, &b_init).unwrap();
         let keys_b = b
             .reg_mr(
                 b_pd,
                 va_b,
                 region,
-                Access::LOCAL_WRITE | Access::REMOTE_WRITE,
+                Access::LOCAL_WRITE
+                    | Access::REMOTE_WRITE
+                    | Access::REMOTE_READ
+                    | Access::REMOTE_ATOMIC,
             )
             .unwrap();
         qpns.push((qa, qb));
-        bufs.push((va_a, keys_a, va_b, keys_b, data));
+        bufs.push((va_a, keys_a, va_b, keys_b, data, b_init));
     }
     let mut messages = Vec::new();
     for i in 0..msgs {
@@ -122,8 +138,15 @@ fn run(case: Case) -> Outcome {
                 1 => u64::from(mtu) * rng.gen_range(1..=3),
                 _ => rng.gen_range(1..=slot),
             };
-            let kind =
-                [Kind::Write, Kind::WriteImm, Kind::Send, Kind::SendImm][rng.gen_range(0..4)];
+            let kind = [
+                Kind::Write,
+                Kind::WriteImm,
+                Kind::Send,
+                Kind::SendImm,
+                Kind::Read,
+                Kind::FetchAdd,
+            ][rng.gen_range(0..6)];
+            let len = if kind == Kind::FetchAdd { 8 } else { len };
             messages.push(Message {
                 qp: q,
                 kind,
@@ -134,9 +157,9 @@ fn run(case: Case) -> Outcome {
     }
     for (n, m) in messages.iter().enumerate() {
         let (qa, qb) = qpns[m.qp];
-        let (va_a, keys_a, va_b, keys_b, _) = &bufs[m.qp];
+        let (va_a, keys_a, va_b, keys_b, _, _) = &bufs[m.qp];
         let remote_addr = va_b + m.offset;
-        if matches!(m.kind, Kind::Send | Kind::SendImm | Kind::WriteImm) {
+        if consumes(m.kind) {
             // Each receive WQE names its message's slot: a SEND lands there.
             b.post_recv(
                 qb,
@@ -162,6 +185,12 @@ fn run(case: Case) -> Outcome {
             },
             Kind::Send => SendOp::Send,
             Kind::SendImm => SendOp::SendWithImm { imm },
+            Kind::Read => SendOp::Read { remote_addr, rkey },
+            Kind::FetchAdd => SendOp::FetchAdd {
+                remote_addr: va_b + region - 8,
+                rkey,
+                add: n as u64 + 1,
+            },
         };
         a.post_send(
             qa,
@@ -192,7 +221,7 @@ fn run(case: Case) -> Outcome {
     let mut fabric = Fabric::new(seed, SwitchConfig::default());
     let a_id = fabric.add_node(Node::<Core>::Model(Box::new(a)), link.clone());
     let b_id = fabric.add_node(Node::Rtl(Box::new(rtl)), link);
-    let want_recv = messages.iter().filter(|m| m.kind != Kind::Write).count();
+    let want_recv = messages.iter().filter(|m| consumes(m.kind)).count();
     let mut sent: Vec<Cqe> = Vec::new();
     let mut received: Vec<Cqe> = Vec::new();
     let limit = 50_000_000; // 50 ms of fabric time
@@ -259,21 +288,49 @@ fn run(case: Case) -> Outcome {
         );
         assert_eq!(u64::from(c.byte_len), m.len, "{case:?}: {c:?}");
     }
-    // The responder's memory holds every message's bytes (independent of
-    // the shadow: the requester's source buffers are the reference).
+    // Independently of the shadow, the buffers' contents are the reference:
+    // the responder's memory holds every written message's bytes, READs
+    // brought the responder's bytes to the requester, and each QP's
+    // fetch-and-adds returned the counter's successive values.
+    let rtl = fabric.node(b_id).rtl().expect("the RTL node");
     let memory = rtl.memory();
-    for m in &messages {
-        let (_, _, va_b, _, data) = &bufs[m.qp];
-        let mut got = vec![0u8; m.len as usize];
-        memory
-            .read_va(va_b + m.offset, &mut got)
-            .expect("the buffer is mapped");
-        let want = &data[m.offset as usize..(m.offset + m.len) as usize];
-        assert!(
-            got == want,
-            "{case:?}: message bytes at {:#x}",
-            va_b + m.offset
-        );
+    let requester = fabric.node(a_id).model().expect("the model node");
+    for (q, (va_a, _, va_b, _, data, b_init)) in bufs.iter().enumerate() {
+        let tail = region as usize - 8;
+        let mut counter = u64::from_le_bytes(b_init[tail..].try_into().unwrap());
+        for (n, m) in messages.iter().enumerate().filter(|(_, m)| m.qp == q) {
+            let range = m.offset as usize..(m.offset + m.len) as usize;
+            let mut got = vec![0u8; m.len as usize];
+            match m.kind {
+                Kind::Read => {
+                    requester
+                        .memory()
+                        .read_va(va_a + m.offset, &mut got)
+                        .unwrap();
+                    assert!(got == b_init[range], "{case:?}: READ {n} bytes");
+                }
+                Kind::FetchAdd => {
+                    requester
+                        .memory()
+                        .read_va(va_a + m.offset, &mut got)
+                        .unwrap();
+                    let old = u64::from_le_bytes(got[..8].try_into().unwrap());
+                    assert_eq!(old, counter, "{case:?}: FETCH_ADD {n}");
+                    counter = counter.wrapping_add(n as u64 + 1);
+                }
+                _ => {
+                    memory.read_va(va_b + m.offset, &mut got).unwrap();
+                    assert!(
+                        got == data[range],
+                        "{case:?}: message {n} bytes at {:#x}",
+                        va_b + m.offset
+                    );
+                }
+            }
+        }
+        let mut got = [0u8; 8];
+        memory.read_va(va_b + region - 8, &mut got).unwrap();
+        assert_eq!(u64::from_le_bytes(got), counter, "{case:?}: QP {q} counter");
     }
     assert_eq!(
         memory.stray_writes(),
@@ -337,6 +394,20 @@ fn lossy_ipv4_mtu_256() {
         ipv6: false,
         loss: 0.05,
         dup: 0.02,
+        reorder: 0.05,
+    });
+}
+
+#[test]
+fn many_qps_lossy_mtu_512() {
+    check(Case {
+        seed: 4,
+        mtu: 512,
+        qps: 8,
+        msgs: 16,
+        ipv6: false,
+        loss: 0.05,
+        dup: 0.05,
         reorder: 0.05,
     });
 }
