@@ -781,13 +781,7 @@ fn model_traces_with_loss_duplication_and_reordering_match() {
             ^ (n as u64) << 8
             ^ (loss * 100.0) as u64
             ^ u64::from(window.unwrap_or(0)) << 16;
-        let faults = FaultConfig {
-            loss,
-            duplicate: loss,
-            reorder: loss,
-            reorder_delay_ns: 4_000,
-            ..FaultConfig::NONE
-        };
+        let faults = FaultConfig::lossy(loss, 4_000);
         let (logs, ends) = model_trace(seed, mtu, faults, window);
         let mut bench = Bench::new(seed, 0.7);
         for (side, (log, responses)) in logs.iter().enumerate() {

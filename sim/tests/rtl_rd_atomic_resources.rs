@@ -540,13 +540,7 @@ fn model_traces_under_loss_match() {
                 count: 16,
                 qps: 2,
                 mtu,
-                faults: FaultConfig {
-                    loss,
-                    duplicate: loss,
-                    reorder: loss,
-                    reorder_delay_ns: 3_000,
-                    ..FaultConfig::default()
-                },
+                faults: FaultConfig::lossy(loss, 3_000),
                 seed: 900 + k as u64 * 10 + (loss * 100.0) as u64,
                 ..ScenarioConfig::default()
             };

@@ -209,13 +209,7 @@ fn check(
     totals: &mut Totals,
 ) {
     let what = format!("seed {seed}, MTU {mtu}, IPv6 {ipv6}, loss {loss}");
-    let faults = FaultConfig {
-        loss,
-        duplicate: loss,
-        reorder: loss,
-        reorder_delay_ns: 4_000,
-        ..FaultConfig::NONE
-    };
+    let faults = FaultConfig::lossy(loss, 4_000);
     let rec = record(seed, mtu, ipv6, faults, qps, msgs);
     let pair = ResponderPair::new(seed, mtu, ipv6, qps, msgs);
     let mut shadow = ResponderPair::new(seed, mtu, ipv6, qps, msgs)

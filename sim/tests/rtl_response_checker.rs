@@ -586,13 +586,7 @@ fn model_traces_with_loss_duplication_and_reordering_match() {
     for (n, &mtu) in MTUS.iter().enumerate() {
         for loss in [0.0, 0.02, 0.08] {
             let seed = 0x7EACE ^ (n as u64) << 8 ^ (loss * 100.0) as u64;
-            let faults = FaultConfig {
-                loss,
-                duplicate: loss,
-                reorder: loss,
-                reorder_delay_ns: 4_000,
-                ..FaultConfig::NONE
-            };
+            let faults = FaultConfig::lossy(loss, 4_000);
             let log = model_trace(seed, mtu, faults);
             let mut responses = Vec::new();
             for (i, rec) in log.iter().enumerate() {

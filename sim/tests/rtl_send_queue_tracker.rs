@@ -684,13 +684,7 @@ fn model_traces_with_loss_duplication_and_reordering_match() {
     for (n, mtu) in [256u32, 1024, 4096].into_iter().enumerate() {
         for loss in [0.0, 0.02, 0.08] {
             let seed = 0x5_7ACE ^ (n as u64) << 8 ^ (loss * 100.0) as u64;
-            let faults = FaultConfig {
-                loss,
-                duplicate: loss,
-                reorder: loss,
-                reorder_delay_ns: 4_000,
-                ..FaultConfig::NONE
-            };
+            let faults = FaultConfig::lossy(loss, 4_000);
             let logs = model_trace(seed, mtu, faults);
             let mut bench = Bench::new(seed, 0.7);
             for (side, log) in logs.iter().enumerate() {

@@ -105,13 +105,7 @@ fn a_shadow_fed_a_nics_inputs_predicts_its_frames_cqes_and_memory() {
     let mut total = BTreeMap::new();
     for (seed, mtu, loss) in [(1u64, 256u32, 0.0), (2, 1024, 0.02), (3, 4096, 0.05)] {
         let what = format!("seed {seed}, MTU {mtu}, loss {loss}");
-        let faults = FaultConfig {
-            loss,
-            duplicate: loss,
-            reorder: loss,
-            reorder_delay_ns: 4_000,
-            ..FaultConfig::NONE
-        };
+        let faults = FaultConfig::lossy(loss, 4_000);
         let recorded = MixedPair::new(seed, mtu, shape, |_| {});
         let mut shadows = MixedPair::new(seed, mtu, shape, |_| {});
         let mut blind = MixedPair::new(seed, mtu, shape, |_| {});

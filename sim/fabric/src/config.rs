@@ -61,6 +61,19 @@ impl FaultConfig {
         corrupt: 0.0,
     };
 
+    /// Loss, duplication and reordering each with probability `p`, reordered
+    /// frames held back `reorder_delay_ns`; no corruption. The lossy link of
+    /// most tests.
+    pub fn lossy(p: f64, reorder_delay_ns: Time) -> FaultConfig {
+        FaultConfig {
+            loss: p,
+            duplicate: p,
+            reorder: p,
+            reorder_delay_ns,
+            corrupt: 0.0,
+        }
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (name, p) in [
             ("loss", self.loss),

@@ -176,8 +176,9 @@ pub struct RecvWr {
     pub sgl: Vec<Sge>,
 }
 
-/// Work completion status (libibverbs `ibv_wc_status`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+/// Work completion status (libibverbs `ibv_wc_status`). The RTL's CQE
+/// ports carry its declaration index (`as u64`; back with `from_repr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, strum::FromRepr)]
 pub enum WcStatus {
     Success,
     LocLenErr,
@@ -193,7 +194,9 @@ pub enum WcStatus {
     RnrRetryExcErr,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+/// A work completion's opcode; as [`WcStatus`], the RTL carries its
+/// declaration index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, strum::FromRepr)]
 pub enum WcOpcode {
     Send,
     RdmaWrite,

@@ -176,41 +176,6 @@ fn describe(frame: &[u8]) -> String {
     }
 }
 
-fn wc_status(code: u64) -> Option<WcStatus> {
-    use WcStatus::*;
-    [
-        Success,
-        LocLenErr,
-        LocQpOpErr,
-        LocProtErr,
-        WrFlushErr,
-        BadRespErr,
-        LocAccessErr,
-        RemInvReqErr,
-        RemAccessErr,
-        RemOpErr,
-        RetryExcErr,
-        RnrRetryExcErr,
-    ]
-    .get(code as usize)
-    .copied()
-}
-
-fn wc_opcode(code: u64) -> Option<WcOpcode> {
-    use WcOpcode::*;
-    [
-        Send,
-        RdmaWrite,
-        RdmaRead,
-        CompSwap,
-        FetchAdd,
-        Recv,
-        RecvRdmaWithImm,
-    ]
-    .get(code as usize)
-    .copied()
-}
-
 impl<B: Block> RtlNic<B> {
     pub fn new(config: NicConfig, dma: HostDmaConfig) -> RtlNic<B> {
         RtlNic {
@@ -479,8 +444,8 @@ impl<B: Block> RtlNic<B> {
         }
         if r.sim.get_bit(p.cqe_valid) {
             let qpn = r.sim.get_u64(p.cqe_qpn) as Qpn;
-            let status = wc_status(r.sim.get_u64(p.cqe_status));
-            let opcode = wc_opcode(r.sim.get_u64(p.cqe_opcode));
+            let status = WcStatus::from_repr(r.sim.get_u64(p.cqe_status) as usize);
+            let opcode = WcOpcode::from_repr(r.sim.get_u64(p.cqe_opcode) as usize);
             let (Some(status), Some(opcode)) = (status, opcode) else {
                 return Err(format!("CQE of QP {qpn} with an unknown code"));
             };
