@@ -138,6 +138,38 @@ mod state {
 }
 
 /// The receive queues (see the module doc).
+/// A receive completion stream (valid/ready): the QP (`Q` bits), the
+/// WQE's `wr_id`, `status` and `opcode` (the model's `WcStatus` /
+/// `WcOpcode` declaration indices), `byte_len` and the immediate if any.
+#[derive(Clone, Debug, Default, LogicInterface)]
+pub struct ReceiveCqeStream<const Q: usize> {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub qpn: Signal<Out, Bits<Q>>,
+    pub wr_id: Signal<Out, Bits<64>>,
+    pub status: Signal<Out, Bits<4>>,
+    pub opcode: Signal<Out, Bits<3>>,
+    pub byte_len: Signal<Out, Bits<32>>,
+    pub imm_valid: Signal<Out, Bit>,
+    pub imm: Signal<Out, Bits<32>>,
+}
+
+/// The driver's `post_recv` of one one-SGE WQE (valid/ready, the fields
+/// sampled when taken), answered by a one-cycle `done` with `accepted`
+/// low if the QP's ring was full.
+#[derive(Clone, Debug, Default, LogicInterface)]
+pub struct ReceivePost<const Q: usize> {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub qpn: Signal<In, Bits<Q>>,
+    pub wr_id: Signal<In, Bits<64>>,
+    pub lkey: Signal<In, Bits<32>>,
+    pub va: Signal<In, Bits<64>>,
+    pub len: Signal<In, Bits<32>>,
+    pub done: Signal<Out, Bit>,
+    pub accepted: Signal<Out, Bit>,
+}
+
 #[derive(LogicBlock)]
 pub struct ReceiveQueue<const A: usize, const D: usize> {
     pub clock: Signal<In, Clock>,
@@ -170,15 +202,7 @@ pub struct ReceiveQueue<const A: usize, const D: usize> {
     pub res_va: Signal<Out, Bits<64>>,
     pub res_len: Signal<Out, Bits<32>>,
 
-    pub cqe_valid: Signal<Out, Bit>,
-    pub cqe_ready: Signal<In, Bit>,
-    pub cqe_qpn: Signal<Out, Bits<A>>,
-    pub cqe_wr_id: Signal<Out, Bits<64>>,
-    pub cqe_status: Signal<Out, Bits<4>>,
-    pub cqe_opcode: Signal<Out, Bits<3>>,
-    pub cqe_byte_len: Signal<Out, Bits<32>>,
-    pub cqe_imm_valid: Signal<Out, Bit>,
-    pub cqe_imm: Signal<Out, Bits<32>>,
+    pub cqe: ReceiveCqeStream<A>,
 
     pub refused_posts: Signal<Out, Bits<32>>,
 
@@ -273,15 +297,7 @@ impl<const A: usize, const D: usize> Default for ReceiveQueue<A, D> {
             res_lkey: Default::default(),
             res_va: Default::default(),
             res_len: Default::default(),
-            cqe_valid: Default::default(),
-            cqe_ready: Default::default(),
-            cqe_qpn: Default::default(),
-            cqe_wr_id: Default::default(),
-            cqe_status: Default::default(),
-            cqe_opcode: Default::default(),
-            cqe_byte_len: Default::default(),
-            cqe_imm_valid: Default::default(),
-            cqe_imm: Default::default(),
+            cqe: Default::default(),
             refused_posts: Default::default(),
             ring: Default::default(),
             pointers: Default::default(),
@@ -391,9 +407,9 @@ impl<const A: usize, const D: usize> Logic for ReceiveQueue<A, D> {
         self.ring.write_qpn.next = self.qpn.q.val();
         self.ring.write_slot.next = self.ptr_head.val() + bit_cast::<D, 8>(self.ptr_count.val());
         self.ring.write_data.next = self.post_word.q.val();
-        self.cqe_free.next = !self.cqe_full.q.val() | self.cqe_ready.val();
+        self.cqe_free.next = !self.cqe_full.q.val() | self.cqe.ready.val();
         self.load_cqe.next = false;
-        if self.cqe_ready.val() {
+        if self.cqe.ready.val() {
             self.cqe_full.d.next = false;
         }
 
@@ -498,14 +514,14 @@ impl<const A: usize, const D: usize> Logic for ReceiveQueue<A, D> {
             self.cqe_full.d.next = true;
             self.cqe_qpn_q.d.next = self.qpn.q.val();
         }
-        self.cqe_valid.next = self.cqe_full.q.val();
-        self.cqe_qpn.next = self.cqe_qpn_q.q.val();
-        self.cqe_wr_id.next = self.cqe_wr_id_q.q.val();
-        self.cqe_status.next = self.cqe_status_q.q.val();
-        self.cqe_opcode.next = self.cqe_opcode_q.q.val();
-        self.cqe_byte_len.next = self.cqe_byte_len_q.q.val();
-        self.cqe_imm_valid.next = self.cqe_imm_valid_q.q.val();
-        self.cqe_imm.next = self.cqe_imm_q.q.val();
+        self.cqe.valid.next = self.cqe_full.q.val();
+        self.cqe.qpn.next = self.cqe_qpn_q.q.val();
+        self.cqe.wr_id.next = self.cqe_wr_id_q.q.val();
+        self.cqe.status.next = self.cqe_status_q.q.val();
+        self.cqe.opcode.next = self.cqe_opcode_q.q.val();
+        self.cqe.byte_len.next = self.cqe_byte_len_q.q.val();
+        self.cqe.imm_valid.next = self.cqe_imm_valid_q.q.val();
+        self.cqe.imm.next = self.cqe_imm_q.q.val();
 
         self.res_valid.next = self.state.q.val() == self.st_finish.val();
         self.res_op.next = self.op.q.val();

@@ -213,7 +213,7 @@ use crate::qp_context::{ContextConfig, QpContext, DEFAULT_QPN_BITS};
 use crate::qp_context_record::ContextRecordBits;
 use crate::qp_context_record::RECORD_BITS;
 use crate::rd_atomic_resources::RdAtomicResources;
-use crate::receive_queue::{ReceiveQueue, DEFAULT_SLOT_BITS};
+use crate::receive_queue::{ReceiveCqeStream, ReceivePost, ReceiveQueue, DEFAULT_SLOT_BITS};
 use crate::request_checker::{MessageState, RequestChecker};
 use crate::response_queue::QueueCommandSource;
 use crate::rx_parser::RxParser;
@@ -354,25 +354,9 @@ pub struct ResponderDatapath {
     pub rq_query: Signal<Out, Bit>,
     pub rq_qpn: Signal<Out, Bits<24>>,
 
-    pub rq_post_valid: Signal<In, Bit>,
-    pub rq_post_ready: Signal<Out, Bit>,
-    pub rq_post_qpn: Signal<In, Bits<QPN_BITS>>,
-    pub rq_post_wr_id: Signal<In, Bits<64>>,
-    pub rq_post_lkey: Signal<In, Bits<32>>,
-    pub rq_post_va: Signal<In, Bits<64>>,
-    pub rq_post_len: Signal<In, Bits<32>>,
-    pub rq_post_done: Signal<Out, Bit>,
-    pub rq_post_accepted: Signal<Out, Bit>,
+    pub rq_post: ReceivePost<QPN_BITS>,
 
-    pub cqe_valid: Signal<Out, Bit>,
-    pub cqe_ready: Signal<In, Bit>,
-    pub cqe_qpn: Signal<Out, Bits<24>>,
-    pub cqe_wr_id: Signal<Out, Bits<64>>,
-    pub cqe_status: Signal<Out, Bits<4>>,
-    pub cqe_opcode: Signal<Out, Bits<3>>,
-    pub cqe_byte_len: Signal<Out, Bits<32>>,
-    pub cqe_imm_valid: Signal<Out, Bit>,
-    pub cqe_imm: Signal<Out, Bits<32>>,
+    pub cqe: ReceiveCqeStream<24>,
 
     pub dma: DmaWritePort,
 
@@ -579,24 +563,8 @@ impl Default for ResponderDatapath {
             cfg: Default::default(),
             rq_query: Default::default(),
             rq_qpn: Default::default(),
-            rq_post_valid: Default::default(),
-            rq_post_ready: Default::default(),
-            rq_post_qpn: Default::default(),
-            rq_post_wr_id: Default::default(),
-            rq_post_lkey: Default::default(),
-            rq_post_va: Default::default(),
-            rq_post_len: Default::default(),
-            rq_post_done: Default::default(),
-            rq_post_accepted: Default::default(),
-            cqe_valid: Default::default(),
-            cqe_ready: Default::default(),
-            cqe_qpn: Default::default(),
-            cqe_wr_id: Default::default(),
-            cqe_status: Default::default(),
-            cqe_opcode: Default::default(),
-            cqe_byte_len: Default::default(),
-            cqe_imm_valid: Default::default(),
-            cqe_imm: Default::default(),
+            rq_post: Default::default(),
+            cqe: Default::default(),
             dma: Default::default(),
             out_valid: Default::default(),
             out_ready: Default::default(),
@@ -936,28 +904,28 @@ impl Logic for ResponderDatapath {
         // frame is being decided, the decision's peek / complete / flush.
         self.rq.cmd_valid.next = false;
         self.rq.cmd_op.next = 0.into();
-        self.rq.cmd_qpn.next = self.rq_post_qpn.val();
-        self.rq.cmd_wr_id.next = self.rq_post_wr_id.val();
-        self.rq.cmd_lkey.next = self.rq_post_lkey.val();
-        self.rq.cmd_va.next = self.rq_post_va.val();
-        self.rq.cmd_len.next = self.rq_post_len.val();
+        self.rq.cmd_qpn.next = self.rq_post.qpn.val();
+        self.rq.cmd_wr_id.next = self.rq_post.wr_id.val();
+        self.rq.cmd_lkey.next = self.rq_post.lkey.val();
+        self.rq.cmd_va.next = self.rq_post.va.val();
+        self.rq.cmd_len.next = self.rq_post.len.val();
         self.rq.cmd_status.next = self.complete_status.q.val();
         self.rq.cmd_opcode.next = self.complete_opcode.q.val();
         self.rq.cmd_byte_len.next = self.complete_byte_len.q.val();
         self.rq.cmd_imm_valid.next = self.complete_imm_valid.q.val();
         self.rq.cmd_imm.next = self.imm.q.val();
-        self.rq_post_ready.next = (self.state.q.val() == 0) & self.rq.cmd_ready.val();
-        self.rq_post_done.next = self.rq.res_valid.val() & (self.rq.res_op.val() == 0);
-        self.rq_post_accepted.next = self.rq.res_accepted.val();
-        self.rq.cqe_ready.next = self.cqe_ready.val();
-        self.cqe_valid.next = self.rq.cqe_valid.val();
-        self.cqe_qpn.next = bit_cast::<24, QPN_BITS>(self.rq.cqe_qpn.val());
-        self.cqe_wr_id.next = self.rq.cqe_wr_id.val();
-        self.cqe_status.next = self.rq.cqe_status.val();
-        self.cqe_opcode.next = self.rq.cqe_opcode.val();
-        self.cqe_byte_len.next = self.rq.cqe_byte_len.val();
-        self.cqe_imm_valid.next = self.rq.cqe_imm_valid.val();
-        self.cqe_imm.next = self.rq.cqe_imm.val();
+        self.rq_post.ready.next = (self.state.q.val() == 0) & self.rq.cmd_ready.val();
+        self.rq_post.done.next = self.rq.res_valid.val() & (self.rq.res_op.val() == 0);
+        self.rq_post.accepted.next = self.rq.res_accepted.val();
+        self.rq.cqe.ready.next = self.cqe.ready.val();
+        self.cqe.valid.next = self.rq.cqe.valid.val();
+        self.cqe.qpn.next = bit_cast::<24, QPN_BITS>(self.rq.cqe.qpn.val());
+        self.cqe.wr_id.next = self.rq.cqe.wr_id.val();
+        self.cqe.status.next = self.rq.cqe.status.val();
+        self.cqe.opcode.next = self.rq.cqe.opcode.val();
+        self.cqe.byte_len.next = self.rq.cqe.byte_len.val();
+        self.cqe.imm_valid.next = self.rq.cqe.imm_valid.val();
+        self.cqe.imm.next = self.rq.cqe.imm.val();
         self.sge_room.next = self.sge_len.q.val() - self.recv_offset.q.val();
         self.send_take.next = self.sge_room.val();
         if bit_cast::<32, 13>(self.payload_len.q.val()) < self.sge_room.val() {
@@ -1069,7 +1037,7 @@ impl Logic for ResponderDatapath {
         self.emit_room.next = false;
 
         if self.state.q.val() == 0 {
-            if self.rq_post_valid.val() & self.rq.cmd_ready.val() {
+            if self.rq_post.valid.val() & self.rq.cmd_ready.val() {
                 self.rq.cmd_valid.next = true;
             } else if self.parser.record.valid.val() {
                 self.parser.record.ready.next = true;

@@ -103,6 +103,7 @@ use crate::dma_read_arbiter::DmaReadArbiter;
 use crate::mr_translate::MrConfigPortDefault;
 use crate::qp_address_ram::QpAddressRam;
 use crate::qp_context::ContextConfig;
+use crate::receive_queue::{ReceiveCqeStream, ReceivePost};
 use crate::responder_datapath::{ResponderDatapath, QPN_BITS};
 use crate::response_queue::{QueueCommand, ResponseQueue, DEFAULT_DEPTH_BITS};
 use crate::response_transmitter::ResponseTransmitter;
@@ -134,25 +135,9 @@ pub struct ResponderPath {
 
     pub cfg: MrConfigPortDefault,
 
-    pub rq_post_valid: Signal<In, Bit>,
-    pub rq_post_ready: Signal<Out, Bit>,
-    pub rq_post_qpn: Signal<In, Bits<QPN_BITS>>,
-    pub rq_post_wr_id: Signal<In, Bits<64>>,
-    pub rq_post_lkey: Signal<In, Bits<32>>,
-    pub rq_post_va: Signal<In, Bits<64>>,
-    pub rq_post_len: Signal<In, Bits<32>>,
-    pub rq_post_done: Signal<Out, Bit>,
-    pub rq_post_accepted: Signal<Out, Bit>,
+    pub rq_post: ReceivePost<QPN_BITS>,
 
-    pub cqe_valid: Signal<Out, Bit>,
-    pub cqe_ready: Signal<In, Bit>,
-    pub cqe_qpn: Signal<Out, Bits<24>>,
-    pub cqe_wr_id: Signal<Out, Bits<64>>,
-    pub cqe_status: Signal<Out, Bits<4>>,
-    pub cqe_opcode: Signal<Out, Bits<3>>,
-    pub cqe_byte_len: Signal<Out, Bits<32>>,
-    pub cqe_imm_valid: Signal<Out, Bit>,
-    pub cqe_imm: Signal<Out, Bits<32>>,
+    pub cqe: ReceiveCqeStream<24>,
 
     pub dmaw: DmaWritePort,
 
@@ -263,25 +248,8 @@ impl Logic for ResponderPath {
         self.transmitter.cfg.mtt_index.next = self.cfg.mtt_index.val();
         self.transmitter.cfg.mtt_addr.next = self.cfg.mtt_addr.val();
 
-        self.datapath.rq_post_valid.next = self.rq_post_valid.val();
-        self.rq_post_ready.next = self.datapath.rq_post_ready.val();
-        self.datapath.rq_post_qpn.next = self.rq_post_qpn.val();
-        self.datapath.rq_post_wr_id.next = self.rq_post_wr_id.val();
-        self.datapath.rq_post_lkey.next = self.rq_post_lkey.val();
-        self.datapath.rq_post_va.next = self.rq_post_va.val();
-        self.datapath.rq_post_len.next = self.rq_post_len.val();
-        self.rq_post_done.next = self.datapath.rq_post_done.val();
-        self.rq_post_accepted.next = self.datapath.rq_post_accepted.val();
-
-        self.cqe_valid.next = self.datapath.cqe_valid.val();
-        self.datapath.cqe_ready.next = self.cqe_ready.val();
-        self.cqe_qpn.next = self.datapath.cqe_qpn.val();
-        self.cqe_wr_id.next = self.datapath.cqe_wr_id.val();
-        self.cqe_status.next = self.datapath.cqe_status.val();
-        self.cqe_opcode.next = self.datapath.cqe_opcode.val();
-        self.cqe_byte_len.next = self.datapath.cqe_byte_len.val();
-        self.cqe_imm_valid.next = self.datapath.cqe_imm_valid.val();
-        self.cqe_imm.next = self.datapath.cqe_imm.val();
+        ReceivePost::<QPN_BITS>::link(&mut self.rq_post, &mut self.datapath.rq_post);
+        ReceiveCqeStream::<24>::link(&mut self.cqe, &mut self.datapath.cqe);
 
         DmaWritePort::link(&mut self.dmaw, &mut self.datapath.dma);
 

@@ -34,17 +34,17 @@ type Cqe = (u64, u64, u64, u64, u64, Option<u64>);
 
 fn take_cqe(sim: &mut CycleSim<Small>, cqes: &mut Vec<Cqe>) {
     let ready = sim.cycles().is_multiple_of(2);
-    sim.uut.cqe_ready.next = ready;
+    sim.uut.cqe.ready.next = ready;
     sim.settle();
     let u = &sim.uut;
-    if u.cqe_valid.val() && ready {
+    if u.cqe.valid.val() && ready {
         cqes.push((
-            u.cqe_qpn.val().to_u64(),
-            u.cqe_wr_id.val().to_u64(),
-            u.cqe_status.val().to_u64(),
-            u.cqe_opcode.val().to_u64(),
-            u.cqe_byte_len.val().to_u64(),
-            u.cqe_imm_valid.val().then(|| u.cqe_imm.val().to_u64()),
+            u.cqe.qpn.val().to_u64(),
+            u.cqe.wr_id.val().to_u64(),
+            u.cqe.status.val().to_u64(),
+            u.cqe.opcode.val().to_u64(),
+            u.cqe.byte_len.val().to_u64(),
+            u.cqe.imm_valid.val().then(|| u.cqe.imm.val().to_u64()),
         ));
     }
 }
