@@ -11,8 +11,10 @@
 //! 4 ns of fabric time (250 MHz), and the shadow is given exactly the RTL's
 //! inputs at the RTL's times:
 //!
-//! - a received frame when the RTL's outcome for it is accepted (the
-//!   moment the RTL's response queue reflects it);
+//! - a received frame when the RTL's response queue starts to hold its
+//!   effects: the frame's first queue command (`queue_fire`), or its
+//!   outcome if it has none (`responder_path`'s "commit point"; outcomes
+//!   are taken as they come);
 //! - when the RTL's response transmitter takes a descriptor of QP `q`, the
 //!   shadow is asked for its next response frame of `q`, and the frame the
 //!   RTL then emits must equal it byte for byte;
@@ -27,7 +29,8 @@
 //! cycles (nothing in the responder path counts time).
 //!
 //! This first `RtlNic` drives the responder half (`responder_path`): it
-//! answers requests (SEND, WRITE) and never sends any of its own.
+//! answers SEND, WRITE, READ and atomic requests and sends none of its
+//! own; the core's DMA ports are `dma` (reads) and `dmaw` (writes).
 
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::host_dma::{HostDma, HostDmaConfig};
@@ -241,7 +244,7 @@ impl<B: Block> RtlNic<B> {
     /// Checks what only the end of a run can tell: every frame emitted and
     /// matched, every write and CQE confirmed, host memories equal.
     /// First the core finishes what it has in flight (at most
-    /// [`FINISH_CYCLES`]; the frames it emits then are scored and go
+    /// a million cycles; the frames it emits then are scored and go
     /// nowhere).
     pub fn finish_check(&mut self) -> Result<(), String> {
         for _ in 0..FINISH_CYCLES {
