@@ -22,23 +22,8 @@ use verilator_sys::{ReceiveQueue as Dut, Sim};
 
 const DEPTH: usize = 1 << DEFAULT_SLOT_BITS;
 
-const STATUSES: [WcStatus; 12] = [
-    WcStatus::Success,
-    WcStatus::LocLenErr,
-    WcStatus::LocQpOpErr,
-    WcStatus::LocProtErr,
-    WcStatus::WrFlushErr,
-    WcStatus::BadRespErr,
-    WcStatus::LocAccessErr,
-    WcStatus::RemInvReqErr,
-    WcStatus::RemAccessErr,
-    WcStatus::RemOpErr,
-    WcStatus::RetryExcErr,
-    WcStatus::RnrRetryExcErr,
-];
-
 fn status_code(s: WcStatus) -> u64 {
-    STATUSES.iter().position(|&x| x == s).unwrap() as u64
+    s as u64
 }
 
 fn opcode_code(o: WcOpcode) -> u64 {
@@ -241,7 +226,8 @@ impl Bench {
             let s = &self.sim;
             let got = Cqe {
                 wr_id: s.get_u64(Dut::CQE_WR_ID),
-                status: STATUSES[s.get_u64(Dut::CQE_STATUS) as usize],
+                status: WcStatus::from_repr(s.get_u64(Dut::CQE_STATUS) as usize)
+                    .expect("a WC status"),
                 opcode: match s.get_u64(Dut::CQE_OPCODE) {
                     WC_RECV => WcOpcode::Recv,
                     WC_RECV_RDMA_WITH_IMM => WcOpcode::RecvRdmaWithImm,
@@ -373,7 +359,7 @@ fn random_command(rng: &mut ChaCha8Rng, m: &ModelQp, next_id: &mut u64, fill: bo
             WcOpcode::Recv
         };
         Command::Complete {
-            status: STATUSES[[0, 0, 0, 0, 1, 3][rng.gen_range(0..6)]],
+            status: WcStatus::from_repr([0, 0, 0, 0, 1, 3][rng.gen_range(0..6)]).unwrap(),
             opcode,
             byte_len: rng.gen_range(0..=1 << 20),
             imm: (opcode == WcOpcode::RecvRdmaWithImm || rng.gen_bool(0.3)).then(|| rng.gen()),

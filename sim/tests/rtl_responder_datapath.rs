@@ -175,23 +175,7 @@ fn post_write(
         },
         None => SendOp::Write { remote_addr, rkey },
     };
-    s.posted += 1;
-    s.pair.nics[0]
-        .post_send(
-            a_qpn,
-            SendWr {
-                wr_id: s.posted as u64,
-                op,
-                sgl: vec![Sge {
-                    addr: src.0,
-                    length: len,
-                    lkey: src.1,
-                }],
-                signaled: true,
-                solicited: false,
-            },
-        )
-        .expect("post");
+    post_send(s, a_qpn, src, len, op);
 }
 
 /// A receive WQE, to the model now and to the RTL before the replay.
@@ -200,8 +184,9 @@ fn post_recv(s: &mut Setup, qpn: Qpn, wr: RecvWr) {
     s.recvs.push((qpn, wr));
 }
 
-/// A SEND (with `op` Send or SendWithImm) of `len` bytes from `src`.
-fn post_send(s: &mut Setup, a_qpn: Qpn, src: (u64, u32), len: u32, op: SendOp) {
+/// Any send-queue WR of `len` bytes with `buf` as its one SGE: the
+/// source of a SEND or WRITE, the destination of a READ or atomic.
+fn post_send(s: &mut Setup, a_qpn: Qpn, buf: (u64, u32), len: u32, op: SendOp) {
     s.posted += 1;
     s.pair.nics[0]
         .post_send(
@@ -210,9 +195,9 @@ fn post_send(s: &mut Setup, a_qpn: Qpn, src: (u64, u32), len: u32, op: SendOp) {
                 wr_id: s.posted as u64,
                 op,
                 sgl: vec![Sge {
-                    addr: src.0,
+                    addr: buf.0,
                     length: len,
-                    lkey: src.1,
+                    lkey: buf.1,
                 }],
                 signaled: true,
                 solicited: false,
@@ -1378,27 +1363,6 @@ fn mtu_4096_sends_stream_at_one_beat_per_cycle() {
     assert!(dma_rate > 0.99, "one DMA beat per cycle");
 }
 
-/// A READ or atomic from `a_qpn` into the requester's buffer `local`.
-fn post_remote(s: &mut Setup, a_qpn: Qpn, local: (u64, u32), len: u32, op: SendOp) {
-    s.posted += 1;
-    s.pair.nics[0]
-        .post_send(
-            a_qpn,
-            SendWr {
-                wr_id: s.posted as u64,
-                op,
-                sgl: vec![Sge {
-                    addr: local.0,
-                    length: len,
-                    lkey: local.1,
-                }],
-                signaled: true,
-                solicited: false,
-            },
-        )
-        .expect("post");
-}
-
 /// Random READs, CMP_SWAPs, FETCH_ADDs and WRITEs on `n` QPs, the atomics
 /// and some WRITEs on the same eight words (so an atomic must see the
 /// WRITE before it and the atomic before it); with `protection` one more
@@ -1435,7 +1399,7 @@ fn setup_reads_atomics(seed: u64, n: usize, ops_per_qp: usize, protection: bool)
                         remote_addr: tva + off,
                         rkey,
                     };
-                    post_remote(&mut s, a_qpn, local, len, op);
+                    post_send(&mut s, a_qpn, local, len, op);
                 }
                 4..=5 => {
                     // Compare against what is likely there: small numbers
@@ -1446,7 +1410,7 @@ fn setup_reads_atomics(seed: u64, n: usize, ops_per_qp: usize, protection: bool)
                         compare: rng.gen_range(0..4),
                         swap: rng.gen_range(0..4),
                     };
-                    post_remote(&mut s, a_qpn, local, 8, op);
+                    post_send(&mut s, a_qpn, local, 8, op);
                 }
                 6..=7 => {
                     let op = SendOp::FetchAdd {
@@ -1454,7 +1418,7 @@ fn setup_reads_atomics(seed: u64, n: usize, ops_per_qp: usize, protection: bool)
                         rkey,
                         add: rng.gen_range(0..3),
                     };
-                    post_remote(&mut s, a_qpn, local, 8, op);
+                    post_send(&mut s, a_qpn, local, 8, op);
                 }
                 _ => {
                     // Zeroes over the words (the source is random, its
@@ -1513,9 +1477,9 @@ fn setup_reads_atomics(seed: u64, n: usize, ops_per_qp: usize, protection: bool)
                 7 => (add(va + len, rkey), 8),
                 _ => (add(va + 4, rkey), 8),
             };
-            post_remote(&mut s, a_qpn, local, olen, op);
+            post_send(&mut s, a_qpn, local, olen, op);
             // Behind it a good READ: dropped by the responder in ERR.
-            post_remote(&mut s, a_qpn, local, 5000, read(va, rkey));
+            post_send(&mut s, a_qpn, local, 5000, read(va, rkey));
         }
     }
     s
