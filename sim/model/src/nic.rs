@@ -42,6 +42,15 @@ pub struct NicConfig {
     /// Go-Back-N window of unacknowledged request PSNs.
     pub max_outstanding_psns: u32,
     pub dcqcn: DcqcnConfig,
+    /// Device limits a QP's capabilities must stay within
+    /// (`ibv_device_attr.max_qp_wr` and `max_sge`): a hardware core's
+    /// per-QP ring depths and the SGEs its WQE format holds.
+    pub max_qp_wr: u32,
+    pub max_sge: u32,
+    /// The most READ / atomic requests a QP's responder keeps
+    /// outstanding (`ibv_device_attr.max_qp_rd_atom`): the bound on
+    /// `max_dest_rd_atomic`.
+    pub max_qp_rd_atom: u8,
 }
 
 impl NicConfig {
@@ -55,6 +64,9 @@ impl NicConfig {
             ack_req_interval: 64,
             max_outstanding_psns: 2048,
             dcqcn: DcqcnConfig::default(),
+            max_qp_wr: 1 << 15,
+            max_sge: 16,
+            max_qp_rd_atom: 16,
         }
     }
 }
@@ -616,6 +628,17 @@ impl Nic {
         if caps.max_send_wr == 0 || caps.max_recv_wr == 0 || caps.max_sge == 0 {
             return Err(VerbsError::InvalidAttribute("caps"));
         }
+        let limits = &self.config;
+        if caps.max_send_wr.max(caps.max_recv_wr) > limits.max_qp_wr {
+            return Err(VerbsError::InvalidAttribute(
+                "caps: more work requests than the device's max_qp_wr",
+            ));
+        }
+        if caps.max_sge > limits.max_sge {
+            return Err(VerbsError::InvalidAttribute(
+                "caps: more SGEs than the device's max_sge",
+            ));
+        }
         if self.next_qpn > MASK24 {
             return Err(VerbsError::NoResources);
         }
@@ -636,6 +659,16 @@ impl Nic {
 
     /// Legal transitions: RESET->INIT->RTR->RTS, any->ERR, any->RESET.
     pub fn modify_qp(&mut self, qpn: Qpn, change: ModifyQp) -> Result<(), VerbsError> {
+        if let ModifyQp::ToRtr {
+            max_dest_rd_atomic, ..
+        } = change
+        {
+            if max_dest_rd_atomic > self.config.max_qp_rd_atom {
+                return Err(VerbsError::InvalidAttribute(
+                    "max_dest_rd_atomic above the device's max_qp_rd_atom",
+                ));
+            }
+        }
         let local_ip = self.config.ip;
         let dcqcn = self.config.dcqcn.clone();
         let rate = self.config.line_rate_bps;
@@ -828,30 +861,40 @@ impl Nic {
 
     /// Refused in RESET; in ERR completed at once with WR_FLUSH_ERR.
     pub fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> Result<(), VerbsError> {
-        with_qp!(self, qpn, |qp, env| {
-            match qp.state {
-                QpState::Reset => {
-                    return Err(VerbsError::WrongQpState {
-                        qpn,
-                        state: QpState::Reset,
-                    })
-                }
-                QpState::Err => {
-                    env.complete(qp.recv_cq, completer::flush_recv(qp.qpn, wr.wr_id));
-                    return Ok(());
-                }
-                _ => {}
-            }
-            if wr.sgl.len() > qp.caps.max_sge as usize {
-                return Err(VerbsError::TooManySges);
-            }
-            if qp.rq.len() >= qp.caps.max_recv_wr as usize {
-                return Err(VerbsError::QueueFull);
-            }
-            qp.rq.push_back(wr);
-            Ok(())
-        })
-        .unwrap_or(Err(VerbsError::NoSuchQp(qpn)))
+        if self.qp_state(qpn)? == QpState::Err {
+            with_qp!(self, qpn, |qp, env| {
+                env.complete(qp.recv_cq, completer::flush_recv(qp.qpn, wr.wr_id))
+            });
+            return Ok(());
+        }
+        self.check_post_recv(qpn, &wr, 0)?;
+        self.qps
+            .get_mut(&qpn)
+            .ok_or(VerbsError::NoSuchQp(qpn))?
+            .rq
+            .push_back(wr);
+        Ok(())
+    }
+
+    /// Whether [`Nic::post_recv`] would take `wr` into the receive queue
+    /// of `qpn` with `queued` more WQEs already on their way to it (a
+    /// hardware NIC's posts not yet in its ring): the verb's errors, for a
+    /// QP not in ERR (there a post completes at once, flushed).
+    pub fn check_post_recv(&self, qpn: Qpn, wr: &RecvWr, queued: usize) -> Result<(), VerbsError> {
+        let qp = self.qps.get(&qpn).ok_or(VerbsError::NoSuchQp(qpn))?;
+        if qp.state == QpState::Reset {
+            return Err(VerbsError::WrongQpState {
+                qpn,
+                state: QpState::Reset,
+            });
+        }
+        if wr.sgl.len() > qp.caps.max_sge as usize {
+            return Err(VerbsError::TooManySges);
+        }
+        if qp.rq.len() + queued >= qp.caps.max_recv_wr as usize {
+            return Err(VerbsError::QueueFull);
+        }
+        Ok(())
     }
 
     pub fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
