@@ -96,6 +96,13 @@ pub const DEFAULT_QPN_BITS: usize = 10;
 /// Default item address bits per QP: 8 items.
 pub const DEFAULT_DEPTH_BITS: usize = 3;
 
+/// The largest `max_dest_rd_atomic` a queue of `2^depth_bits` items per
+/// QP serves without overflowing ("Capacity": `2 * max_dest_rd_atomic + 2`
+/// items): 3 for the default 8.
+pub const fn max_dest_rd_atomic(depth_bits: usize) -> u8 {
+    (((1usize << depth_bits) - 2) / 2) as u8
+}
+
 pub const OP_CONFIGURE: u64 = 0;
 pub const OP_PUSH_ACK: u64 = 1;
 pub const OP_PUSH_NAK: u64 = 2;

@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use rocenic_fabric::FaultConfig;
 use rocenic_sim::decode;
 use rocenic_sim::incast::{run_incast, IncastConfig};
-use rocenic_sim::scenario::{self, ScenarioConfig, Workload};
+use rocenic_sim::scenario::{self, Backend, ScenarioConfig, Workload};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,12 +27,6 @@ enum DecodeBackend {
     /// The Verilated RTL RX parser with its in-line ICRC checker: what the
     /// hardware would do with each frame.
     Rtl,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum SimBackend {
-    /// The Rust reference model of the transport.
-    Model,
 }
 
 fn probability(s: &str) -> Result<f64, String> {
@@ -59,7 +53,7 @@ enum Command {
     /// completion and every byte of memory.
     Sim {
         #[arg(long, value_enum, default_value = "model")]
-        backend: SimBackend,
+        backend: Backend,
         #[arg(long, value_enum, default_value = "write")]
         workload: Workload,
         /// Message size in bytes (atomics always move 8).
@@ -170,7 +164,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Sim {
-            backend: SimBackend::Model,
+            backend,
             workload,
             size,
             count,
@@ -210,7 +204,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if size > u64::from(u32::MAX) {
                 anyhow::bail!("--size {size} exceeds the 2^32-1 byte RDMA message limit");
             }
-            let report = scenario::run(&config, pcap.as_deref())?;
+            let report = scenario::run_backend(backend, &config, pcap.as_deref())?;
             println!(
                 "{} {:?}: {}/{} messages completed, data {}, {} frames ({} retransmitted), {:.2} Gb/s goodput over {:.3} ms simulated",
                 report.backend,
@@ -223,6 +217,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 report.goodput_gbps,
                 report.sim_time_ns as f64 / 1e6
             );
+            if let (Some(cycles), Some(mhz)) = (report.cycles, report.clock_mhz) {
+                println!(
+                    "  RTL core: {cycles} cycles at {mhz:.0} MHz to the last completion ({} clocked, idle stretches skipped)",
+                    report.core_active_cycles.unwrap_or(0)
+                );
+            }
             if let Some(bound) = report.goodput_bound_gbps {
                 println!("  framing bound for back-to-back messages of this size: {bound:.2} Gb/s");
             }

@@ -5,10 +5,15 @@
 //! straightforward sequential execution of the same verbs predicts.
 
 use crate::bound::{goodput_bound_gbps, Transfer};
+use crate::rtl::host_dma::HostDmaConfig;
+use crate::rtl::nic::{Node, RtlNic, NS_PER_CYCLE};
 use anyhow::{bail, Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_fabric::{EcnConfig, Fabric, FaultConfig, LinkConfig, NodeId, SwitchConfig, Time};
+use rocenic_fabric::{
+    EcnConfig, Endpoint, Fabric, FaultConfig, LinkConfig, NodeId, SwitchConfig, Time,
+};
+use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{Nic, NicConfig};
 use rocenic_model::verbs::*;
 use serde::Serialize;
@@ -26,6 +31,51 @@ pub enum Workload {
     Atomic,
     /// Every verb, chosen per message from the seed.
     Mix,
+}
+
+/// What the two NICs of a scenario are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    /// Both NICs are the Rust reference model of the transport.
+    Model,
+    /// NIC B, the responder, is the Verilated responder half of the RTL
+    /// core (`responder_path`), scored frame by frame against its shadow
+    /// model; NIC A, the requester, is the model until the requester half
+    /// of the core exists. ECN/DCQCN is not in the RTL yet.
+    RtlResponder,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Model => "model",
+            Backend::RtlResponder => "rtl-responder",
+        }
+    }
+}
+
+/// Runs `config` on the NICs `backend` names.
+pub fn run_backend(
+    backend: Backend,
+    config: &ScenarioConfig,
+    pcap: Option<&Path>,
+) -> Result<Report> {
+    match backend {
+        Backend::Model => run(config, pcap),
+        Backend::RtlResponder => {
+            if config.ecn {
+                bail!("--ecn: the RTL core has no CNP generation or DCQCN yet");
+            }
+            type Core = verilator_sys::ResponderPath;
+            let a = Node::<Core>::Model(Box::new(Nic::new(nic_config(1, config))));
+            let b = Node::Rtl(Box::new(RtlNic::<Core>::new(
+                nic_config(2, config),
+                HostDmaConfig::default(),
+            )));
+            run_on(backend.name(), a, b, pcap, config, |_, _| {})
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -75,6 +125,16 @@ impl Default for ScenarioConfig {
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub backend: &'static str,
+    /// Core clock cycles (at [`Report::clock_mhz`]) up to the last
+    /// completion, when a node is an RTL core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycles: Option<u64>,
+    /// Cycles the RTL cores were clocked (the harness skips a core's idle
+    /// stretches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub core_active_cycles: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_mhz: Option<f64>,
     pub workload: Workload,
     pub messages_posted: u64,
     pub messages_completed: u64,
@@ -100,6 +160,67 @@ pub struct Report {
     pub requester: rocenic_model::nic::NicCounters,
     pub responder: rocenic_model::nic::NicCounters,
     pub fabric: rocenic_fabric::FabricStats,
+}
+
+/// A fabric node a scenario runs on: the model NIC itself, or an RTL NIC
+/// behind its shadow model (`rocenic_sim::rtl::nic::Node`). The verbs
+/// that set a node up go to its model view; completions and host memory
+/// are the node's own (the RTL core's, for an RTL node).
+pub trait ScenarioNode: Endpoint {
+    /// The model to give the setup verbs to (PDs, CQs, QPs, MRs, buffers,
+    /// receive WQEs), before the run.
+    fn verbs(&mut self) -> Result<&mut Nic>;
+    /// The model state after the run: the NIC itself, or the shadow that
+    /// matched the RTL (counters come from it).
+    fn model_view(&self) -> &Nic;
+    fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> Result<()>;
+    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> Result<()>;
+    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe>;
+    fn cq_len(&self, cq: CqId) -> usize;
+    /// The host memory the node's DMA acted on.
+    fn host_memory(&self) -> &HostMemory;
+    /// A difference between an RTL core and its shadow; the run stops.
+    fn mismatch(&self) -> Option<String> {
+        None
+    }
+    /// The end-of-run check of an RTL node (drain, memory equal).
+    fn finish_check(&mut self) -> std::result::Result<(), String> {
+        Ok(())
+    }
+    /// Core clock cycles run, for an RTL node.
+    fn core_cycles(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl ScenarioNode for Nic {
+    fn verbs(&mut self) -> Result<&mut Nic> {
+        Ok(self)
+    }
+
+    fn model_view(&self) -> &Nic {
+        self
+    }
+
+    fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> Result<()> {
+        Ok(Nic::post_send(self, qpn, wr)?)
+    }
+
+    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> Result<()> {
+        Ok(Nic::post_recv(self, qpn, wr)?)
+    }
+
+    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
+        Nic::poll_cq(self, cq, max)
+    }
+
+    fn cq_len(&self, cq: CqId) -> usize {
+        Nic::cq_len(self, cq)
+    }
+
+    fn host_memory(&self) -> &HostMemory {
+        self.memory()
+    }
 }
 
 /// One message of the workload and where its bytes live.
@@ -149,11 +270,128 @@ struct QpPlan {
     a_atomic: u64,
     b_data: u64,
     b_counter: u64,
+    a_lkey: u32,
+    a_atomic_lkey: u32,
+    b_lkey: u32,
+    b_rkey: u32,
+    b_counter_rkey: u32,
+    /// The messages that take a receive WQE, in order.
+    consumers: Vec<usize>,
+    /// The next message to post, and the next of `consumers` whose
+    /// receive WQE to post: the workload is posted as completions free
+    /// room in the QP's queues.
+    next_send: usize,
+    next_recv: usize,
+    sends_done: usize,
+    recvs_done: usize,
     /// What the buffers must hold at the end.
     expect_a_data: Vec<u8>,
     expect_a_atomic: Vec<u8>,
     expect_b_data: Vec<u8>,
     expect_b_counter: u64,
+}
+
+impl QpPlan {
+    /// The send WR of message `i`: its slot of the data buffers, or its 8
+    /// bytes of the atomic result buffer and B's counter.
+    fn send_wr(&self, i: usize, size: u64) -> SendWr {
+        let verb = self.verbs[i];
+        let data_sge = Sge {
+            addr: self.a_data + i as u64 * size.max(1),
+            length: size as u32,
+            lkey: self.a_lkey,
+        };
+        let atomic_sge = Sge {
+            addr: self.a_atomic + 8 * i as u64,
+            length: 8,
+            lkey: self.a_atomic_lkey,
+        };
+        let remote_addr = self.b_data + i as u64 * size.max(1);
+        let rkey = self.b_rkey;
+        let (op, sge) = match verb {
+            Verb::Write => (SendOp::Write { remote_addr, rkey }, data_sge),
+            Verb::WriteImm(imm) => (
+                SendOp::WriteWithImm {
+                    remote_addr,
+                    rkey,
+                    imm,
+                },
+                data_sge,
+            ),
+            Verb::Read => (SendOp::Read { remote_addr, rkey }, data_sge),
+            Verb::Send => (SendOp::Send, data_sge),
+            Verb::SendImm(imm) => (SendOp::SendWithImm { imm }, data_sge),
+            Verb::FetchAdd(add) => (
+                SendOp::FetchAdd {
+                    remote_addr: self.b_counter,
+                    rkey: self.b_counter_rkey,
+                    add,
+                },
+                atomic_sge,
+            ),
+            Verb::CompareSwap { compare, swap } => (
+                SendOp::CompareSwap {
+                    remote_addr: self.b_counter,
+                    rkey: self.b_counter_rkey,
+                    compare,
+                    swap,
+                },
+                atomic_sge,
+            ),
+        };
+        SendWr {
+            wr_id: i as u64,
+            op,
+            sgl: if size == 0 && !verb.is_atomic() {
+                Vec::new()
+            } else {
+                vec![sge]
+            },
+            signaled: true,
+            solicited: false,
+        }
+    }
+
+    /// Posts the next messages while fewer than `window` are outstanding.
+    fn post_sends<N: ScenarioNode + ?Sized>(
+        &mut self,
+        a: &mut N,
+        window: usize,
+        size: u64,
+    ) -> Result<()> {
+        while self.next_send < self.verbs.len() && self.next_send - self.sends_done < window {
+            let i = self.next_send;
+            a.post_send(self.a_qpn, self.send_wr(i, size))
+                .with_context(|| format!("post_send of message {i} on QP {}", self.a_qpn))?;
+            self.next_send += 1;
+        }
+        Ok(())
+    }
+
+    /// Posts receive WQEs for the next messages that take one, each into
+    /// its message's slot, while fewer than `window` are outstanding.
+    fn post_recvs<N: ScenarioNode + ?Sized>(
+        &mut self,
+        b: &mut N,
+        window: usize,
+        size: u64,
+    ) -> Result<()> {
+        while self.next_recv < self.consumers.len() && self.next_recv - self.recvs_done < window {
+            let i = self.consumers[self.next_recv];
+            let wr = RecvWr {
+                wr_id: i as u64,
+                sgl: vec![Sge {
+                    addr: self.b_data + i as u64 * size.max(1),
+                    length: size as u32,
+                    lkey: self.b_lkey,
+                }],
+            };
+            b.post_recv(self.b_qpn, wr)
+                .with_context(|| format!("post_recv of message {i} on QP {}", self.b_qpn))?;
+            self.next_recv += 1;
+        }
+        Ok(())
+    }
 }
 
 fn mac(n: u8) -> [u8; 6] {
@@ -192,6 +430,8 @@ pub fn connect(
         ip: nic.config().ip,
     };
     let (a_address, b_address) = (address(a), address(b));
+    // READ / atomic requests in flight: as many as both ends allow.
+    let rd_atomic = a.config().max_qp_rd_atom.min(b.config().max_qp_rd_atom);
     for (nic, qpn, remote, peer_qpn, rq_psn, sq_psn) in [
         (&mut *a, a_qpn, b_address, b_qpn, b_psn, a_psn),
         (&mut *b, b_qpn, a_address, a_qpn, a_psn, b_psn),
@@ -210,7 +450,7 @@ pub fn connect(
                 dest_qpn: peer_qpn,
                 rq_psn,
                 path_mtu: config.mtu,
-                max_dest_rd_atomic: 16,
+                max_dest_rd_atomic: rd_atomic,
                 min_rnr_timer: 1,
             },
         )?;
@@ -221,7 +461,7 @@ pub fn connect(
                 timeout: config.timeout,
                 retry_cnt: config.retry_cnt,
                 rnr_retry: 7,
-                max_rd_atomic: 16,
+                max_rd_atomic: rd_atomic,
             },
         )?;
     }
@@ -274,6 +514,22 @@ pub fn run_inspect(
     pcap: Option<&Path>,
     inspect: impl FnOnce(&Nic, &Nic),
 ) -> Result<Report> {
+    let a = Nic::new(nic_config(1, config));
+    let b = Nic::new(nic_config(2, config));
+    run_on(Backend::Model.name(), a, b, pcap, config, inspect)
+}
+
+/// The scenario on two fabric nodes of kind `N` built with
+/// [`nic_config`] 1 (the requester, A) and 2 (the responder, B);
+/// `backend` names them in the report.
+pub fn run_on<N: ScenarioNode>(
+    backend: &'static str,
+    mut a_node: N,
+    mut b_node: N,
+    pcap: Option<&Path>,
+    config: &ScenarioConfig,
+    inspect: impl FnOnce(&N, &N),
+) -> Result<Report> {
     if !matches!(config.mtu, 256 | 512 | 1024 | 2048 | 4096) {
         bail!(
             "--mtu must be 256, 512, 1024, 2048 or 4096, not {}",
@@ -284,8 +540,7 @@ pub fn run_inspect(
         bail!("--qps and --count must be at least 1");
     }
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let mut a = Nic::new(nic_config(1, config));
-    let mut b = Nic::new(nic_config(2, config));
+    let (a, b) = (a_node.verbs()?, b_node.verbs()?);
     let slot = config.size.max(1);
     let messages = u64::from(config.count);
 
@@ -293,20 +548,27 @@ pub fn run_inspect(
     let b_pd = b.alloc_pd();
     let a_cq = a.create_cq(config.count * config.qps * 2 + 16);
     let b_cq = b.create_cq(config.count * config.qps * 2 + 16);
+    // Each QP keeps up to `window` messages posted (the device's queue
+    // depth, e.g. an RTL core's rings) and posts more as they complete.
+    let window = config
+        .count
+        .min(a.config().max_qp_wr)
+        .min(b.config().max_qp_wr);
     let caps = QpCaps {
-        max_send_wr: config.count.max(16),
-        max_recv_wr: config.count.max(16),
+        max_send_wr: window,
+        max_recv_wr: window,
         max_sge: 1,
     };
+    let window = window as usize;
     let local_rw = Access::LOCAL_WRITE;
     let remote_all =
         Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ | Access::REMOTE_ATOMIC;
 
-    let mut plans = Vec::new();
+    let mut plans: Vec<QpPlan> = Vec::new();
     for _ in 0..config.qps {
         let a_qpn = a.create_qp(a_pd, a_cq, a_cq, caps)?;
         let b_qpn = b.create_qp(b_pd, b_cq, b_cq, caps)?;
-        connect(&mut a, a_qpn, &mut b, b_qpn, config, &mut rng)?;
+        connect(a, a_qpn, b, b_qpn, config, &mut rng)?;
 
         let data_len = slot * messages;
         let a_data = a.memory_mut().alloc(data_len, config.page_size);
@@ -370,86 +632,10 @@ pub fn run_inspect(
             }
         }
 
-        // Post receives for the messages that consume one, in order, each
-        // into the slot of its message.
-        for (i, verb) in verbs.iter().enumerate() {
-            if verb.consumes_recv() {
-                b.post_recv(
-                    b_qpn,
-                    RecvWr {
-                        wr_id: i as u64,
-                        sgl: vec![Sge {
-                            addr: b_data + i as u64 * slot,
-                            length: config.size as u32,
-                            lkey: b_keys.lkey,
-                        }],
-                    },
-                )?;
-            }
-        }
-        for (i, verb) in verbs.iter().enumerate() {
-            let local = a_data + i as u64 * slot;
-            let data_sge = Sge {
-                addr: local,
-                length: config.size as u32,
-                lkey: a_keys.lkey,
-            };
-            let atomic_sge = Sge {
-                addr: a_atomic + 8 * i as u64,
-                length: 8,
-                lkey: a_atomic_keys.lkey,
-            };
-            let remote_addr = b_data + i as u64 * slot;
-            let rkey = b_keys.rkey;
-            let (op, sge) = match *verb {
-                Verb::Write => (SendOp::Write { remote_addr, rkey }, data_sge),
-                Verb::WriteImm(imm) => (
-                    SendOp::WriteWithImm {
-                        remote_addr,
-                        rkey,
-                        imm,
-                    },
-                    data_sge,
-                ),
-                Verb::Read => (SendOp::Read { remote_addr, rkey }, data_sge),
-                Verb::Send => (SendOp::Send, data_sge),
-                Verb::SendImm(imm) => (SendOp::SendWithImm { imm }, data_sge),
-                Verb::FetchAdd(add) => (
-                    SendOp::FetchAdd {
-                        remote_addr: b_counter,
-                        rkey: b_counter_keys.rkey,
-                        add,
-                    },
-                    atomic_sge,
-                ),
-                Verb::CompareSwap { compare, swap } => (
-                    SendOp::CompareSwap {
-                        remote_addr: b_counter,
-                        rkey: b_counter_keys.rkey,
-                        compare,
-                        swap,
-                    },
-                    atomic_sge,
-                ),
-            };
-            a.post_send(
-                a_qpn,
-                SendWr {
-                    wr_id: i as u64,
-                    op,
-                    sgl: if config.size == 0 && !verb.is_atomic() {
-                        Vec::new()
-                    } else {
-                        vec![sge]
-                    },
-                    signaled: true,
-                    solicited: false,
-                },
-            )
-            .with_context(|| format!("post_send of message {i} on QP {a_qpn}"))?;
-        }
-
-        plans.push(QpPlan {
+        let consumers = (0..verbs.len())
+            .filter(|&i| verbs[i].consumes_recv())
+            .collect();
+        let mut plan = QpPlan {
             a_qpn,
             b_qpn,
             verbs,
@@ -457,11 +643,24 @@ pub fn run_inspect(
             a_atomic,
             b_data,
             b_counter,
+            a_lkey: a_keys.lkey,
+            a_atomic_lkey: a_atomic_keys.lkey,
+            b_lkey: b_keys.lkey,
+            b_rkey: b_keys.rkey,
+            b_counter_rkey: b_counter_keys.rkey,
+            consumers,
+            next_send: 0,
+            next_recv: 0,
+            sends_done: 0,
+            recvs_done: 0,
             expect_a_data,
             expect_a_atomic,
             expect_b_data,
             expect_b_counter: counter,
-        });
+        };
+        plan.post_recvs(b, window, config.size)?;
+        plan.post_sends(a, window, config.size)?;
+        plans.push(plan);
     }
 
     let switch = SwitchConfig {
@@ -474,8 +673,8 @@ pub fn run_inspect(
     };
     let link_rate_bps = link.rate_bps;
     let mut fabric = Fabric::new(config.seed, switch);
-    let a_id = fabric.add_node(a, link.clone());
-    let b_id = fabric.add_node(b, link);
+    let a_id = fabric.add_node(a_node, link.clone());
+    let b_id = fabric.add_node(b_node, link);
     let capture = match pcap {
         Some(path) => Some(
             fabric
@@ -499,16 +698,30 @@ pub fn run_inspect(
     {
         // Run until a completion appears, so its time is exact.
         fabric.run_while(config.time_limit_ns, |f| {
-            f.node(a_id).cq_len(a_cq) == 0 && f.node(b_id).cq_len(b_cq) == 0
+            f.node(a_id).cq_len(a_cq) == 0
+                && f.node(b_id).cq_len(b_cq) == 0
+                && f.node(a_id).mismatch().is_none()
+                && f.node(b_id).mismatch().is_none()
         });
+        if fabric.node(a_id).mismatch().is_some() || fabric.node(b_id).mismatch().is_some() {
+            break;
+        }
         for cqe in poll_all(&mut fabric, a_id, a_cq) {
             seen.0 += 1;
             last_completion = fabric.now();
+            if let Some(plan) = plans.iter_mut().find(|p| p.a_qpn == cqe.qpn) {
+                plan.sends_done += 1;
+                plan.post_sends(fabric.node_mut(a_id), window, config.size)?;
+            }
             send_cqes.entry(cqe.qpn).or_default().push(cqe);
         }
         for cqe in poll_all(&mut fabric, b_id, b_cq) {
             seen.1 += 1;
             last_completion = fabric.now();
+            if let Some(plan) = plans.iter_mut().find(|p| p.b_qpn == cqe.qpn) {
+                plan.recvs_done += 1;
+                plan.post_recvs(fabric.node_mut(b_id), window, config.size)?;
+            }
             recv_cqes.entry(cqe.qpn).or_default().push(cqe);
         }
     }
@@ -530,6 +743,16 @@ pub fn run_inspect(
     }
 
     let mut mismatches = Vec::new();
+    // An RTL node's scoreboard: the first difference from its shadow, or
+    // what only the end of the run can tell.
+    for (name, id) in [("A", a_id), ("B", b_id)] {
+        let node = fabric.node_mut(id);
+        if let Err(m) = node.finish_check() {
+            mismatches.push(format!(
+                "NIC {name}: the RTL core differs from its shadow model: {m}"
+            ));
+        }
+    }
     let mut by_status: BTreeMap<String, u64> = BTreeMap::new();
     let mut completed = 0;
     for cqe in send_cqes.values().flatten() {
@@ -549,8 +772,12 @@ pub fn run_inspect(
         .flat_map(|p| p.verbs.iter())
         .map(|v| if v.is_atomic() { 8 } else { config.size })
         .sum();
-    let requester = a.counters().clone();
-    let responder = b.counters().clone();
+    let requester = a.model_view().counters().clone();
+    let responder = b.model_view().counters().clone();
+    let core_cycles = match (a.core_cycles(), b.core_cycles()) {
+        (None, None) => None,
+        (x, y) => Some(x.unwrap_or(0).max(y.unwrap_or(0))),
+    };
     let stats = fabric.stats().clone();
     let goodput_gbps = if last_completion > 0 {
         moved as f64 * 8.0 / last_completion as f64
@@ -568,7 +795,10 @@ pub fn run_inspect(
         transfer.map(|t| goodput_bound_gbps(t, config.size, config.mtu, config.ipv6, link_gbps));
     mismatches.truncate(20);
     Ok(Report {
-        backend: "model",
+        backend,
+        cycles: core_cycles.map(|_| last_completion.div_ceil(NS_PER_CYCLE)),
+        core_active_cycles: core_cycles,
+        clock_mhz: core_cycles.map(|_| 1000.0 / NS_PER_CYCLE as f64),
         workload: config.workload,
         messages_posted: expected_send_cqes,
         messages_completed: completed,
@@ -588,15 +818,15 @@ pub fn run_inspect(
     })
 }
 
-fn poll_all(fabric: &mut Fabric<Nic>, node: NodeId, cq: CqId) -> Vec<Cqe> {
+fn poll_all<N: ScenarioNode>(fabric: &mut Fabric<N>, node: NodeId, cq: CqId) -> Vec<Cqe> {
     fabric.node_mut(node).poll_cq(cq, usize::MAX)
 }
 
-fn check_plan(
+fn check_plan<N: ScenarioNode>(
     plan: &QpPlan,
     config: &ScenarioConfig,
-    a: &Nic,
-    b: &Nic,
+    a: &N,
+    b: &N,
     send_cqes: &BTreeMap<Qpn, Vec<Cqe>>,
     recv_cqes: &BTreeMap<Qpn, Vec<Cqe>>,
     mismatches: &mut Vec<String>,
@@ -661,7 +891,7 @@ fn check_plan(
         }
     }
     compare(
-        a,
+        a.host_memory(),
         plan.a_data,
         &plan.expect_a_data,
         "A data",
@@ -669,7 +899,7 @@ fn check_plan(
         mismatches,
     );
     compare(
-        a,
+        a.host_memory(),
         plan.a_atomic,
         &plan.expect_a_atomic,
         "A atomic results",
@@ -677,7 +907,7 @@ fn check_plan(
         mismatches,
     );
     compare(
-        b,
+        b.host_memory(),
         plan.b_data,
         &plan.expect_b_data,
         "B data",
@@ -685,7 +915,7 @@ fn check_plan(
         mismatches,
     );
     compare(
-        b,
+        b.host_memory(),
         plan.b_counter,
         &plan.expect_b_counter.to_le_bytes(),
         "B atomic counter",
@@ -694,9 +924,16 @@ fn check_plan(
     );
 }
 
-fn compare(nic: &Nic, va: u64, expect: &[u8], what: &str, qp: Qpn, mismatches: &mut Vec<String>) {
+fn compare(
+    memory: &HostMemory,
+    va: u64,
+    expect: &[u8],
+    what: &str,
+    qp: Qpn,
+    mismatches: &mut Vec<String>,
+) {
     let mut actual = vec![0; expect.len()];
-    if let Err(e) = nic.memory().read_va(va, &mut actual) {
+    if let Err(e) = memory.read_va(va, &mut actual) {
         mismatches.push(format!("QP {qp}: {what}: {e}"));
         return;
     }

@@ -13,7 +13,7 @@ use rocenic_model::nic::QpTxAttrs;
 use rocenic_model::verbs::{Qpn, RecvWr, Sge};
 use rocenic_wire::{ecn, udp_src_port};
 use std::net::IpAddr;
-use verilator_sys::{Block, Output, Sim};
+use verilator_sys::{Block, Input, Output, Sim};
 
 /// Ticks until `port` is high in a cycle (that cycle's edge included), at
 /// most `limit` cycles.
@@ -60,36 +60,88 @@ pub fn write_context<B: Block>(
     Ok(())
 }
 
+/// The receive-WQE post port (`rq_post_*`): a WQE offered with `valid`
+/// is taken in a cycle `ready` is high, and a few cycles later `done`
+/// says whether its ring `accepted` it (low: full).
+pub struct RecvPostPorts<B: Block> {
+    valid: Input<B>,
+    qpn: Input<B>,
+    wr_id: Input<B>,
+    lkey: Input<B>,
+    va: Input<B>,
+    len: Input<B>,
+    ready: Output<B>,
+    done: Output<B>,
+    accepted: Output<B>,
+}
+
+impl<B: Block> RecvPostPorts<B> {
+    pub fn named() -> Result<Self, RtlError> {
+        let input = |n: &str| B::input(&format!("rq_post_{n}"));
+        let output = |n: &str| B::output(&format!("rq_post_{n}"));
+        Ok(RecvPostPorts {
+            valid: input("valid")?,
+            qpn: input("qpn")?,
+            wr_id: input("wr_id")?,
+            lkey: input("lkey")?,
+            va: input("va")?,
+            len: input("len")?,
+            ready: output("ready")?,
+            done: output("done")?,
+            accepted: output("accepted")?,
+        })
+    }
+
+    /// Offers `wr` of `qpn` this cycle, or nothing. The core takes one SGE
+    /// (none: a zero-length buffer).
+    pub fn drive(&self, sim: &mut Sim<B>, post: Option<(Qpn, &RecvWr)>) -> Result<(), RtlError> {
+        let Some((qpn, wr)) = post else {
+            sim.set_bit(self.valid, false);
+            return Ok(());
+        };
+        if wr.sgl.len() > 1 {
+            return Err(RtlError::Unsupported(format!(
+                "receive WQE {} with {} SGEs (the core takes one)",
+                wr.wr_id,
+                wr.sgl.len()
+            )));
+        }
+        let sge = wr.sgl.first().copied().unwrap_or(Sge {
+            addr: 0,
+            length: 0,
+            lkey: 0,
+        });
+        sim.set_bit(self.valid, true);
+        sim.set_u64(self.qpn, u64::from(qpn));
+        sim.set_u64(self.wr_id, wr.wr_id);
+        sim.set_u64(self.lkey, u64::from(sge.lkey));
+        sim.set_u64(self.va, sge.addr);
+        sim.set_u64(self.len, u64::from(sge.length));
+        Ok(())
+    }
+
+    /// After `eval`: an offered WQE is taken at this edge.
+    pub fn ready(&self, sim: &Sim<B>) -> bool {
+        sim.get_bit(self.ready)
+    }
+
+    /// After `eval`: `Some(accepted)` in the cycle a taken WQE's result
+    /// comes.
+    pub fn result(&self, sim: &Sim<B>) -> Option<bool> {
+        sim.get_bit(self.done).then(|| sim.get_bit(self.accepted))
+    }
+}
+
 /// Posts one receive WQE (one SGE at most) through `rq_post_*` and waits
 /// until it is in its ring; `Ok(false)` if the ring refused it (full).
 pub fn post_recv<B: Block>(sim: &mut Sim<B>, qpn: Qpn, wr: &RecvWr) -> Result<bool, RtlError> {
-    if wr.sgl.len() > 1 {
-        return Err(RtlError::Unsupported(format!(
-            "receive WQE {} with {} SGEs (the core takes one)",
-            wr.wr_id,
-            wr.sgl.len()
-        )));
-    }
-    let input = |n: &str| B::input(&format!("rq_post_{n}"));
-    let output = |n: &str| B::output(&format!("rq_post_{n}"));
-    let sge = wr.sgl.first().copied().unwrap_or(Sge {
-        addr: 0,
-        length: 0,
-        lkey: 0,
-    });
-    sim.set_bit(input("valid")?, true);
-    sim.set_u64(input("qpn")?, u64::from(qpn));
-    sim.set_u64(input("wr_id")?, wr.wr_id);
-    sim.set_u64(input("lkey")?, u64::from(sge.lkey));
-    sim.set_u64(input("va")?, sge.addr);
-    sim.set_u64(input("len")?, u64::from(sge.length));
-    tick_until(sim, output("ready")?, 1000, "rq_post_ready")?;
-    sim.set_bit(input("valid")?, false);
-    let done = output("done")?;
+    let port = RecvPostPorts::<B>::named()?;
+    port.drive(sim, Some((qpn, wr)))?;
+    tick_until(sim, port.ready, 1000, "rq_post_ready")?;
+    port.drive(sim, None)?;
     for _ in 0..20 {
         sim.eval();
-        if sim.get_bit(done) {
-            let accepted = sim.get_bit(output("accepted")?);
+        if let Some(accepted) = port.result(sim) {
             sim.tick();
             return Ok(accepted);
         }

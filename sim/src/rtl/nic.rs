@@ -34,16 +34,25 @@
 
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::host_dma::{HostDma, HostDmaConfig};
-use super::host_ports;
+use super::host_ports::{self, RecvPostPorts};
 use super::mr_config::load_mr_table;
 use super::qp_config::context_record;
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
+use crate::scenario::ScenarioNode;
 use rocenic_fabric::{Endpoint, Time};
-use rocenic_hdl::response_queue::{mtu_code as queue_mtu_code, OP_CONFIGURE};
+use rocenic_hdl::receive_queue::DEFAULT_SLOT_BITS as RECV_SLOT_BITS;
+use rocenic_hdl::response_queue::{
+    max_dest_rd_atomic, mtu_code as queue_mtu_code, DEFAULT_DEPTH_BITS as RESPONSE_DEPTH_BITS,
+    OP_CONFIGURE,
+};
+use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
+use rocenic_model::memory::HostMemory;
 use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::nic::{Nic, NicConfig, TxClass};
-use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, WcOpcode, WcStatus};
+use rocenic_model::verbs::{
+    CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError, WcOpcode, WcStatus,
+};
 use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{Block, Input, Output, Sim};
 
@@ -89,6 +98,8 @@ struct Ports<B: Block> {
     cqe_byte_len: Output<B>,
     cqe_imm_valid: Output<B>,
     cqe_imm: Output<B>,
+    rq_post: RecvPostPorts<B>,
+    queue_overflows: Output<B>,
 }
 
 impl<B: Block> Ports<B> {
@@ -113,6 +124,8 @@ impl<B: Block> Ports<B> {
             cqe_byte_len: B::output("cqe_byte_len")?,
             cqe_imm_valid: B::output("cqe_imm_valid")?,
             cqe_imm: B::output("cqe_imm")?,
+            rq_post: RecvPostPorts::named()?,
+            queue_overflows: B::output("queue_overflows")?,
         })
     }
 }
@@ -140,6 +153,10 @@ struct Running<B: Block> {
     /// for the shadow's.
     shadow_cqes: BTreeMap<Qpn, VecDeque<Cqe>>,
     core_cqes: Vec<(u64, Cqe)>,
+    /// Receive WQEs posted while the core runs, oldest first; the front
+    /// one is with the core once `post_taken`.
+    posts: VecDeque<(Qpn, RecvWr)>,
+    post_taken: bool,
     /// Fabric cycle (fabric time / 4 ns) minus the core's cycle.
     offset: i64,
     quiet: u64,
@@ -180,7 +197,14 @@ fn describe(frame: &[u8]) -> String {
 }
 
 impl<B: Block> RtlNic<B> {
-    pub fn new(config: NicConfig, dma: HostDmaConfig) -> RtlNic<B> {
+    /// An RTL NIC with `config`, whose device limits become the core's:
+    /// as many work requests per QP as its rings hold, one SGE per WQE,
+    /// as many READ / atomic requests outstanding at the responder as its
+    /// response queue is sized for.
+    pub fn new(mut config: NicConfig, dma: HostDmaConfig) -> RtlNic<B> {
+        config.max_qp_wr = 1 << RECV_SLOT_BITS.min(SEND_SLOT_BITS);
+        config.max_sge = 1;
+        config.max_qp_rd_atom = max_dest_rd_atomic(RESPONSE_DEPTH_BITS);
         RtlNic {
             shadow: Nic::new(config),
             dma,
@@ -210,7 +234,7 @@ impl<B: Block> RtlNic<B> {
 
     /// Host memory as the core's DMA left it (the shadow's until the core
     /// runs).
-    pub fn memory(&self) -> &rocenic_model::memory::HostMemory {
+    pub fn memory(&self) -> &HostMemory {
         match &self.run {
             Some(r) => r.host.memory(),
             None => self.shadow.memory(),
@@ -239,6 +263,35 @@ impl<B: Block> RtlNic<B> {
         };
         let n = max.min(q.len());
         q.drain(..n).collect()
+    }
+
+    /// Posts a receive WQE: before the run to the shadow (the core gets
+    /// it when programmed); while the core runs, through its `rq_post`
+    /// port. The shadow takes it in the cycle the core's ring answers, and
+    /// to keep the two in one order no new frame enters the core from the
+    /// moment a post waits until it is in (a frame already inside
+    /// finishes first: its receive WQE lookup must not race the post).
+    /// The verb's errors are the shadow's, counting posts still on their
+    /// way; a QP in ERR is not supported while running (the core's ring
+    /// does not flush posts yet).
+    pub fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> Result<(), VerbsError> {
+        let Some(r) = self.run.as_mut() else {
+            return self.shadow.post_recv(qpn, wr);
+        };
+        let state = self.shadow.qp_state(qpn)?;
+        if state == QpState::Err {
+            return Err(VerbsError::WrongQpState { qpn, state });
+        }
+        let queued = r.posts.iter().filter(|(q, _)| *q == qpn).count();
+        self.shadow.check_post_recv(qpn, &wr, queued)?;
+        r.posts.push_back((qpn, wr));
+        self.busy = true;
+        Ok(())
+    }
+
+    /// Completions waiting in `cq`.
+    pub fn cq_len(&self, cq: CqId) -> usize {
+        self.cqs.get(&cq).map_or(0, VecDeque::len)
     }
 
     /// Checks what only the end of a run can tell: every frame emitted and
@@ -355,6 +408,8 @@ impl<B: Block> RtlNic<B> {
             writes: Vec::new(),
             shadow_cqes: BTreeMap::new(),
             core_cqes: Vec::new(),
+            posts: VecDeque::new(),
+            post_taken: false,
             offset,
             quiet: 0,
             stats: RtlNicStats::default(),
@@ -418,8 +473,16 @@ impl<B: Block> RtlNic<B> {
         let r = self.run.as_mut().expect("started");
         let p = &r.p;
         let now = r.fabric_cycle() * NS_PER_CYCLE;
-        r.rx.begin_cycle();
+        r.rx.begin_cycle_holding(!r.posts.is_empty());
         p.rx.drive(r.sim.dut_mut(), r.rx.current());
+        // A post goes in once no frame is inside the core (see `post_recv`).
+        let offer_post = !r.post_taken
+            && r.rx.current().is_none()
+            && r.rx_frames.len() == r.rx.frames_not_started();
+        let post = r.posts.front().filter(|_| offer_post);
+        p.rq_post
+            .drive(&mut r.sim, post.map(|(q, wr)| (*q, wr)))
+            .map_err(|e| e.to_string())?;
         r.tx.begin_cycle();
         let mac_ready = r.out.len() < MAC_FRAMES;
         p.frame.set_ready(r.sim.dut_mut(), mac_ready);
@@ -467,6 +530,14 @@ impl<B: Block> RtlNic<B> {
             r.core_cqes.push((r.sim.cycle(), cqe));
             r.stats.cqes += 1;
             active = true;
+        }
+        if post.is_some() && p.rq_post.ready(&r.sim) {
+            r.post_taken = true;
+            active = true;
+        }
+        let post_result = p.rq_post.result(&r.sim);
+        if r.sim.get_u64(p.queue_overflows) != 0 {
+            return Err("the response queue dropped a response (a QP's queue was full)".into());
         }
         let decided = r.sim.get_bit(p.out_valid);
         let queued = r.sim.get_bit(p.queue_fire);
@@ -533,6 +604,23 @@ impl<B: Block> RtlNic<B> {
             r.front_fed = true;
             self.shadow.receive(now, frame);
         }
+        if let Some(accepted) = post_result {
+            let r = self.run.as_mut().expect("started");
+            let (qpn, wr) = r
+                .posts
+                .pop_front()
+                .filter(|_| std::mem::take(&mut r.post_taken))
+                .ok_or("a receive WQE result with no post behind it")?;
+            if !accepted {
+                return Err(format!(
+                    "the core refused receive WQE {} of QP {qpn} the shadow takes",
+                    wr.wr_id
+                ));
+            }
+            self.shadow
+                .post_recv(qpn, wr)
+                .map_err(|e| format!("the shadow refused a receive WQE of QP {qpn}: {e}"))?;
+        }
         if decided || queued {
             self.collect_shadow_cqes();
         }
@@ -541,6 +629,7 @@ impl<B: Block> RtlNic<B> {
         r.quiet = if active { 0 } else { r.quiet + 1 };
         self.busy = !r.rx.is_idle()
             || !r.rx_frames.is_empty()
+            || !r.posts.is_empty()
             || r.host.reads_in_flight() > 0
             || r.host.offered().is_some()
             || !r.dma_write.idle()
@@ -700,5 +789,70 @@ impl<B: Block> Endpoint for Node<B> {
             Node::Model(n) => n.advance(now),
             Node::Rtl(n) => n.advance(now),
         }
+    }
+}
+
+impl<B: Block> ScenarioNode for Node<B> {
+    fn verbs(&mut self) -> anyhow::Result<&mut Nic> {
+        match self {
+            Node::Model(n) => Ok(n),
+            Node::Rtl(n) => Ok(n.setup()?),
+        }
+    }
+
+    fn model_view(&self) -> &Nic {
+        match self {
+            Node::Model(n) => n,
+            Node::Rtl(n) => n.shadow(),
+        }
+    }
+
+    fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> anyhow::Result<()> {
+        match self {
+            Node::Model(n) => Ok(n.post_send(qpn, wr)?),
+            Node::Rtl(_) => anyhow::bail!(
+                "post_send on an RTL NIC: the requester half of the core is not built yet"
+            ),
+        }
+    }
+
+    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> anyhow::Result<()> {
+        match self {
+            Node::Model(n) => Ok(n.post_recv(qpn, wr)?),
+            Node::Rtl(n) => Ok(n.post_recv(qpn, wr)?),
+        }
+    }
+
+    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
+        match self {
+            Node::Model(n) => n.poll_cq(cq, max),
+            Node::Rtl(n) => n.poll_cq(cq, max),
+        }
+    }
+
+    fn cq_len(&self, cq: CqId) -> usize {
+        match self {
+            Node::Model(n) => n.cq_len(cq),
+            Node::Rtl(n) => n.cq_len(cq),
+        }
+    }
+
+    fn host_memory(&self) -> &HostMemory {
+        match self {
+            Node::Model(n) => n.memory(),
+            Node::Rtl(n) => n.memory(),
+        }
+    }
+
+    fn mismatch(&self) -> Option<String> {
+        self.rtl().and_then(|n| n.mismatch().map(str::to_owned))
+    }
+
+    fn finish_check(&mut self) -> Result<(), String> {
+        self.rtl_mut().map_or(Ok(()), RtlNic::finish_check)
+    }
+
+    fn core_cycles(&self) -> Option<u64> {
+        self.rtl().map(|n| n.stats().cycles)
     }
 }

@@ -180,6 +180,25 @@ impl StreamSource {
         }
     }
 
+    /// [`StreamSource::begin_cycle`], but with `hold` no new frame
+    /// starts (a frame under way goes on): the sink's side must not see
+    /// the next frame yet.
+    pub fn begin_cycle_holding(&mut self, hold: bool) {
+        let at_frame_start = self
+            .beats
+            .front()
+            .is_some_and(|(i, _)| self.first_moved.len() == *i);
+        if hold && !self.offering && at_frame_start {
+            return;
+        }
+        self.begin_cycle();
+    }
+
+    /// Frames queued whose first beat has not moved yet.
+    pub fn frames_not_started(&self) -> usize {
+        self.frames_pushed - self.first_moved.len()
+    }
+
     /// The beat on the bus this cycle, if any.
     pub fn current(&self) -> Option<&Beat> {
         if self.offering {
