@@ -29,9 +29,17 @@
 //! QP that has been brought up, so the entry was written before.
 
 use crate::sync_ram::SyncRam;
+use crate::wide::bits_to_words;
 use rust_hdl::prelude::*;
 
-/// One QP's addressing for its outgoing frames.
+/// One QP's addressing for its outgoing frames: the entry of this table
+/// and the port the transmit paths take it on
+/// ([`ResponseTransmitter`](crate::response_transmitter::ResponseTransmitter)'s
+/// `desc_address`, [`RequesterDatapath`](crate::requester_datapath::RequesterDatapath)'s
+/// `grant_address`). A port of this type is one 449-bit Verilog port,
+/// the fields packed in declaration order from bit 0 (`pd` in bits 31:0,
+/// `udp_src_port` in bits 448:433); [`QpAddress::to_words`] gives that
+/// value as port words.
 #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
 pub struct QpAddress {
     /// The QP's protection domain (a READ response's R_Key check).
@@ -49,6 +57,15 @@ pub struct QpAddress {
     /// The codepoint of data frames (ECT(0) when the NIC runs DCQCN).
     pub ecn: Bits<2>,
     pub udp_src_port: Bits<16>,
+}
+
+impl QpAddress {
+    /// The packed record as a port value: bit `i` in bit `i % 64` of word
+    /// `i / 64` (the Verilator bridge's word order).
+    pub fn to_words(&self) -> Vec<u64> {
+        let packed: Bits<{ QpAddress::BITS }> = (*self).into();
+        bits_to_words(packed)
+    }
 }
 
 /// The table (see the module doc).
@@ -86,5 +103,56 @@ impl<const A: usize> Logic for QpAddressRam<A> {
         self.ram.write_data.next = self.write_data.val();
         self.ram.read_address.next = self.read_qpn.val();
         self.read_data.next = self.ram.read_data.val();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wide::bits_from_words;
+
+    fn wide(v: u128) -> Bits<128> {
+        bits_from_words(&[v as u64, (v >> 64) as u64])
+    }
+
+    fn with(set: fn(&mut QpAddress)) -> QpAddress {
+        let mut a = QpAddress::default();
+        set(&mut a);
+        a
+    }
+
+    /// Every field at its place in the packed word (the offsets the
+    /// exported Verilog slices the port at), nothing else set.
+    #[test]
+    fn fields_pack_in_declaration_order_from_bit_0() {
+        let cases: [(QpAddress, usize, u128); 11] = [
+            (with(|a| a.pd = bits(0xFFFF_FFFF)), 0, 0xFFFF_FFFF),
+            (with(|a| a.dest_qp = bits(0xAB_CDEF)), 32, 0xAB_CDEF),
+            (with(|a| a.pkey = bits(0x8001)), 56, 0x8001),
+            (
+                with(|a| a.eth_dst = bits(0x8000_0000_0001)),
+                72,
+                0x8000_0000_0001,
+            ),
+            (
+                with(|a| a.eth_src = bits(0xC000_0000_0003)),
+                120,
+                0xC000_0000_0003,
+            ),
+            (with(|a| a.ipv6 = true), 168, 1),
+            (with(|a| a.ip_src = wide(u128::MAX)), 169, u128::MAX),
+            (with(|a| a.ip_dst = wide(1 << 127 | 5)), 297, 1 << 127 | 5),
+            (with(|a| a.dscp = bits(0x21)), 425, 0x21),
+            (with(|a| a.ecn = bits(2)), 431, 2),
+            (with(|a| a.udp_src_port = bits(0xC0DE)), 433, 0xC0DE),
+        ];
+        for (address, offset, value) in cases {
+            let mut want = vec![0u64; 8];
+            for i in (0..128).filter(|i| value >> i & 1 != 0) {
+                want[(offset + i) / 64] |= 1 << ((offset + i) % 64);
+            }
+            assert_eq!(address.to_words(), want, "{address:?} at bit {offset}");
+        }
+        assert_eq!(QpAddress::BITS, 449);
     }
 }

@@ -28,11 +28,12 @@
 //!   cycles, `dma.rd_ready` low).
 //! - Grant (valid/ready, sampled in the accepting cycle): `grant_qpn`
 //!   (echoed on the status), the WQE as [`RequestSegmenter`]'s `wqe_*`
-//!   inputs (`grant_kind` .. `grant_ack_req_interval`), the SGE
-//!   (`grant_lkey`, `grant_local_va`; its length is `grant_len`), the QP's
-//!   `grant_pd`, `grant_pkey`, and the frame addressing `grant_eth_dst`,
-//!   `grant_eth_src`, `grant_ipv6`, `grant_ip_src`, `grant_ip_dst` (IPv4 in
-//!   the low 32 bits), `grant_dscp`, `grant_ecn`, `grant_udp_src_port`.
+//!   inputs (`grant_kind` .. `grant_ack_req_interval`; the destination QP
+//!   is the address's), the SGE (`grant_lkey`, `grant_local_va`; its
+//!   length is `grant_len`), and `grant_address` ([`QpAddress`], one port
+//!   packed in field order, the record of the QP's address RAM entry): the
+//!   QP's PD, destination QP, P_Key and frame addressing (`ecn` the
+//!   codepoint every request frame carries).
 //! - `cfg`: the inner [`MrTranslate`](crate::mr_translate::MrTranslate)'s configuration port
 //!   ([`MrConfigPort`](crate::mr_translate::MrConfigPort)), linked through.
 //! - `dma` ([`DmaReadPort`], the inner [`PayloadFetch`]'s, linked
@@ -83,6 +84,7 @@
 use crate::dma_port::DmaReadPort;
 use crate::mr_translate::MrConfigPortDefault;
 use crate::payload_fetch::PayloadFetch;
+use crate::qp_address_ram::QpAddress;
 use crate::request_segmenter::RequestSegmenter;
 use crate::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::sync_fifo::SyncFifo;
@@ -154,7 +156,6 @@ pub struct RequesterDatapath {
     pub grant_first_psn: Signal<In, Bits<24>>,
     pub grant_start_psn: Signal<In, Bits<24>>,
     pub grant_mtu: Signal<In, Bits<3>>,
-    pub grant_dest_qp: Signal<In, Bits<24>>,
     pub grant_remote_va: Signal<In, Bits<64>>,
     pub grant_rkey: Signal<In, Bits<32>>,
     pub grant_imm: Signal<In, Bits<32>>,
@@ -166,16 +167,8 @@ pub struct RequesterDatapath {
     pub grant_ack_req_interval: Signal<In, Bits<32>>,
     pub grant_lkey: Signal<In, Bits<32>>,
     pub grant_local_va: Signal<In, Bits<64>>,
-    pub grant_pd: Signal<In, Bits<32>>,
-    pub grant_pkey: Signal<In, Bits<16>>,
-    pub grant_eth_dst: Signal<In, Bits<48>>,
-    pub grant_eth_src: Signal<In, Bits<48>>,
-    pub grant_ipv6: Signal<In, Bit>,
-    pub grant_ip_src: Signal<In, Bits<128>>,
-    pub grant_ip_dst: Signal<In, Bits<128>>,
-    pub grant_dscp: Signal<In, Bits<6>>,
-    pub grant_ecn: Signal<In, Bits<2>>,
-    pub grant_udp_src_port: Signal<In, Bits<16>>,
+    /// The QP's PD, destination QP and frame addressing.
+    pub grant_address: Signal<In, QpAddress>,
 
     pub cfg: MrConfigPortDefault,
 
@@ -263,7 +256,7 @@ impl Logic for RequesterDatapath {
         self.segmenter.wqe_first_psn.next = self.grant_first_psn.val();
         self.segmenter.wqe_start_psn.next = self.grant_start_psn.val();
         self.segmenter.wqe_mtu.next = self.grant_mtu.val();
-        self.segmenter.wqe_dest_qp.next = self.grant_dest_qp.val();
+        self.segmenter.wqe_dest_qp.next = self.grant_address.val().dest_qp;
         self.segmenter.wqe_remote_va.next = self.grant_remote_va.val();
         self.segmenter.wqe_rkey.next = self.grant_rkey.val();
         self.segmenter.wqe_imm.next = self.grant_imm.val();
@@ -277,18 +270,18 @@ impl Logic for RequesterDatapath {
         self.grant_locals.data_in.next.kind = self.grant_kind.val();
         self.grant_locals.data_in.next.lkey = self.grant_lkey.val();
         self.grant_locals.data_in.next.local_va = self.grant_local_va.val();
-        self.grant_locals.data_in.next.pd = self.grant_pd.val();
+        self.grant_locals.data_in.next.pd = self.grant_address.val().pd;
         self.grant_frames.write.next = self.grant_take.val();
         self.grant_frames.data_in.next.qpn = self.grant_qpn.val();
-        self.grant_frames.data_in.next.pkey = self.grant_pkey.val();
-        self.grant_frames.data_in.next.eth_dst = self.grant_eth_dst.val();
-        self.grant_frames.data_in.next.eth_src = self.grant_eth_src.val();
-        self.grant_frames.data_in.next.ipv6 = self.grant_ipv6.val();
-        self.grant_frames.data_in.next.ip_src = self.grant_ip_src.val();
-        self.grant_frames.data_in.next.ip_dst = self.grant_ip_dst.val();
-        self.grant_frames.data_in.next.dscp = self.grant_dscp.val();
-        self.grant_frames.data_in.next.ecn = self.grant_ecn.val();
-        self.grant_frames.data_in.next.udp_src_port = self.grant_udp_src_port.val();
+        self.grant_frames.data_in.next.pkey = self.grant_address.val().pkey;
+        self.grant_frames.data_in.next.eth_dst = self.grant_address.val().eth_dst;
+        self.grant_frames.data_in.next.eth_src = self.grant_address.val().eth_src;
+        self.grant_frames.data_in.next.ipv6 = self.grant_address.val().ipv6;
+        self.grant_frames.data_in.next.ip_src = self.grant_address.val().ip_src;
+        self.grant_frames.data_in.next.ip_dst = self.grant_address.val().ip_dst;
+        self.grant_frames.data_in.next.dscp = self.grant_address.val().dscp;
+        self.grant_frames.data_in.next.ecn = self.grant_address.val().ecn;
+        self.grant_frames.data_in.next.udp_src_port = self.grant_address.val().udp_src_port;
 
         // ---- MR configuration passes through
         MrConfigPortDefault::link(&mut self.cfg, &mut self.fetch.cfg);

@@ -39,7 +39,8 @@
 //!   alternating when both wait; a command is applied in the order it is
 //!   accepted.
 //! - `addr_*`: the per-QP address RAM's write port ([`QpAddressRam`]):
-//!   `addr_write` with `addr_qpn` and the entry's fields.
+//!   `addr_write` with `addr_qpn` and the entry `addr_data`
+//!   ([`QpAddress`], one port packed in field order).
 //! - `cfg_*`: the MR table and MTT write ports, fanned out to both MR
 //!   tables (the datapath's, for WRITE and receive buffers, and the
 //!   transmitter's, for READ data); `cfg_ready` = both ready.
@@ -101,7 +102,7 @@
 use crate::dma_port::{DmaReadPort, DmaWritePort};
 use crate::dma_read_arbiter::DmaReadArbiter;
 use crate::mr_translate::MrConfigPortDefault;
-use crate::qp_address_ram::QpAddressRam;
+use crate::qp_address_ram::{QpAddress, QpAddressRam};
 use crate::qp_context::ContextConfig;
 use crate::receive_queue::{ReceiveCqeStream, ReceivePost};
 use crate::responder_datapath::{ResponderDatapath, QPN_BITS};
@@ -121,17 +122,7 @@ pub struct ResponderPath {
 
     pub addr_write: Signal<In, Bit>,
     pub addr_qpn: Signal<In, Bits<QPN_BITS>>,
-    pub addr_pd: Signal<In, Bits<32>>,
-    pub addr_dest_qp: Signal<In, Bits<24>>,
-    pub addr_pkey: Signal<In, Bits<16>>,
-    pub addr_eth_dst: Signal<In, Bits<48>>,
-    pub addr_eth_src: Signal<In, Bits<48>>,
-    pub addr_ipv6: Signal<In, Bit>,
-    pub addr_ip_src: Signal<In, Bits<128>>,
-    pub addr_ip_dst: Signal<In, Bits<128>>,
-    pub addr_dscp: Signal<In, Bits<6>>,
-    pub addr_ecn: Signal<In, Bits<2>>,
-    pub addr_udp_src_port: Signal<In, Bits<16>>,
+    pub addr_data: Signal<In, QpAddress>,
 
     pub cfg: MrConfigPortDefault,
 
@@ -320,17 +311,7 @@ impl Logic for ResponderPath {
         // cycle (again after a write to that entry).
         self.addresses.write.next = self.addr_write.val();
         self.addresses.write_qpn.next = self.addr_qpn.val();
-        self.addresses.write_data.next.pd = self.addr_pd.val();
-        self.addresses.write_data.next.dest_qp = self.addr_dest_qp.val();
-        self.addresses.write_data.next.pkey = self.addr_pkey.val();
-        self.addresses.write_data.next.eth_dst = self.addr_eth_dst.val();
-        self.addresses.write_data.next.eth_src = self.addr_eth_src.val();
-        self.addresses.write_data.next.ipv6 = self.addr_ipv6.val();
-        self.addresses.write_data.next.ip_src = self.addr_ip_src.val();
-        self.addresses.write_data.next.ip_dst = self.addr_ip_dst.val();
-        self.addresses.write_data.next.dscp = self.addr_dscp.val();
-        self.addresses.write_data.next.ecn = self.addr_ecn.val();
-        self.addresses.write_data.next.udp_src_port = self.addr_udp_src_port.val();
+        self.addresses.write_data.next = self.addr_data.val();
         self.addresses.read_qpn.next = self.queue.packet.qpn.val();
 
         self.desc_offer.next = self.queue.packet.valid.val() & self.address_ready.q.val();
@@ -352,17 +333,7 @@ impl Logic for ResponderPath {
         self.transmitter.desc_va.next = self.queue.packet.va.val();
         self.transmitter.desc_rkey.next = self.queue.packet.rkey.val();
         self.transmitter.desc_len.next = self.queue.packet.len.val();
-        self.transmitter.desc_pd.next = self.addresses.read_data.val().pd;
-        self.transmitter.desc_dest_qp.next = self.addresses.read_data.val().dest_qp;
-        self.transmitter.desc_pkey.next = self.addresses.read_data.val().pkey;
-        self.transmitter.desc_eth_dst.next = self.addresses.read_data.val().eth_dst;
-        self.transmitter.desc_eth_src.next = self.addresses.read_data.val().eth_src;
-        self.transmitter.desc_ipv6.next = self.addresses.read_data.val().ipv6;
-        self.transmitter.desc_ip_src.next = self.addresses.read_data.val().ip_src;
-        self.transmitter.desc_ip_dst.next = self.addresses.read_data.val().ip_dst;
-        self.transmitter.desc_dscp.next = self.addresses.read_data.val().dscp;
-        self.transmitter.desc_ecn.next = self.addresses.read_data.val().ecn;
-        self.transmitter.desc_udp_src_port.next = self.addresses.read_data.val().udp_src_port;
+        self.transmitter.desc_address.next = self.addresses.read_data.val();
 
         // ---- the transmitter's DMA reads and frames
         DmaReadPort::join(&mut self.transmitter.dma, &mut self.read_arbiter.a);

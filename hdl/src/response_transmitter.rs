@@ -27,12 +27,12 @@
 //!   `va` (READ VA + offset of this packet), `rkey`, `len` (this packet's
 //!   payload bytes, 0..=4096) as `desc_*`; which extension headers go out
 //!   follows from the opcode, so the queue's `aeth` / `atomic` flags and
-//!   `offset` are not inputs. With it the QP's `desc_pd`, `desc_dest_qp`,
-//!   `desc_pkey` and frame addressing `desc_eth_dst`, `desc_eth_src`,
-//!   `desc_ipv6`, `desc_ip_src`, `desc_ip_dst` (IPv4 in the low 32 bits),
-//!   `desc_dscp`, `desc_ecn`, `desc_udp_src_port`. `desc_ecn` is the
-//!   codepoint for data frames: READ responses carry it, ACKs, NAKs and
-//!   atomic ACKs go out Not-ECT, as the model's `ect` says.
+//!   `offset` are not inputs. With it `desc_address`
+//!   ([`QpAddress`], one port packed in field order, as
+//!   [`QpAddressRam`](crate::qp_address_ram::QpAddressRam) reads it out):
+//!   the QP's PD, destination QP, P_Key and frame addressing. Its `ecn`
+//!   is the codepoint for data frames: READ responses carry it, ACKs,
+//!   NAKs and atomic ACKs go out Not-ECT, as the model's `ect` says.
 //! - `cfg`: the inner [`MrTranslate`](crate::mr_translate::MrTranslate)'s configuration port
 //!   ([`MrConfigPort`](crate::mr_translate::MrConfigPort)), linked through.
 //! - `dma` ([`DmaReadPort`]): [`PayloadFetch`]'s, linked through (tags
@@ -85,6 +85,7 @@
 use crate::dma_port::DmaReadPort;
 use crate::mr_translate::MrConfigPortDefault;
 use crate::payload_fetch::PayloadFetch;
+use crate::qp_address_ram::QpAddress;
 use crate::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::sync_fifo::SyncFifo;
 use crate::tx_builder::TxBuilder;
@@ -134,17 +135,8 @@ pub struct ResponseTransmitter {
     pub desc_va: Signal<In, Bits<64>>,
     pub desc_rkey: Signal<In, Bits<32>>,
     pub desc_len: Signal<In, Bits<16>>,
-    pub desc_pd: Signal<In, Bits<32>>,
-    pub desc_dest_qp: Signal<In, Bits<24>>,
-    pub desc_pkey: Signal<In, Bits<16>>,
-    pub desc_eth_dst: Signal<In, Bits<48>>,
-    pub desc_eth_src: Signal<In, Bits<48>>,
-    pub desc_ipv6: Signal<In, Bit>,
-    pub desc_ip_src: Signal<In, Bits<128>>,
-    pub desc_ip_dst: Signal<In, Bits<128>>,
-    pub desc_dscp: Signal<In, Bits<6>>,
-    pub desc_ecn: Signal<In, Bits<2>>,
-    pub desc_udp_src_port: Signal<In, Bits<16>>,
+    /// The QP's PD and frame addressing, as the address RAM holds them.
+    pub desc_address: Signal<In, QpAddress>,
 
     pub cfg: MrConfigPortDefault,
 
@@ -199,7 +191,7 @@ impl Logic for ResponseTransmitter {
         self.fetch.req_key.next = self.desc_rkey.val();
         self.fetch.req_va.next = self.desc_va.val();
         self.fetch.req_len.next = bit_cast::<32, 13>(self.t_len.val());
-        self.fetch.req_pd.next = self.desc_pd.val();
+        self.fetch.req_pd.next = self.desc_address.val().pd;
         self.fetch.req_access.next = 4.into(); // ACCESS_REMOTE_READ
         self.fetch.req_remote.next = true;
         self.fetch.req_check.next = self.t_len.val() != 0;
@@ -213,19 +205,19 @@ impl Logic for ResponseTransmitter {
         self.descs.data_in.next.msn = self.desc_msn.val();
         self.descs.data_in.next.orig = self.desc_orig.val();
         self.descs.data_in.next.payload_len = self.t_len.val();
-        self.descs.data_in.next.dest_qp = self.desc_dest_qp.val();
-        self.descs.data_in.next.pkey = self.desc_pkey.val();
-        self.descs.data_in.next.eth_dst = self.desc_eth_dst.val();
-        self.descs.data_in.next.eth_src = self.desc_eth_src.val();
-        self.descs.data_in.next.ipv6 = self.desc_ipv6.val();
-        self.descs.data_in.next.ip_src = self.desc_ip_src.val();
-        self.descs.data_in.next.ip_dst = self.desc_ip_dst.val();
-        self.descs.data_in.next.dscp = self.desc_dscp.val();
+        self.descs.data_in.next.dest_qp = self.desc_address.val().dest_qp;
+        self.descs.data_in.next.pkey = self.desc_address.val().pkey;
+        self.descs.data_in.next.eth_dst = self.desc_address.val().eth_dst;
+        self.descs.data_in.next.eth_src = self.desc_address.val().eth_src;
+        self.descs.data_in.next.ipv6 = self.desc_address.val().ipv6;
+        self.descs.data_in.next.ip_src = self.desc_address.val().ip_src;
+        self.descs.data_in.next.ip_dst = self.desc_address.val().ip_dst;
+        self.descs.data_in.next.dscp = self.desc_address.val().dscp;
         self.descs.data_in.next.ecn = 0.into();
         if self.desc_read.val() {
-            self.descs.data_in.next.ecn = self.desc_ecn.val();
+            self.descs.data_in.next.ecn = self.desc_address.val().ecn;
         }
-        self.descs.data_in.next.udp_src_port = self.desc_udp_src_port.val();
+        self.descs.data_in.next.udp_src_port = self.desc_address.val().udp_src_port;
 
         // ---- retire: the head packet, once its data is in, sends its
         // header (its payload follows from the fetch), or is dropped if

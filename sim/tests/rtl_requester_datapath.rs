@@ -22,6 +22,7 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::Endpoint;
+use rocenic_hdl::qp_address_ram::QpAddress;
 use rocenic_hdl::request_segmenter::mtu_code;
 use rocenic_hdl::requester_datapath::STATUS_LOC_PROT_ERR;
 use rocenic_model::mr::{MrTable, DEFAULT_MAX_MTT_ENTRIES};
@@ -32,9 +33,8 @@ use rocenic_model::verbs::{
 };
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
 use rocenic_sim::rtl::mr_config::load_mr_table;
-use rocenic_sim::rtl::qp_config::{ip_bits, mac_bits};
+use rocenic_sim::rtl::qp_config::{qp_address, set_address};
 use rocenic_sim::rtl::stream::{bytes_to_words, AxisOutPorts, StreamSink};
-use rocenic_wire::{ecn, udp_src_port};
 use rtl_common::drain::assert_drained;
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -52,7 +52,6 @@ struct Grant {
     len: u32,
     first_psn: u32,
     mtu: u32,
-    dest_qp: u32,
     remote_va: u64,
     rkey: u32,
     imm: u32,
@@ -64,15 +63,8 @@ struct Grant {
     interval: u32,
     lkey: u32,
     local_va: u64,
-    pd: u32,
-    eth_dst: [u8; 6],
-    eth_src: [u8; 6],
-    ipv6: bool,
-    ip_src: u128,
-    ip_dst: u128,
-    dscp: u8,
-    ecn: u8,
-    udp_src_port: u16,
+    /// The QP's PD, destination QP and frame addressing.
+    address: QpAddress,
 }
 
 /// What the model did with one WQE.
@@ -161,8 +153,7 @@ fn build_batch(spec: &BatchSpec, ipv6: bool, mtu: u32) -> Batch {
         cfg.max_outstanding_psns = rng.gen_range(1..=300);
     }
     cfg.dcqcn.enabled = false;
-    let (interval, window, dscp) = (cfg.ack_req_interval, cfg.max_outstanding_psns, cfg.dscp);
-    let ecn_bits = if cfg.ecn { ecn::ECT0 } else { ecn::NOT_ECT };
+    let (interval, window) = (cfg.ack_req_interval, cfg.max_outstanding_psns);
     let mut nic = Nic::new(cfg);
     let pd = nic.alloc_pd();
     let cq = nic.create_cq(1 << 16);
@@ -208,6 +199,9 @@ fn build_batch(spec: &BatchSpec, ipv6: bool, mtu: u32) -> Batch {
         },
     )
     .unwrap();
+    let (dscp, ecn_on) = (nic.config().dscp, nic.config().ecn);
+    let attrs = nic.qp_tx_attrs(qpn).expect("an RTS QP has a path");
+    let address = qp_address(qpn, &attrs, local_mac, dscp, ecn_on);
 
     // Two buffers with local write, one without (READ / atomic into it
     // fails), each on its own page size, filled with random bytes.
@@ -333,7 +327,6 @@ fn build_batch(spec: &BatchSpec, ipv6: bool, mtu: u32) -> Batch {
             len: len as u32,
             first_psn: psn,
             mtu,
-            dest_qp: dest_qpn,
             remote_va,
             rkey,
             imm,
@@ -345,15 +338,7 @@ fn build_batch(spec: &BatchSpec, ipv6: bool, mtu: u32) -> Batch {
             interval,
             lkey,
             local_va: va + off,
-            pd: pd.0,
-            eth_dst: remote_mac,
-            eth_src: local_mac,
-            ipv6,
-            ip_src: ip_bits(local_ip),
-            ip_dst: ip_bits(remote_ip),
-            dscp,
-            ecn: ecn_bits,
-            udp_src_port: udp_src_port(qpn, dest_qpn),
+            address,
         });
         expected.push(Expected {
             frames,
@@ -395,7 +380,6 @@ fn drive_grant(sim: &mut Sim<Dut>, g: &Grant) {
     sim.set_u64(Dut::GRANT_FIRST_PSN, g.first_psn.into());
     sim.set_u64(Dut::GRANT_START_PSN, g.first_psn.into());
     sim.set_u64(Dut::GRANT_MTU, mtu_code(g.mtu));
-    sim.set_u64(Dut::GRANT_DEST_QP, g.dest_qp.into());
     sim.set_u64(Dut::GRANT_REMOTE_VA, g.remote_va);
     sim.set_u64(Dut::GRANT_RKEY, g.rkey.into());
     sim.set_u64(Dut::GRANT_IMM, g.imm.into());
@@ -407,22 +391,7 @@ fn drive_grant(sim: &mut Sim<Dut>, g: &Grant) {
     sim.set_u64(Dut::GRANT_ACK_REQ_INTERVAL, g.interval.into());
     sim.set_u64(Dut::GRANT_LKEY, g.lkey.into());
     sim.set_u64(Dut::GRANT_LOCAL_VA, g.local_va);
-    sim.set_u64(Dut::GRANT_PD, g.pd.into());
-    sim.set_u64(Dut::GRANT_PKEY, 0xFFFF);
-    sim.set_u64(Dut::GRANT_ETH_DST, mac_bits(g.eth_dst));
-    sim.set_u64(Dut::GRANT_ETH_SRC, mac_bits(g.eth_src));
-    sim.set_bit(Dut::GRANT_IPV6, g.ipv6);
-    sim.set(
-        Dut::GRANT_IP_SRC,
-        &[g.ip_src as u64, (g.ip_src >> 64) as u64],
-    );
-    sim.set(
-        Dut::GRANT_IP_DST,
-        &[g.ip_dst as u64, (g.ip_dst >> 64) as u64],
-    );
-    sim.set_u64(Dut::GRANT_DSCP, g.dscp.into());
-    sim.set_u64(Dut::GRANT_ECN, g.ecn.into());
-    sim.set_u64(Dut::GRANT_UDP_SRC_PORT, g.udp_src_port.into());
+    set_address(sim, Dut::GRANT_ADDRESS, &g.address);
 }
 
 /// One grant's status as the RTL reported it.

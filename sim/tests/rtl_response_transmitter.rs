@@ -19,6 +19,7 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
+use rocenic_hdl::qp_address_ram::QpAddress;
 use rocenic_model::memory::HostMemory;
 use rocenic_model::mr::MrTable;
 use rocenic_model::nic::{Nic, QpTxAttrs};
@@ -26,13 +27,12 @@ use rocenic_model::responder::{record_sent_responses, SentResponse};
 use rocenic_model::verbs::Access;
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
 use rocenic_sim::rtl::mr_config::load_mr_table;
-use rocenic_sim::rtl::qp_config::{ip_bits, mac_bits};
+use rocenic_sim::rtl::qp_config::{qp_address, set_address};
 use rocenic_sim::rtl::stream::{bytes_to_words, AxisOutPorts, StreamSink};
 use rocenic_sim::scenario::{run_inspect, ScenarioConfig, Workload};
-use rocenic_wire::{ecn, op, udp_src_port};
+use rocenic_wire::op;
 use rtl_common::drain::assert_drained;
 use std::collections::{BTreeMap, VecDeque};
-use std::net::IpAddr;
 use verilator_sys::{ResponseTransmitter as Dut, Sim};
 
 const MIB: u64 = 1 << 20;
@@ -49,17 +49,8 @@ struct Desc {
     va: u64,
     rkey: u32,
     len: u32,
-    pd: u32,
-    dest_qp: u32,
-    pkey: u16,
-    eth_dst: [u8; 6],
-    eth_src: [u8; 6],
-    ipv6: bool,
-    ip_src: u128,
-    ip_dst: u128,
-    dscp: u8,
-    ecn: u8,
-    udp_src_port: u16,
+    /// The QP's PD and frame addressing.
+    address: QpAddress,
 }
 
 /// The responder NIC of a finished scenario: what the RTL needs of it.
@@ -131,17 +122,7 @@ fn descriptor(r: &Responder, s: &SentResponse) -> Desc {
         va: read.va,
         rkey: read.rkey,
         len: read.len,
-        pd: a.pd.0,
-        dest_qp: a.dest_qpn,
-        pkey: a.pkey,
-        eth_dst: a.remote_mac,
-        eth_src: r.mac,
-        ipv6: matches!(a.local_ip, IpAddr::V6(_)),
-        ip_src: ip_bits(a.local_ip),
-        ip_dst: ip_bits(a.remote_ip),
-        dscp: r.dscp & 0x3F,
-        ecn: if r.ecn { ecn::ECT0 } else { ecn::NOT_ECT },
-        udp_src_port: udp_src_port(s.qpn, a.dest_qpn),
+        address: qp_address(s.qpn, &a, r.mac, r.dscp, r.ecn),
     }
 }
 
@@ -155,23 +136,7 @@ fn drive(sim: &mut Sim<Dut>, d: &Desc) {
     sim.set_u64(Dut::DESC_VA, d.va);
     sim.set_u64(Dut::DESC_RKEY, d.rkey.into());
     sim.set_u64(Dut::DESC_LEN, d.len.into());
-    sim.set_u64(Dut::DESC_PD, d.pd.into());
-    sim.set_u64(Dut::DESC_DEST_QP, d.dest_qp.into());
-    sim.set_u64(Dut::DESC_PKEY, d.pkey.into());
-    sim.set_u64(Dut::DESC_ETH_DST, mac_bits(d.eth_dst));
-    sim.set_u64(Dut::DESC_ETH_SRC, mac_bits(d.eth_src));
-    sim.set_bit(Dut::DESC_IPV6, d.ipv6);
-    sim.set(
-        Dut::DESC_IP_SRC,
-        &[d.ip_src as u64, (d.ip_src >> 64) as u64],
-    );
-    sim.set(
-        Dut::DESC_IP_DST,
-        &[d.ip_dst as u64, (d.ip_dst >> 64) as u64],
-    );
-    sim.set_u64(Dut::DESC_DSCP, d.dscp.into());
-    sim.set_u64(Dut::DESC_ECN, d.ecn.into());
-    sim.set_u64(Dut::DESC_UDP_SRC_PORT, d.udp_src_port.into());
+    set_address(sim, Dut::DESC_ADDRESS, &d.address);
 }
 
 struct RtlRun {

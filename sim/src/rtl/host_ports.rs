@@ -6,13 +6,11 @@
 //! addressing through `addr_*`. Each call runs the clock until its port
 //! has taken the operation.
 
-use super::qp_config::{ip_bits, mac_bits};
+use super::qp_config::{qp_address, set_address};
 use super::RtlError;
 use rocenic_hdl::qp_context_record::QpContextRecord;
 use rocenic_model::nic::QpTxAttrs;
 use rocenic_model::verbs::{Qpn, RecvWr, Sge};
-use rocenic_wire::{ecn, udp_src_port};
-use std::net::IpAddr;
 use verilator_sys::{Block, Input, Output, Sim};
 
 /// Ticks until `port` is high in a cycle (that cycle's edge included), at
@@ -174,9 +172,9 @@ pub fn queue_command<B: Block>(
     Ok(())
 }
 
-/// Writes QP `qpn`'s entry of the per-QP address RAM (`addr_*`) from the
-/// model's attributes and the NIC's MAC, DSCP and ECN setting, as the
-/// frame builders take them.
+/// Writes QP `qpn`'s entry of the per-QP address RAM (`addr_qpn`,
+/// `addr_data`) from the model's attributes and the NIC's MAC, DSCP and
+/// ECN setting ([`qp_address`]).
 pub fn write_address<B: Block>(
     sim: &mut Sim<B>,
     qpn: Qpn,
@@ -185,26 +183,12 @@ pub fn write_address<B: Block>(
     dscp: u8,
     ecn_on: bool,
 ) -> Result<(), RtlError> {
-    let input = |n: &str| B::input(&format!("addr_{n}"));
-    let wide = |v: u128| [v as u64, (v >> 64) as u64];
-    sim.set_u64(input("qpn")?, u64::from(qpn));
-    sim.set_u64(input("pd")?, u64::from(a.pd.0));
-    sim.set_u64(input("dest_qp")?, u64::from(a.dest_qpn));
-    sim.set_u64(input("pkey")?, u64::from(a.pkey));
-    sim.set_u64(input("eth_dst")?, mac_bits(a.remote_mac));
-    sim.set_u64(input("eth_src")?, mac_bits(nic_mac));
-    sim.set_bit(input("ipv6")?, matches!(a.local_ip, IpAddr::V6(_)));
-    sim.set(input("ip_src")?, &wide(ip_bits(a.local_ip)));
-    sim.set(input("ip_dst")?, &wide(ip_bits(a.remote_ip)));
-    sim.set_u64(input("dscp")?, u64::from(dscp & 0x3F));
-    let ect = if ecn_on { ecn::ECT0 } else { ecn::NOT_ECT };
-    sim.set_u64(input("ecn")?, u64::from(ect));
-    sim.set_u64(
-        input("udp_src_port")?,
-        u64::from(udp_src_port(qpn, a.dest_qpn)),
-    );
-    sim.set_bit(input("write")?, true);
+    let write = B::input("addr_write")?;
+    sim.set_u64(B::input("addr_qpn")?, u64::from(qpn));
+    let entry = qp_address(qpn, a, nic_mac, dscp, ecn_on);
+    set_address(sim, B::input("addr_data")?, &entry);
+    sim.set_bit(write, true);
     sim.tick();
-    sim.set_bit(input("write")?, false);
+    sim.set_bit(write, false);
     Ok(())
 }
