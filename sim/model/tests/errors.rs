@@ -481,7 +481,7 @@ fn local_buffer_changed_while_a_read_or_atomic_is_in_flight_fails_it() {
         };
         let first = pair.nics[0].qp_context(a.qpn).unwrap().sq_send_psn;
         for (wr_id, buf) in [(1, dst), (2, other)] {
-            let wr = send_wr(wr_id, op.clone(), vec![buf.sge(0, len)]);
+            let wr = send_wr(wr_id, op, vec![buf.sge(0, len)]);
             pair.nics[0].post_send(a.qpn, wr).unwrap();
         }
         assert!(pair.run_until(1_000_000, |p| {
