@@ -2,7 +2,8 @@
 //! completer event of one QP at a time, with the QP's context record fields
 //! as the event arbiter supplies them, to its effects: the context fields
 //! to write back, the timer command, the READ response / atomic ACK
-//! placement, the send-queue ring operations and the send CQEs. The RTL of
+//! placement (offered, and the answer of its local MR check awaited), the
+//! send-queue ring operations and the send CQEs. The RTL of
 //! the model's `completer::on_response` (with the drain after it),
 //! `completer::on_timer`, the ring side of `Nic::post_send` and of
 //! `completer::move_to_error` when something else moves the QP to ERR,
@@ -64,6 +65,20 @@
 //!     `ctx_una_psn`, `ctx_max_sent_psn`, `ctx_ackreq_end_psn`,
 //!     `ctx_timeout`, `ctx_retry_cnt`, `ctx_rnr_retry`, `ctx_retry_left`,
 //!     `ctx_rnr_left`, `ctx_path_mtu`, `ctx_max_rd_atomic`.
+//! - Placement (a response whose WQE check passed): `place_valid` is high
+//!   while the block waits for the answer, with the WQE's `place_slot`,
+//!   `place_lkey`, `place_va` (its buffer's VA plus the offset),
+//!   `place_offset` and `place_len` (bytes into the buffer), or with
+//!   `place_atomic` the 8-byte `place_atomic_orig` at offset 0, all stable
+//!   until the answer. The answer: `place_result_valid` for one cycle (in
+//!   the first cycle of `place_valid` at the earliest; sampled only while
+//!   `place_valid` is high) with `place_result_error` and
+//!   `place_result_status` (the WC status code the WQE fails with,
+//!   LOC_PROT_ERR or LOC_LEN_ERR, as `post_status`). The local-write MR
+//!   check, page split and payload DMA are outside this block
+//!   (`response_placement` answers; the model's `completer::place_check`):
+//!   it must answer every request, and the block waits as long as it
+//!   takes.
 //! - Done: `done_valid` is high for one cycle when the event's decision is
 //!   final (every ring command finished), with `done_qpn` and
 //!   - the write-back: `wb_state`, `wb_next_psn`, `wb_send_psn`,
@@ -76,11 +91,6 @@
 //!     [`TIMER_ARM`] with `timer_kind` (high: RNR wait) and `timer_code`
 //!     (ACK: the context's `timeout`; RNR: the NAK's timer code), or
 //!     [`TIMER_STOP`]);
-//!   - the placement of a response's data (`place_valid`): the WQE's
-//!     `place_slot`, `place_lkey`, `place_va` (its buffer's VA plus the
-//!     offset), `place_offset` and `place_len` (bytes into the buffer; the
-//!     payload's DMA through `mr_translate` is a later stage), or with
-//!     `place_atomic` the 8-byte `place_atomic_orig` at offset 0;
 //!   - post: `post_accepted` (low: the ring was full, or the QP not in
 //!     RTS or ERR), `post_slot` (the handle the host maps to its wr_id);
 //!   - grant: `grant_valid` with the WQE `grant_slot`, `grant_kind`,
@@ -108,7 +118,9 @@
 //! READ/atomic response: Go-Back-N), RNR NAK (lost: Go-Back-N, else an RNR
 //! wait: RNR budget, rewind, arm the RNR timer), sequence NAK (Go-Back-N),
 //! error NAK (fail the WQE, flush, ERR), READ response / atomic ACK (lost:
-//! Go-Back-N; WQE check OK: placement, complete_response, progress; gap:
+//! Go-Back-N; WQE check OK: the placement offered and its answer awaited,
+//! then on success complete_response and progress, on a local error the
+//! WQE at the PSN fails (the model's `local_error`: no progress); gap:
 //! Go-Back-N). Go-Back-N: once per una, else spend a retry (rewind
 //! `send_psn` and `ackreq_end` to una, stop the ACK timer) or with none
 //! left fail with RETRY_EXC_ERR. Finally, if a ring command found a failed
@@ -137,17 +149,19 @@
 //! `sent_next_psn` fails (the model's `local_error`) and the drain moves
 //! the QP to ERR if it is the oldest.
 //!
-//! Not here: a READ response / atomic ACK whose local buffer fails the MR
-//! check (the model's `local_error` on the response side) is decided by
-//! the placement stage after this block.
+//! Not here: the MR check of a placement (the response's local buffer
+//! against its L_Key, LOCAL_WRITE, bounds) and its DMA: the placement
+//! stage after this block decides and answers (see Placement above).
 //!
 //! # Latency and throughput
 //!
 //! One event at a time, from `ev_valid` to `done_valid` (measured on the
 //! recorded traces): a post 9 cycles (13 in ERR), a timer 4 to 6 (36 when
 //! the retries are exhausted: fail and flush), a response 10 to 67 (a drop
-//! after a short lookup walk 10; a READ response or atomic ACK placed 30
-//! to 38; long walks and flushes up to 66), a move to ERR 7 to 32, a
+//! after a short lookup walk 10; a READ response or atomic ACK placed 31
+//! to 40 and one whose placement failed 33 to 34 (fail and flush), each
+//! plus the cycles from the first of `place_valid` to the answer; long
+//! walks and flushes up to 66), a move to ERR 7 to 32, a
 //! grant 3 to 26 (3 when the context alone refuses it; else a lookup and
 //! one more per WQE skipped), a sent 3 (11 to 15 with a local error: a
 //! fail, and a flush if the WQE is the oldest): each
@@ -167,7 +181,7 @@
 //! sequential, so no collision logic.
 //!
 //! Yosys `synth_xilinx` (UltraScale+) at the defaults: 97 RAMB36 (ring 52,
-//! local buffers 44, side 1) + 1 RAMB18, 2,145 LUTs, 1,609 flip-flops.
+//! local buffers 44, side 1) + 1 RAMB18, 2,118 LUTs, 1,609 flip-flops.
 
 use crate::qp_slot_ram::QpSlotRam;
 use crate::response_checker::{self as rc, ResponseChecker};
@@ -240,6 +254,9 @@ const ST_FINISH: u64 = 11;
 const ST_GRANT: u64 = 12;
 /// Grant: the WQE found at the cursor decided (skip, refuse or grant).
 const ST_GRANT_DECIDE: u64 = 13;
+/// A response's data is offered for placement (`place_valid`); the
+/// placement stage's answer is awaited.
+const ST_PLACE: u64 = 14;
 
 /// The default build: 1024 QPs x 16 outstanding WQEs.
 pub type CompleterDatapathDefault =
@@ -287,6 +304,9 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     pub sent_ackreq_end: Signal<In, Bits<24>>,
     pub sent_error: Signal<In, Bit>,
     pub sent_status: Signal<In, Bits<4>>,
+    pub place_result_valid: Signal<In, Bit>,
+    pub place_result_error: Signal<In, Bit>,
+    pub place_result_status: Signal<In, Bits<4>>,
     pub done_valid: Signal<Out, Bit>,
     pub done_qpn: Signal<Out, Bits<A>>,
     pub wb_state: Signal<Out, Bits<3>>,
@@ -402,7 +422,7 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     lost: DFF<Bit>,
     to_error: DFF<Bit>,
     retry_timeout: DFF<Bit>,
-    p_valid: DFF<Bit>,
+    place_failed: DFF<Bit>,
     p_atomic: DFF<Bit>,
     p_slot: DFF<Bits<D>>,
     p_offset: DFF<Bits<32>>,
@@ -436,6 +456,7 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     st_finish: Constant<Bits<4>>,
     st_grant: Constant<Bits<4>>,
     st_grant_decide: Constant<Bits<4>>,
+    st_place: Constant<Bits<4>>,
     ev_response: Constant<Bits<3>>,
     ev_timer: Constant<Bits<3>>,
     ev_post: Constant<Bits<3>>,
@@ -524,6 +545,9 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             sent_ackreq_end: Default::default(),
             sent_error: Default::default(),
             sent_status: Default::default(),
+            place_result_valid: Default::default(),
+            place_result_error: Default::default(),
+            place_result_status: Default::default(),
             done_valid: Default::default(),
             done_qpn: Default::default(),
             wb_state: Default::default(),
@@ -639,7 +663,7 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             lost: Default::default(),
             to_error: Default::default(),
             retry_timeout: Default::default(),
-            p_valid: Default::default(),
+            place_failed: Default::default(),
             p_atomic: Default::default(),
             p_slot: Default::default(),
             p_offset: Default::default(),
@@ -673,6 +697,7 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             st_finish: Constant::new(bits::<4>(ST_FINISH)),
             st_grant: Constant::new(bits::<4>(ST_GRANT)),
             st_grant_decide: Constant::new(bits::<4>(ST_GRANT_DECIDE)),
+            st_place: Constant::new(bits::<4>(ST_PLACE)),
             ev_response: Constant::new(bits::<3>(EV_RESPONSE)),
             ev_timer: Constant::new(bits::<3>(EV_TIMER)),
             ev_post: Constant::new(bits::<3>(EV_POST)),
@@ -789,7 +814,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             lost,
             to_error,
             retry_timeout,
-            p_valid,
+            place_failed,
             p_atomic,
             p_slot,
             p_offset,
@@ -944,7 +969,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 self.retry_timeout.d.next = false;
                 self.act.d.next = self.action_drop.val();
                 self.wqe_check.d.next = 0.into();
-                self.p_valid.d.next = false;
+                self.place_failed.d.next = false;
                 self.p_atomic.d.next = false;
                 self.p_slot.d.next = 0.into();
                 self.p_offset.d.next = 0.into();
@@ -1108,7 +1133,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 } else if self.c_op.q.val() == self.op_fail.val() {
                     self.c_op.d.next = self.op_flush.val();
                     self.state.d.next = self.st_issue.val();
-                    if self.kind.q.val() == self.ev_sent.val() {
+                    if (self.kind.q.val() == self.ev_sent.val()) | self.place_failed.q.val() {
                         self.state.d.next = self.st_end.val();
                     }
                 } else if self.c_op.q.val() == self.op_flush.val() {
@@ -1179,11 +1204,11 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             } else if self.lost.q.val() | (self.wqe_check.q.val() == self.wqe_gap.val()) {
                 self.state.d.next = self.st_retry.val();
             } else if self.wqe_check.q.val() == self.wqe_ok.val() {
-                self.p_valid.d.next = true;
+                // The complete_response the placement's success issues.
                 self.p_slot.d.next = self.wqe_slot.q.val();
                 self.c_op.d.next = self.op_complete_response.val();
                 self.c_slot.d.next = self.wqe_slot.q.val();
-                self.state.d.next = self.st_issue.val();
+                self.state.d.next = self.st_place.val();
                 if self.act.q.val() == self.action_atomic_ack.val() {
                     self.p_atomic.d.next = true;
                     self.p_offset.d.next = 0.into();
@@ -1195,6 +1220,19 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                     self.p_len.d.next = self.rd_len.q.val();
                     self.c_psn.d.next = self.wqe_done.q.val() + 1;
                     self.c_completes.d.next = self.rd_completes.q.val();
+                }
+            }
+        } else if self.state.q.val() == self.st_place.val() {
+            if self.place_result_valid.val() {
+                self.state.d.next = self.st_issue.val();
+                if self.place_result_error.val() {
+                    // The model's `local_error`: the WQE fails and nothing
+                    // progresses; the drain at the end moves the QP to
+                    // ERR if the WQE is the oldest.
+                    self.place_failed.d.next = true;
+                    self.c_op.d.next = self.op_fail.val();
+                    self.c_psn.d.next = self.pkt_psn_q.q.val();
+                    self.c_status.d.next = self.place_result_status.val();
                 }
             }
         } else if self.state.q.val() == self.st_retry.val() {
@@ -1325,7 +1363,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.timer_op.next = self.t_op.q.val();
         self.timer_kind.next = self.t_kind.q.val();
         self.timer_code.next = self.t_code.q.val();
-        self.place_valid.next = self.p_valid.q.val();
+        self.place_valid.next = self.state.q.val() == self.st_place.val();
         self.place_atomic.next = self.p_atomic.q.val();
         self.place_slot.next = self.p_slot.q.val();
         self.place_offset.next = self.p_offset.q.val();

@@ -17,23 +17,33 @@
 //! RNR wait, ACK timer running), its timer command, its placement, its
 //! grant (WQE slot, record, local buffer, resume PSN, WQEs skipped, or the
 //! refusal) and its CQEs (slot mapped back to wr_id, as the host does;
-//! CQE output stalled at random) must be the model's.
+//! CQE output stalled at random) must be the model's. Each placement
+//! request (which must be the model's, stable while it waits) is answered
+//! after 0 to 20 cycles (at random) with the model's local check
+//! (`ResponseRecord::placement`); a second test adds READs and atomics
+//! whose local MR changes while the request is in flight, so the model's
+//! check fails (LocProtErr) and the RTL must fail the WQE and move the QP
+//! to ERR as the model does.
 
 mod rtl_common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_fabric::FaultConfig;
+use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, SwitchConfig};
 use rocenic_hdl::completer_datapath::*;
 use rocenic_hdl::qp_context_record::mtu_code;
 use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS;
 use rocenic_model::completer::{
     CompleterEvent, CompleterRecord, ResponseRecord, SqSnapshot, WqeKind, WqeOutcome,
 };
+use rocenic_model::nic::Nic;
 use rocenic_model::requester::GrantRefusal;
 use rocenic_model::send_queue::{SendCqe, WqeRecord};
-use rocenic_model::verbs::{ModifyQp, QpState, SendOp, SendWr, Sge, WcOpcode, WcStatus};
-use rtl_common::traffic::{MixedTraffic, TrafficRun};
+use rocenic_model::verbs::{
+    Access, ModifyQp, PdId, QpState, Qpn, SendOp, SendWr, Sge, WcOpcode, WcStatus,
+};
+use rocenic_wire::psn;
+use rtl_common::traffic::{MixedPair, MixedTraffic, TrafficRun, LATE_RECVS_AT};
 use std::collections::BTreeMap;
 use verilator_sys::{CompleterDatapath as Dut, Sim};
 
@@ -73,6 +83,10 @@ const KINDS: [WqeKind; 4] = [
     WqeKind::Read,
     WqeKind::Atomic,
 ];
+
+fn status_code(s: WcStatus) -> u64 {
+    STATUSES.iter().position(|&x| x == s).unwrap() as u64
+}
 
 fn state_code(s: QpState) -> u64 {
     match s {
@@ -174,7 +188,12 @@ struct Bench {
     max_cycles: u64,
     /// Cycles from an event offered to its done: the last one.
     last_latency: u64,
+    /// Cycles the placement answer waited: the last one.
+    last_place_delay: u64,
 }
+
+/// How the test answers a placement request: the model's local check.
+type PlaceAnswer = Result<(), WcStatus>;
 
 impl Bench {
     fn new(seed: u64, ready_rate: f64) -> Bench {
@@ -191,6 +210,7 @@ impl Bench {
             cycles: 0,
             max_cycles: 0,
             last_latency: 0,
+            last_place_delay: 0,
         }
     }
 
@@ -251,12 +271,7 @@ impl Bench {
                 s.set_u64(Dut::POST_NPSN, record.npsn.into());
                 s.set_u64(Dut::POST_LEN, record.len.into());
                 s.set_bit(Dut::POST_SIGNALED, record.signaled);
-                s.set_u64(
-                    Dut::POST_STATUS,
-                    record
-                        .error
-                        .map_or(0, |e| STATUSES.iter().position(|&x| x == e).unwrap() as u64),
-                );
+                s.set_u64(Dut::POST_STATUS, record.error.map_or(0, status_code));
             }
             CompleterEvent::Response {
                 opcode,
@@ -295,10 +310,7 @@ impl Bench {
                 }
                 s.set_bit(Dut::SENT_ERROR, error.is_some());
                 if let Some(e) = error {
-                    s.set_u64(
-                        Dut::SENT_STATUS,
-                        STATUSES.iter().position(|&x| x == e).unwrap() as u64,
-                    );
+                    s.set_u64(Dut::SENT_STATUS, status_code(e));
                 }
             }
             CompleterEvent::Clear => s.set_u64(Dut::EV_KIND, EV_CLEAR),
@@ -346,18 +358,8 @@ impl Bench {
                 s.get_bit(Dut::TIMER_KIND),
                 s.get_u64(Dut::TIMER_CODE),
             ),
-            place: s.get_bit(Dut::PLACE_VALID).then(|| {
-                let atomic = s.get_bit(Dut::PLACE_ATOMIC);
-                Place {
-                    atomic,
-                    slot: s.get_u64(Dut::PLACE_SLOT),
-                    lkey: s.get_u64(Dut::PLACE_LKEY) as u32,
-                    va: s.get_u64(Dut::PLACE_VA),
-                    offset: s.get_u64(Dut::PLACE_OFFSET),
-                    len: s.get_u64(Dut::PLACE_LEN),
-                    orig: atomic.then(|| s.get_u64(Dut::PLACE_ATOMIC_ORIG)),
-                }
-            }),
+            // Filled in by `event` from the request it answered.
+            place: None,
             post: s
                 .get_bit(Dut::POST_ACCEPTED)
                 .then(|| s.get_u64(Dut::POST_SLOT)),
@@ -384,20 +386,83 @@ impl Bench {
         }
     }
 
-    /// Runs one event to its done, then lets its CQEs out.
-    fn event(&mut self, q: u64, rec: &CompleterRecord, what: &str) -> Done {
+    /// The placement request as the outputs show it.
+    fn place_request(&self) -> Place {
+        let s = &self.sim;
+        let atomic = s.get_bit(Dut::PLACE_ATOMIC);
+        Place {
+            atomic,
+            slot: s.get_u64(Dut::PLACE_SLOT),
+            lkey: s.get_u64(Dut::PLACE_LKEY) as u32,
+            va: s.get_u64(Dut::PLACE_VA),
+            offset: s.get_u64(Dut::PLACE_OFFSET),
+            len: s.get_u64(Dut::PLACE_LEN),
+            orig: atomic.then(|| s.get_u64(Dut::PLACE_ATOMIC_ORIG)),
+        }
+    }
+
+    /// Runs one event to its done, then lets its CQEs out. A placement
+    /// request is answered with `answer` after 0 to 20 cycles (at random);
+    /// the answer inputs carry garbage while not valid.
+    fn event(
+        &mut self,
+        q: u64,
+        rec: &CompleterRecord,
+        answer: Option<PlaceAnswer>,
+        what: &str,
+    ) -> Done {
         self.drive(q, rec);
         self.sim.set_bit(Dut::EV_VALID, true);
         let start = self.cycles;
         let mut offered = true;
+        // The request seen, its answer's delay and the cycles waited.
+        let mut request: Option<(Place, u64, u64)> = None;
+        let mut answered = false;
         let done = loop {
+            let g = self.rng.gen::<u8>();
+            self.sim.set_bit(Dut::PLACE_RESULT_VALID, false);
+            self.sim.set_bit(Dut::PLACE_RESULT_ERROR, g & 1 != 0);
+            self.sim
+                .set_u64(Dut::PLACE_RESULT_STATUS, u64::from(g >> 4));
             self.cycle();
             if self.sim.get_bit(Dut::DONE_VALID) {
                 assert!(!offered, "{what}: done before the event was taken");
-                let d = self.observe();
+                assert!(
+                    !self.sim.get_bit(Dut::PLACE_VALID),
+                    "{what}: placement offered at done"
+                );
+                assert_eq!(
+                    request.is_some(),
+                    answered,
+                    "{what}: done before the placement answer"
+                );
+                let mut d = self.observe();
+                d.place = request.map(|r| r.0);
                 self.sim.tick();
                 self.cycles += 1;
                 break d;
+            }
+            if self.sim.get_bit(Dut::PLACE_VALID) {
+                assert!(!answered, "{what}: placement offered after its answer");
+                let now = self.place_request();
+                if request.is_none() {
+                    request = Some((now, self.rng.gen_range(0..=20), 0));
+                }
+                let (first, delay, waited) = request.as_mut().expect("just set");
+                assert_eq!(*first, now, "{what}: placement changed while offered");
+                if *waited == *delay {
+                    let answer = answer.unwrap_or_else(|| panic!("{what}: placement {now:?}"));
+                    self.sim.set_bit(Dut::PLACE_RESULT_VALID, true);
+                    self.sim.set_bit(Dut::PLACE_RESULT_ERROR, answer.is_err());
+                    if let Err(status) = answer {
+                        self.sim
+                            .set_u64(Dut::PLACE_RESULT_STATUS, status_code(status));
+                    }
+                    self.last_place_delay = *delay;
+                    answered = true;
+                } else {
+                    *waited += 1;
+                }
             }
             let taken = offered && self.sim.get_bit(Dut::EV_READY);
             self.sim.tick();
@@ -427,34 +492,225 @@ impl Bench {
 
 type Logs = [(Vec<CompleterRecord>, Vec<ResponseRecord>); 2];
 
+/// What a traffic run adds to the mixed traffic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Twist {
+    None,
+    /// The NICs' send window (`max_outstanding_psns`) set to this many
+    /// PSNs, and on NIC 0 a SEND with an unregistered L_Key posted to the
+    /// first QP with room once the traffic runs (a local protection error
+    /// at transmit: the WQE fails, grants stop at it until it is the
+    /// oldest, then the QP moves to ERR).
+    Window(u32),
+    /// Every QP of both NICs ends its traffic with a READ or an atomic
+    /// (alternately) into a buffer that is an MR of its own, and a WRITE
+    /// behind it. Once the request is sent and the WQE is the oldest
+    /// unacknowledged one (so no rewind for an older WQE sends it again),
+    /// before its response, the MR is deregistered and the buffer
+    /// registered again shorter or without LOCAL_WRITE (new keys): the
+    /// placement's local check fails (LocProtErr), the WQE fails, and the
+    /// QP moves to ERR (a placed response's WQE is always the oldest: its
+    /// implicit ACK covers the rest), the WRITE flushed. A request sent
+    /// again after the change (its response lost) fails at transmit
+    /// instead; a response that acknowledges older WQEs and answers the
+    /// victim at once leaves no moment to change it.
+    LocalBufferChanged,
+}
+
+/// A READ / atomic of [`Twist::LocalBufferChanged`] whose MR is to change.
+struct Victim {
+    side: usize,
+    qpn: Qpn,
+    first_psn: u32,
+    end_psn: u32,
+    pd: PdId,
+    lkey: u32,
+    va: u64,
+    len: u32,
+    /// Registered again shorter (else without LOCAL_WRITE).
+    shorter: bool,
+}
+
+impl Victim {
+    /// The QP is in RTS, the WQE was sent, is the oldest unacknowledged
+    /// one and not fully answered.
+    fn in_flight(&self, nic: &Nic) -> bool {
+        let ctx = nic.qp_context(self.qpn).expect("the QP exists");
+        let (una, send) = (ctx.sq_una_psn, ctx.sq_send_psn);
+        ctx.state == QpState::Rts
+            && psn::diff(una, self.first_psn) >= 0
+            && psn::diff(una, self.end_psn) < 0
+            && psn::diff(send, una) > 0
+    }
+
+    /// The QP left RTS or the WQE was answered: no change any more.
+    fn past(&self, nic: &Nic) -> bool {
+        let ctx = nic.qp_context(self.qpn).expect("the QP exists");
+        ctx.state != QpState::Rts || psn::diff(ctx.sq_una_psn, self.end_psn) >= 0
+    }
+}
+
+/// Posts the READs / atomics of [`Twist::LocalBufferChanged`] (and a
+/// WRITE behind each) on every QP of both NICs.
+fn post_victims(nics: &mut [Nic; 2], mtu: u32) -> Vec<Victim> {
+    let mut victims = Vec::new();
+    for side in 0..2 {
+        let [a, b] = nics;
+        let (nic, peer) = if side == 0 { (a, b) } else { (b, a) };
+        for (i, qpn) in nic.qpns().into_iter().enumerate() {
+            let ctx = nic.qp_context(qpn).expect("the QP exists");
+            let peer_pd = peer.qp_context(ctx.dest_qpn).expect("its peer").pd;
+            let atomic = (side + i) % 2 == 1;
+            let len = if atomic { 8 } else { 3 * mtu };
+            let target = peer.memory_mut().alloc(len.into(), 4096);
+            let remote = Access::LOCAL_WRITE | Access::REMOTE_READ | Access::REMOTE_ATOMIC;
+            let rkey = peer
+                .reg_mr(peer_pd, target, len.into(), remote)
+                .unwrap()
+                .rkey;
+            let va = nic.memory_mut().alloc(len.into(), 4096);
+            let lkey = nic
+                .reg_mr(ctx.pd, va, len.into(), Access::LOCAL_WRITE)
+                .unwrap()
+                .lkey;
+            let op = if atomic {
+                SendOp::FetchAdd {
+                    remote_addr: target,
+                    rkey,
+                    add: 1,
+                }
+            } else {
+                SendOp::Read {
+                    remote_addr: target,
+                    rkey,
+                }
+            };
+            let wr_id = 0xA000 + 0x100 * side as u64 + 2 * i as u64;
+            let wr = |wr_id, op, length| SendWr {
+                wr_id,
+                op,
+                sgl: vec![Sge {
+                    addr: va,
+                    length,
+                    lkey,
+                }],
+                signaled: true,
+                solicited: false,
+            };
+            nic.post_send(qpn, wr(wr_id, op, len)).unwrap();
+            let end_psn = nic.qp_context(qpn).expect("the QP exists").sq_next_psn;
+            // Empty: its buffer is never checked.
+            let behind = SendOp::Write {
+                remote_addr: target,
+                rkey,
+            };
+            nic.post_send(qpn, wr(wr_id + 1, behind, 0)).unwrap();
+            victims.push(Victim {
+                side,
+                qpn,
+                first_psn: ctx.sq_next_psn,
+                end_psn,
+                pd: ctx.pd,
+                lkey,
+                va,
+                len,
+                shorter: i % 2 == 0,
+            });
+        }
+    }
+    victims
+}
+
+/// [`TrafficRun::start`] for a pair with victims: the fabric runs event
+/// by event while a victim waits, and each victim's MR changes in the
+/// event after its request left.
+fn start_changing(seed: u64, faults: FaultConfig, pair: MixedPair, mtu: u32) -> TrafficRun {
+    let MixedPair {
+        mut nics,
+        cqs,
+        late_recvs,
+        sends,
+    } = pair;
+    let mut victims = post_victims(&mut nics, mtu);
+    let link = LinkConfig {
+        faults,
+        ..LinkConfig::default()
+    };
+    let mut fabric = Fabric::new(seed, SwitchConfig::default());
+    let [a, b] = nics;
+    let ids = [fabric.add_node(a, link.clone()), fabric.add_node(b, link)];
+    let mut late_recvs = Some(late_recvs);
+    let limit = 20_000_000;
+    while fabric.now() < limit && (late_recvs.is_some() || !victims.is_empty()) {
+        let until = if late_recvs.is_some() {
+            LATE_RECVS_AT
+        } else {
+            limit
+        };
+        fabric.run_while(until, |f| {
+            !victims.iter().any(|v| v.in_flight(f.node(ids[v.side])))
+        });
+        if fabric.now() >= LATE_RECVS_AT {
+            for (side, qpn, recv) in late_recvs.take().into_iter().flatten() {
+                fabric.node_mut(ids[side]).post_recv(qpn, recv).unwrap();
+            }
+        }
+        victims.retain(|v| {
+            let nic = fabric.node_mut(ids[v.side]);
+            if v.past(nic) {
+                return false;
+            }
+            if !v.in_flight(nic) {
+                return true;
+            }
+            nic.dereg_mr(v.lkey).unwrap();
+            let (len, access) = if v.shorter {
+                (4, Access::LOCAL_WRITE)
+            } else {
+                (v.len.into(), Access::NONE)
+            };
+            nic.reg_mr(v.pd, v.va, len, access).unwrap();
+            false
+        });
+    }
+    TrafficRun {
+        fabric,
+        ids,
+        cqs,
+        sends,
+    }
+}
+
 /// Every completer event and response record of the two NICs, and the
 /// events of the end: ERR posts and the move to RESET.
-/// `window`: the NICs' send window (`max_outstanding_psns`), else the
-/// default; with a window, NIC 0 also gets a SEND with an unregistered
-/// L_Key posted to the first QP with room once the traffic runs (a local
-/// protection error at transmit: the WQE fails, grants stop at it until
-/// it is the oldest, then the QP moves to ERR).
 fn model_trace(
     seed: u64,
     mtu: u32,
     faults: FaultConfig,
-    window: Option<u32>,
+    twist: Twist,
 ) -> (Logs, [Vec<CompleterRecord>; 2]) {
+    let changing = twist == Twist::LocalBufferChanged;
     let shape = MixedTraffic {
         qps: 3,
-        msgs: DEPTH,
+        // Room for a victim and the WRITE behind it.
+        msgs: if changing { DEPTH - 2 } else { DEPTH },
         max_send_wr: DEPTH as u32,
         signaled: 0.8,
         fill: None,
     };
-    let mut run = TrafficRun::start(seed, mtu, faults, shape, |nic| {
+    let prepare = |nic: &mut Nic| {
         nic.record_completer();
         nic.record_responses();
-        if let Some(w) = window {
+        if let Twist::Window(w) = twist {
             nic.config_mut().max_outstanding_psns = w;
         }
-    });
-    if window.is_some() {
+    };
+    let mut run = if changing {
+        start_changing(seed, faults, MixedPair::new(seed, mtu, shape, prepare), mtu)
+    } else {
+        TrafficRun::start(seed, mtu, faults, shape, prepare)
+    };
+    if let Twist::Window(_) = twist {
         let bad = SendWr {
             wr_id: 0xBAD,
             op: SendOp::Send,
@@ -588,7 +844,9 @@ fn replay(
             }
             _ => None,
         };
-        let got = bench.event(q, rec, &at);
+        // The placement stage's answer: the model's local check.
+        let answer = response.and_then(|r| r.placement);
+        let got = bench.event(q, rec, answer, &at);
         assert_eq!(got.qpn, q, "{at}");
         let want = if rec.event == CompleterEvent::Clear {
             // The host's modify_qp writes the context; the block forgets
@@ -626,8 +884,12 @@ fn replay(
                     };
                     (0, 8, Some(atomic_orig))
                 }
-                _ => return None,
+                _ => {
+                    assert_eq!(r.placement, None, "{at}: a placement without its WQE check");
+                    return None;
+                }
             };
+            assert!(r.placement.is_some(), "{at}: no local check recorded");
             let (slot, sge, _) = slot_of[&(q, r.wqe.expect("a WQE holds the PSN").first_psn)];
             let sge = sge.expect("a READ or atomic has a local buffer");
             Some(Place {
@@ -722,6 +984,9 @@ fn replay(
             CompleterEvent::ToError => "to ERR from outside",
             CompleterEvent::Timer { rnr: true, .. } => "rnr wait end",
             CompleterEvent::Timer { .. } => "ack timeout",
+            CompleterEvent::Response { .. } if answer.is_some_and(|a| a.is_err()) => {
+                "response, placement failed"
+            }
             CompleterEvent::Response { .. } if place.is_some() => "response placed",
             CompleterEvent::Response { .. } if got.wb == WriteBack::of(&rec.before) => {
                 "response without effect"
@@ -745,11 +1010,31 @@ fn replay(
         if after.una != rec.before.una {
             tally.count("una moved");
         }
+        if place.is_some() {
+            tally.latency("placement answer delay", bench.last_place_delay);
+            let net = bench.last_latency - bench.last_place_delay;
+            tally.latency(
+                if answer.is_some_and(|a| a.is_err()) {
+                    "placement failed, less the answer delay"
+                } else {
+                    "placed, less the answer delay"
+                },
+                net,
+            );
+        }
         for c in &rec.cqes {
             match c.status {
                 WcStatus::RetryExcErr => tally.count("retry exceeded"),
                 WcStatus::RnrRetryExcErr => tally.count("rnr retry exceeded"),
                 _ => {}
+            }
+        }
+        if let Some(Err(status)) = answer {
+            if after.state == QpState::Err {
+                // The failed WQE was the oldest: it completes with its
+                // own status, the rest flushed.
+                assert!(rec.cqes.iter().any(|c| c.status == status), "{at}");
+                tally.count("to ERR at a placement's local error");
             }
         }
     }
@@ -782,7 +1067,8 @@ fn model_traces_with_loss_duplication_and_reordering_match() {
             ^ (loss * 100.0) as u64
             ^ u64::from(window.unwrap_or(0)) << 16;
         let faults = FaultConfig::lossy(loss, 4_000);
-        let (logs, ends) = model_trace(seed, mtu, faults, window);
+        let twist = window.map_or(Twist::None, Twist::Window);
+        let (logs, ends) = model_trace(seed, mtu, faults, twist);
         let mut bench = Bench::new(seed, 0.7);
         for (side, (log, responses)) in logs.iter().enumerate() {
             let what = format!(
@@ -841,4 +1127,58 @@ fn model_traces_with_loss_duplication_and_reordering_match() {
         );
     }
     assert!(tally.events > 10_000, "{}", tally.events);
+}
+
+#[test]
+fn local_buffer_changed_in_flight_fails_the_wqe() {
+    // READs and atomics whose local MR changes while the request is in
+    // flight: the model's placement check fails (LocProtErr) and the RTL,
+    // answered so by the placement stage, must fail the same WQE, leave
+    // progress alone and move the QP to ERR with the same CQEs.
+    let mut tally = Tally::default();
+    let mut cycles = 0;
+    for (mtu, loss) in [(256u32, 0.0), (1024, 0.02), (4096, 0.08)] {
+        let seed = 0x10CA_1E44 ^ u64::from(mtu) ^ (loss * 100.0) as u64;
+        let faults = FaultConfig::lossy(loss, 4_000);
+        let (logs, ends) = model_trace(seed, mtu, faults, Twist::LocalBufferChanged);
+        let mut bench = Bench::new(seed, 0.7);
+        for (side, (log, responses)) in logs.iter().enumerate() {
+            let what = format!("changed MRs: seed {seed:#x}, MTU {mtu}, loss {loss}, NIC {side}");
+            replay(
+                &mut bench,
+                log,
+                responses,
+                side as u64 * 16,
+                &what,
+                &mut tally,
+            );
+        }
+        for (side, log) in ends.iter().enumerate() {
+            let what = format!("end of seed {seed:#x}, MTU {mtu}, loss {loss}, NIC {side}");
+            replay(&mut bench, log, &[], side as u64 * 16, &what, &mut tally);
+        }
+        cycles += bench.cycles;
+    }
+    eprintln!(
+        "{} events, {} send CQEs, {cycles} cycles; {:?}; (min, max) cycles: {:?}",
+        tally.events, tally.cqes, tally.seen, tally.latency
+    );
+    for k in [
+        "response placed",
+        "response, placement failed",
+        "to ERR at a placement's local error",
+    ] {
+        assert!(
+            tally.seen.get(k).copied().unwrap_or(0) > 0,
+            "{k}: {:?}",
+            tally.seen
+        );
+    }
+    // Every failed placement's WQE was the oldest: the QP went to ERR.
+    assert_eq!(
+        tally.seen["to ERR at a placement's local error"],
+        tally.seen["response, placement failed"]
+    );
+    let delays = tally.latency["placement answer delay"];
+    assert_eq!(delays, (0, 20), "every answer delay from 0 to 20 cycles");
 }

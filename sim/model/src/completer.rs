@@ -4,12 +4,13 @@
 //! order. Also owns the transition to ERR with its flush of every queue.
 
 use crate::dma::{sgl_segments, write_segments, LocalError};
+use crate::mr::{DmaSegment, MrTable};
 use crate::nic::Env;
 pub use crate::qp::WqeKind;
 use crate::qp::{Qp, SendWqe};
 use crate::send_queue::{self, RingOp, RingWqe, SendCqe, WqeRecord};
 use crate::timers::rnr_timer_ns;
-use crate::verbs::{Access, Cqe, QpState, RecvWr, SendOp, Sge, WcOpcode, WcStatus};
+use crate::verbs::{Access, Cqe, PdId, QpState, RecvWr, SendOp, Sge, WcOpcode, WcStatus};
 use crate::Time;
 use rocenic_wire::{op, psn, Aeth, AethKind, RoceFrame};
 use std::collections::VecDeque;
@@ -302,6 +303,10 @@ pub struct ResponseRecord {
     /// The WQE check's outcome, when it ran: READ responses and atomic
     /// ACKs whose implicit ACK found no lost response.
     pub wqe_outcome: Option<WqeOutcome>,
+    /// The local buffer's check ([`place_check`]), when the WQE check
+    /// passed: `Ok` (the data written, the response marked, progress) or
+    /// the status the WQE failed with ([`local_error`]; no progress).
+    pub placement: Option<Result<(), WcStatus>>,
 }
 
 /// A QP's send-side transport state as the completer reads and changes
@@ -449,15 +454,20 @@ pub(crate) fn on_response(qp: &mut Qp, env: &mut Env, now: Time, f: &RoceFrame) 
         wqe: qp.sq.index_of(p).map(|i| WqeView::of(&qp.sq.wqes[i])),
         action,
         wqe_outcome: None,
+        placement: None,
     });
-    let wqe_outcome = act_on_response(qp, env, now, f, action);
+    let (wqe_outcome, placement) = act_on_response(qp, env, now, f, action);
     if let (Some(log), Some(record)) = (env.response_log.as_mut(), record) {
         log.push(ResponseRecord {
             wqe_outcome,
+            placement,
             ..record
         });
     }
 }
+
+/// The outcome of a placement's local check: `Err` is the WC status.
+type Placed = Result<(), WcStatus>;
 
 fn act_on_response(
     qp: &mut Qp,
@@ -465,7 +475,7 @@ fn act_on_response(
     now: Time,
     f: &RoceFrame,
     action: ResponseAction,
-) -> Option<WqeOutcome> {
+) -> (Option<WqeOutcome>, Option<Placed>) {
     match action {
         ResponseAction::Drop(why) => env.drop_frame(why.reason()),
         ResponseAction::Ack { ack_end } => {
@@ -498,13 +508,18 @@ fn act_on_response(
             fail_at(qp, env, f.bth.psn, status);
         }
         ResponseAction::AtomicAck { ack_end } => {
-            return on_atomic_ack(qp, env, now, f, ack_end).map(WqeOutcome::Atomic)
+            return on_atomic_ack(qp, env, now, f, ack_end).map_or((None, None), |(o, placed)| {
+                (Some(WqeOutcome::Atomic(o)), placed)
+            });
         }
         ResponseAction::ReadResponse { ack_end } => {
-            return on_read_response(qp, env, now, f, ack_end).map(WqeOutcome::Read)
+            return on_read_response(qp, env, now, f, ack_end)
+                .map_or((None, None), |(o, placed)| {
+                    (Some(WqeOutcome::Read(o)), placed)
+                });
         }
     }
-    None
+    (None, None)
 }
 
 fn on_atomic_ack(
@@ -513,7 +528,7 @@ fn on_atomic_ack(
     now: Time,
     f: &RoceFrame,
     ack_end: u32,
-) -> Option<Result<(), WqeDrop>> {
+) -> Option<(Result<(), WqeDrop>, Option<Placed>)> {
     if implicit_ack(qp, env, now, ack_end) {
         retry(qp, env, Retry::Implicit);
         return None;
@@ -524,22 +539,14 @@ fn on_atomic_ack(
     let outcome = check_atomic_ack(view.as_ref(), p);
     let (Ok(()), Some(idx)) = (outcome, idx) else {
         env.drop_frame(WqeDrop::Unexpected.reason());
-        return Some(outcome);
+        return Some((outcome, None));
     };
-    let w = &qp.sq.wqes[idx];
     let orig = f.ext.atomic_ack_eth.map_or(0, |a| a.orig);
+    let end = qp.sq.wqes[idx].end_psn();
     // Host memory is little-endian (x86): the original value lands
     // as a native u64.
-    match sgl_segments(env.mrs, qp.pd, &w.wr.sgl, 0, 8, Access::LOCAL_WRITE) {
-        Ok(segs) => {
-            write_segments(env.memory, &segs, &orig.to_le_bytes());
-            let end = qp.sq.wqes[idx].end_psn();
-            complete_response(qp, env, idx, p, end, true);
-            progress(qp, now);
-        }
-        Err(e) => local_error(qp, env, idx, p, local_status(e)),
-    }
-    Some(outcome)
+    let placed = place(qp, env, now, idx, p, 0, &orig.to_le_bytes(), end, true);
+    Some((outcome, Some(placed)))
 }
 
 fn on_read_response(
@@ -548,7 +555,7 @@ fn on_read_response(
     now: Time,
     f: &RoceFrame,
     ack_end: u32,
-) -> Option<Result<ReadPlacement, WqeDrop>> {
+) -> Option<(Result<ReadPlacement, WqeDrop>, Option<Placed>)> {
     if implicit_ack(qp, env, now, ack_end) {
         retry(qp, env, Retry::Implicit);
         return None;
@@ -563,7 +570,7 @@ fn on_read_response(
         p,
         f.payload.len() as u64,
     );
-    let (Ok(place), Some(idx)) = (outcome, idx) else {
+    let (Ok(at), Some(idx)) = (outcome, idx) else {
         if let Err(why) = outcome {
             env.drop_frame(why.reason());
             if why == WqeDrop::Gap {
@@ -572,26 +579,69 @@ fn on_read_response(
                 retry(qp, env, Retry::Implicit);
             }
         }
-        return Some(outcome);
+        return Some((outcome, None));
     };
-    let w = &qp.sq.wqes[idx];
-    match sgl_segments(
-        env.mrs,
-        qp.pd,
-        &w.wr.sgl,
-        place.offset,
-        place.len,
-        Access::LOCAL_WRITE,
-    ) {
+    let done = psn::add(qp.sq.wqes[idx].done_psn, 1);
+    let placed = place(
+        qp,
+        env,
+        now,
+        idx,
+        p,
+        at.offset,
+        &f.payload,
+        done,
+        at.completes_wqe,
+    );
+    Some((outcome, Some(placed)))
+}
+
+/// The local check of a READ response's or atomic ACK's placement: bytes
+/// `[offset, offset + len)` of the WQE's SGL must be writable through
+/// their L_Keys (LOCAL_WRITE, in the QP's PD); else the status the WQE
+/// fails with. The requester checked the same range when it sent the
+/// request, so this fails only when an MR changed while the request was
+/// in flight. In the RTL the check is the placement stage's, after
+/// `completer_datapath`, which waits for its answer.
+pub fn place_check(
+    mrs: &MrTable,
+    pd: PdId,
+    sgl: &[Sge],
+    offset: u64,
+    len: u64,
+) -> Result<Vec<DmaSegment>, WcStatus> {
+    sgl_segments(mrs, pd, sgl, offset, len, Access::LOCAL_WRITE).map_err(local_status)
+}
+
+/// A checked response's `data` to bytes `offset..` of WQE `idx`'s buffer
+/// (the WQE holds `p`): written, the response marked up to `done`, and
+/// progress; or, when [`place_check`] fails, the WQE fails
+/// ([`local_error`]) and nothing else changes.
+#[allow(clippy::too_many_arguments)]
+fn place(
+    qp: &mut Qp,
+    env: &mut Env,
+    now: Time,
+    idx: usize,
+    p: u32,
+    offset: u64,
+    data: &[u8],
+    done: u32,
+    completes: bool,
+) -> Placed {
+    let sgl = &qp.sq.wqes[idx].wr.sgl;
+    match place_check(env.mrs, qp.pd, sgl, offset, data.len() as u64) {
         Ok(segs) => {
-            write_segments(env.memory, &segs, &f.payload);
-            let done = psn::add(qp.sq.wqes[idx].done_psn, 1);
-            complete_response(qp, env, idx, p, done, place.completes_wqe);
+            write_segments(env.memory, &segs, data);
+            complete_response(qp, env, idx, p, done, completes);
             progress(qp, now);
+            Ok(())
         }
-        Err(e) => local_error(qp, env, idx, p, local_status(e)),
+        Err(status) => {
+            local_error(qp, env, idx, p, status);
+            Err(status)
+        }
     }
-    Some(outcome)
 }
 
 /// The WQE holding `p`, for a READ response or atomic ACK.

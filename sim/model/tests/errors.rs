@@ -452,6 +452,75 @@ fn local_key_errors_complete_with_loc_prot_err() {
 }
 
 #[test]
+fn local_buffer_changed_while_a_read_or_atomic_is_in_flight_fails_it() {
+    // The requester checks a READ's or atomic's buffer when it sends the
+    // request; an MR re-registered (shorter, new keys) before the response
+    // comes makes the placement fail: LocProtErr, nothing written, the
+    // QP to ERR and the WQE behind it flushed.
+    for atomic in [false, true] {
+        let mut pair = Pair::new(10 + u64::from(atomic));
+        let (a, b) = connect(&mut pair, &ConnOpts::default());
+        pair.nics[0].record_responses();
+        let target = buffer(&mut pair.nics[1], b.pd, 4096, Access::ALL);
+        fill(&mut pair.nics[1], target.va, &pattern(3, 4096));
+        let dst = buffer(&mut pair.nics[0], a.pd, 4096, Access::LOCAL_WRITE);
+        let other = buffer(&mut pair.nics[0], a.pd, 4096, Access::LOCAL_WRITE);
+        let (remote_addr, rkey) = (target.va, target.rkey);
+        let (op, len) = if atomic {
+            let add = 1;
+            (
+                SendOp::FetchAdd {
+                    remote_addr,
+                    rkey,
+                    add,
+                },
+                8,
+            )
+        } else {
+            (SendOp::Read { remote_addr, rkey }, 3000)
+        };
+        let first = pair.nics[0].qp_context(a.qpn).unwrap().sq_send_psn;
+        for (wr_id, buf) in [(1, dst), (2, other)] {
+            let wr = send_wr(wr_id, op, vec![buf.sge(0, len)]);
+            pair.nics[0].post_send(a.qpn, wr).unwrap();
+        }
+        assert!(pair.run_until(1_000_000, |p| {
+            p.nics[0].qp_context(a.qpn).unwrap().sq_send_psn != first
+        }));
+        pair.nics[0].dereg_mr(dst.lkey).unwrap();
+        pair.nics[0]
+            .reg_mr(a.pd, dst.va, 4, Access::LOCAL_WRITE)
+            .unwrap();
+        assert!(pair.run(1_000_000_000));
+        let st: Vec<(u64, WcStatus)> = pair.nics[0]
+            .poll_cq(a.scq, 4)
+            .iter()
+            .map(|c| (c.wr_id, c.status))
+            .collect();
+        assert_eq!(
+            st,
+            vec![(1, WcStatus::LocProtErr), (2, WcStatus::WrFlushErr)],
+            "atomic {atomic}"
+        );
+        assert_eq!(pair.nics[0].qp_state(a.qpn), Ok(QpState::Err));
+        assert_eq!(
+            read(&pair.nics[0], dst.va, len as usize),
+            vec![0; len as usize]
+        );
+        let placements: Vec<_> = pair.nics[0]
+            .take_response_log()
+            .iter()
+            .filter_map(|r| r.placement)
+            .collect();
+        assert_eq!(
+            placements,
+            vec![Err(WcStatus::LocProtErr)],
+            "atomic {atomic}"
+        );
+    }
+}
+
+#[test]
 fn misaligned_atomic_is_an_invalid_request() {
     let mut pair = Pair::new(9);
     let (a, b) = connect(&mut pair, &ConnOpts::default());
