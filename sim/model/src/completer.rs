@@ -4,12 +4,13 @@
 //! order. Also owns the transition to ERR with its flush of every queue.
 
 use crate::dma::{sgl_segments, write_segments, LocalError};
+use crate::mr::{DmaSegment, MrTable};
 use crate::nic::Env;
 pub use crate::qp::WqeKind;
 use crate::qp::{Qp, SendWqe};
 use crate::send_queue::{self, RingOp, RingWqe, SendCqe, WqeRecord};
 use crate::timers::rnr_timer_ns;
-use crate::verbs::{Access, Cqe, QpState, RecvWr, SendOp, Sge, WcOpcode, WcStatus};
+use crate::verbs::{Access, Cqe, PdId, QpState, RecvWr, SendOp, Sge, WcOpcode, WcStatus};
 use crate::Time;
 use rocenic_wire::{op, psn, Aeth, AethKind, RoceFrame};
 use std::collections::VecDeque;
@@ -530,14 +531,14 @@ fn on_atomic_ack(
     let orig = f.ext.atomic_ack_eth.map_or(0, |a| a.orig);
     // Host memory is little-endian (x86): the original value lands
     // as a native u64.
-    match sgl_segments(env.mrs, qp.pd, &w.wr.sgl, 0, 8, Access::LOCAL_WRITE) {
+    match local_placement(env.mrs, qp.pd, &w.wr.sgl, 0, 8) {
         Ok(segs) => {
             write_segments(env.memory, &segs, &orig.to_le_bytes());
             let end = qp.sq.wqes[idx].end_psn();
             complete_response(qp, env, idx, p, end, true);
             progress(qp, now);
         }
-        Err(e) => local_error(qp, env, idx, p, local_status(e)),
+        Err(status) => local_error(qp, env, idx, p, status),
     }
     Some(outcome)
 }
@@ -575,21 +576,14 @@ fn on_read_response(
         return Some(outcome);
     };
     let w = &qp.sq.wqes[idx];
-    match sgl_segments(
-        env.mrs,
-        qp.pd,
-        &w.wr.sgl,
-        place.offset,
-        place.len,
-        Access::LOCAL_WRITE,
-    ) {
+    match local_placement(env.mrs, qp.pd, &w.wr.sgl, place.offset, place.len) {
         Ok(segs) => {
             write_segments(env.memory, &segs, &f.payload);
             let done = psn::add(qp.sq.wqes[idx].done_psn, 1);
             complete_response(qp, env, idx, p, done, place.completes_wqe);
             progress(qp, now);
         }
-        Err(e) => local_error(qp, env, idx, p, local_status(e)),
+        Err(status) => local_error(qp, env, idx, p, status),
     }
     Some(outcome)
 }
@@ -620,6 +614,23 @@ pub(crate) fn local_error(qp: &mut Qp, env: &mut Env, idx: usize, p: u32, status
     env.log_ring(qp.qpn, || RingOp::Fail { psn: p, status });
     debug_assert_eq!(send_queue::fail_choice(&qp.sq.wqes, p), Some(idx));
     qp.sq.wqes[idx].set_error(status);
+}
+
+/// Where bytes `[offset, offset + len)` of a READ response's or atomic
+/// ACK's local buffer (the WQE's SGL) land: the host segments in order,
+/// every SGE touched checked against its L_Key with the QP's PD and
+/// LOCAL_WRITE; or the WC status the WQE fails with (LocProtErr for a
+/// key, PD, right or bound refusal, LocLenErr when the SGL is too short).
+/// Nothing is written on an error. The RTL placement stage
+/// (`response_placement`) is held to it.
+pub fn local_placement(
+    mrs: &MrTable,
+    pd: PdId,
+    sgl: &[Sge],
+    offset: u64,
+    len: u64,
+) -> Result<Vec<DmaSegment>, WcStatus> {
+    sgl_segments(mrs, pd, sgl, offset, len, Access::LOCAL_WRITE).map_err(local_status)
 }
 
 fn local_status(e: LocalError) -> WcStatus {
