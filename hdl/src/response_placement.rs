@@ -88,8 +88,8 @@
 //! frame never waits for a command of its own header, so the FIFOs drain
 //! as long as the completer answers the headers it took.
 //!
-//! Size (Yosys `synth_xilinx -family xcup`, the parser included): 13,842
-//! LUTs, 10,025 flip-flops, 38 RAMB36 + 15 RAMB18 (payload FIFO, MR table,
+//! Size (Yosys `synth_xilinx -family xcup`, the parser included): 13,927
+//! LUTs, 10,139 flip-flops, 38 RAMB36 + 15 RAMB18 (payload FIFO, MR table,
 //! MTT, the parser's buffers); the two 32-entry frame FIFOs are LUT RAM.
 
 use crate::byte_lane_select::ByteLaneSelect;
