@@ -27,6 +27,7 @@ use crate::requester_datapath::RequesterDatapath;
 use crate::responder_datapath::ResponderDatapath;
 use crate::responder_path::ResponderPath;
 use crate::response_checker::ResponseChecker;
+use crate::response_placement::ResponsePlacement;
 use crate::response_queue::ResponseQueue;
 use crate::response_transmitter::ResponseTransmitter;
 use crate::rx_parser::RxParser;
@@ -96,6 +97,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // SEND / RDMA WRITE receive path: frames to DMA writes, receive
         // CQEs and verdicts.
         ExportedBlock::new("responder_datapath", ResponderDatapath::default()),
+        // The requester's response receive path: parser, header and
+        // payload FIFOs, local-write MR check, DMA writes.
+        ExportedBlock::new("response_placement", ResponsePlacement::default()),
         // One completer event of one QP: WQE ring, response check, context
         // write-back, timer command, placement, send CQEs.
         ExportedBlock::new("completer_datapath", CompleterDatapathDefault::default()),

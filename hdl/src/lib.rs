@@ -75,6 +75,10 @@
 //!   RAM, request checker, MR translation, receive queue, READ / atomic
 //!   resources, atomic unit) to host DMA writes and atomic reads, receive
 //!   CQEs, response-queue commands and per-packet verdicts;
+//! - [`response_placement`]: the requester's response receive path,
+//!   frames in (parser) to response headers for the completer, the payload
+//!   held in a FIFO until its placement command, then the local-write MR
+//!   check and page split into host DMA writes, with a check result;
 //! - [`response_transmitter`]: the responder's transmit path, response
 //!   packet descriptors (ACK, NAK, atomic ACK, READ response) through the
 //!   R_Key check and page split, tagged DMA reads of READ data reassembled
@@ -127,6 +131,7 @@ pub mod requester_datapath;
 pub mod responder_datapath;
 pub mod responder_path;
 pub mod response_checker;
+pub mod response_placement;
 pub mod response_queue;
 pub mod response_transmitter;
 pub mod rx_parser;

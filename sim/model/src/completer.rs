@@ -601,8 +601,10 @@ fn on_read_response(
 /// their L_Keys (LOCAL_WRITE, in the QP's PD); else the status the WQE
 /// fails with. The requester checked the same range when it sent the
 /// request, so this fails only when an MR changed while the request was
-/// in flight. In the RTL the check is the placement stage's, after
-/// `completer_datapath`, which waits for its answer.
+/// in flight. In the RTL the check is the placement stage's
+/// (`response_placement`, held to this function), after
+/// `completer_datapath`, which waits for its answer. On success, the host
+/// segments the bytes land in, in order; nothing is written on an error.
 pub fn place_check(
     mrs: &MrTable,
     pd: PdId,

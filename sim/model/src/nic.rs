@@ -1059,7 +1059,7 @@ impl Nic {
         let Some(qp) = self.qps.get_mut(&qpn) else {
             return self.drop_frame("unknown_qp");
         };
-        if f.bth.opcode == op::CNP {
+        if frame_kind(f.bth.opcode) == FrameKind::Cnp {
             self.counters.cnps_received += 1;
             if self.config.dcqcn.enabled {
                 qp.rp.on_cnp(&self.config.dcqcn, now);
@@ -1083,22 +1083,12 @@ impl Nic {
         if ce && self.config.dcqcn.enabled && qp.np.on_ce(&self.config.dcqcn, now) {
             self.queue_cnp(qpn);
         }
-        let is_request = matches!(
-            f.bth.opcode,
-            op::SEND_FIRST
-                ..=op::READ_REQUEST
-                    | op::COMPARE_SWAP
-                    | op::FETCH_ADD
-                    | op::SEND_LAST_INV
-                    | op::SEND_ONLY_INV
-        );
-        let is_response =
-            (op::READ_RESPONSE_FIRST..=op::ATOMIC_ACKNOWLEDGE).contains(&f.bth.opcode);
+        let kind = frame_kind(f.bth.opcode);
         with_qp!(self, qpn, |qp, env| {
             let mut opened = false;
-            if is_request {
+            if kind == FrameKind::Request {
                 responder::on_request(qp, &mut env, &f);
-            } else if is_response {
+            } else if kind == FrameKind::Response {
                 opened = env.begin_completer_event(qp, || CompleterEvent::Response {
                     opcode: f.bth.opcode,
                     psn: f.bth.psn,
@@ -1121,6 +1111,36 @@ impl Nic {
             .rx_dropped
             .entry(reason.to_string())
             .or_default() += 1;
+    }
+}
+
+/// Which side of the NIC a received frame's opcode goes to, once the
+/// frame passed the decode and the NIC-level checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// To the responder (`responder::on_request`).
+    Request,
+    /// To the completer (`completer::on_response`): ACK, NAK, READ
+    /// response first / middle / last / only, atomic ACK (0x0D..=0x12).
+    Response,
+    /// A congestion notification, to the QP's DCQCN reaction point.
+    Cnp,
+    /// Dropped (`unsupported_opcode`).
+    Unsupported,
+}
+
+/// The side of the NIC an opcode is handled by; the receive split of the
+/// RTL (`response_placement` keeps [`FrameKind::Response`]) is held to it.
+pub fn frame_kind(opcode: u8) -> FrameKind {
+    match opcode {
+        op::CNP => FrameKind::Cnp,
+        op::SEND_FIRST..=op::READ_REQUEST
+        | op::COMPARE_SWAP
+        | op::FETCH_ADD
+        | op::SEND_LAST_INV
+        | op::SEND_ONLY_INV => FrameKind::Request,
+        op::READ_RESPONSE_FIRST..=op::ATOMIC_ACKNOWLEDGE => FrameKind::Response,
+        _ => FrameKind::Unsupported,
     }
 }
 
