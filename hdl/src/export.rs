@@ -19,11 +19,13 @@ use crate::mr_translate::MrTranslateDefault;
 use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
 use crate::qp_timers::QpTimers;
 use crate::rd_atomic_resources::RdAtomicResourcesDefault;
+use crate::ready_set::ReadySetDefault;
 use crate::receive_queue::ReceiveQueueDefault;
 use crate::register_slice::AxisRegisterSlice;
 use crate::request_checker::RequestChecker;
 use crate::request_segmenter::RequestSegmenter;
 use crate::requester_datapath::RequesterDatapath;
+use crate::requester_events::RequesterEventsDefault;
 use crate::responder_datapath::ResponderDatapath;
 use crate::responder_path::ResponderPath;
 use crate::response_checker::ResponseChecker;
@@ -34,6 +36,7 @@ use crate::rx_parser::RxParser;
 use crate::send_queue_tracker::SendQueueTrackerDefault;
 use crate::stream::{DATA_BITS, KEEP_BITS};
 use crate::tx_builder::TxBuilder;
+use crate::wqe_body_ram::WqeBodyRam;
 use rust_hdl::prelude::*;
 
 /// One block ready for Verilator: its name and its full Verilog hierarchy.
@@ -126,6 +129,13 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The responder side of a NIC: receive path, outcomes to queue
         // commands, response queue, per-QP address RAM, transmit path.
         ExportedBlock::new("responder_path", ResponderPath::default()),
+        // 1024 QPs x 16 slots of WQE bodies (remote side, operands).
+        ExportedBlock::new("wqe_body_ram", WqeBodyRam::<10, 4>::default()),
+        // The transmit scheduler's FIFO of sendable QPs, each once.
+        ExportedBlock::new("ready_set", ReadySetDefault::default()),
+        // The requester half's event loop: six sources round robin, own
+        // QP context, completer datapath, timers, WQE bodies.
+        ExportedBlock::new("requester_events", RequesterEventsDefault::default()),
     ]
 }
 

@@ -70,6 +70,12 @@
 //!   WQE with a one-SGE local buffer) through the segmenter, the local key
 //!   check and page split, tagged DMA reads reassembled out of order, and
 //!   the TX builder into request frames;
+//! - [`requester_events`]: the requester half's event loop, host posts,
+//!   response headers, timer expiries ([`qp_timers`] inside), grant
+//!   requests from the [`ready_set`], sent statuses and moves to ERR,
+//!   round robin, one at a time through its own QP context into the
+//!   completer datapath, with the WQE bodies ([`wqe_body_ram`]) joined to
+//!   the grants;
 //! - [`responder_datapath`]: the responder's receive path for SEND, RDMA
 //!   WRITE, READ and atomics, frames in (parser, QP context and message
 //!   RAM, request checker, MR translation, receive queue, READ / atomic
@@ -123,11 +129,13 @@ pub mod qp_context_record;
 pub mod qp_slot_ram;
 pub mod qp_timers;
 pub mod rd_atomic_resources;
+pub mod ready_set;
 pub mod receive_queue;
 pub mod register_slice;
 pub mod request_checker;
 pub mod request_segmenter;
 pub mod requester_datapath;
+pub mod requester_events;
 pub mod responder_datapath;
 pub mod responder_path;
 pub mod response_checker;
@@ -148,6 +156,7 @@ pub mod tx_header_prep;
 pub mod tx_icrc_append;
 pub mod tx_udp_checksum;
 pub mod wide;
+pub mod wqe_body_ram;
 
 pub use register_slice::AxisRegisterSlice;
 pub use stream::{AxisSink, AxisSource, DATA_BITS, KEEP_BITS};

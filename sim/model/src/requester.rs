@@ -181,11 +181,8 @@ pub fn grant_choice<W: RingWqe>(
         skipped: 0,
         wqe: Err(GrantRefusal::NotRts),
     };
-    if state != QpState::Rts {
-        return choice;
-    }
-    if rnr_waiting {
-        choice.wqe = Err(GrantRefusal::RnrWait);
+    if let Err(refusal) = may_send(state, rnr_waiting, send_psn, next_psn) {
+        choice.wqe = Err(refusal);
         return choice;
     }
     choice.wqe = loop {
@@ -213,6 +210,36 @@ pub fn grant_choice<W: RingWqe>(
         break Ok(idx);
     };
     choice
+}
+
+/// Whether a QP may send at all, before its WQEs are looked at: in RTS,
+/// no RNR wait under way, the send cursor behind the next PSN; else the
+/// refusal. The transmit scheduler's "sendable" (the RTL's ready set
+/// queues a QP whose event leaves this `Ok`) and the start of
+/// [`grant_choice`].
+pub fn may_send(
+    state: QpState,
+    rnr_waiting: bool,
+    send_psn: u32,
+    next_psn: u32,
+) -> Result<(), GrantRefusal> {
+    if state != QpState::Rts {
+        return Err(GrantRefusal::NotRts);
+    }
+    if rnr_waiting {
+        return Err(GrantRefusal::RnrWait);
+    }
+    if psn::diff(send_psn, next_psn) >= 0 {
+        return Err(GrantRefusal::Nothing);
+    }
+    Ok(())
+}
+
+/// The send window a grant carries: the configured `max_outstanding_psns`
+/// clamped to 1 ..= 2^22 (a window of 0 would stop every QP; PSN
+/// comparisons need live PSNs within half the 24-bit space).
+pub fn send_window(max_outstanding: u32) -> u32 {
+    max_outstanding.clamp(1, 1 << 22)
 }
 
 /// The send-side cursors a request packet moves.
@@ -322,7 +349,7 @@ pub fn request_psns(w: &WqePlanInput, p: u32) -> u32 {
 /// the window (it then asks for an ACK).
 pub fn window_gate(p: u32, psns: u32, una: u32, max_outstanding: u32) -> Option<bool> {
     let in_flight_after = psn::diff(psn::add(p, psns), una).max(0) as u32;
-    let window = max_outstanding.clamp(1, 1 << 22);
+    let window = send_window(max_outstanding);
     if in_flight_after > window && p != una {
         return None;
     }

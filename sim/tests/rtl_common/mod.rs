@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod completer;
 pub mod drain;
 pub mod responder;
 pub mod traffic;
