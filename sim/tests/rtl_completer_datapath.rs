@@ -40,10 +40,6 @@ use rtl_common::completer::*;
 use std::collections::BTreeMap;
 use verilator_sys::{CompleterDatapath as Dut, Sim};
 
-fn status_code(s: WcStatus) -> u64 {
-    STATUSES.iter().position(|&x| x == s).unwrap() as u64
-}
-
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Done {
     qpn: u64,
@@ -143,14 +139,11 @@ impl Bench {
                     Dut::POST_KIND,
                     KINDS.iter().position(|&k| k == record.kind).unwrap() as u64,
                 );
-                s.set_u64(
-                    Dut::POST_OPCODE,
-                    OPCODES.iter().position(|&o| o == record.opcode).unwrap() as u64,
-                );
+                s.set_u64(Dut::POST_OPCODE, record.opcode as u64);
                 s.set_u64(Dut::POST_NPSN, record.npsn.into());
                 s.set_u64(Dut::POST_LEN, record.len.into());
                 s.set_bit(Dut::POST_SIGNALED, record.signaled);
-                s.set_u64(Dut::POST_STATUS, record.error.map_or(0, status_code));
+                s.set_u64(Dut::POST_STATUS, record.error.map_or(0, |e| e as u64));
             }
             CompleterEvent::Response {
                 opcode,
@@ -189,7 +182,7 @@ impl Bench {
                 }
                 s.set_bit(Dut::SENT_ERROR, error.is_some());
                 if let Some(e) = error {
-                    s.set_u64(Dut::SENT_STATUS, status_code(e));
+                    s.set_u64(Dut::SENT_STATUS, e as u64);
                 }
             }
             CompleterEvent::Clear => s.set_u64(Dut::EV_KIND, EV_CLEAR),
@@ -207,8 +200,8 @@ impl Bench {
             self.emitted.push((
                 s.get_u64(Dut::CQE_QPN),
                 s.get_u64(Dut::CQE_SLOT),
-                STATUSES[s.get_u64(Dut::CQE_STATUS) as usize],
-                OPCODES[s.get_u64(Dut::CQE_OPCODE) as usize],
+                wc_status(s.get_u64(Dut::CQE_STATUS)),
+                wc_opcode(s.get_u64(Dut::CQE_OPCODE)),
                 s.get_u64(Dut::CQE_BYTE_LEN) as u32,
             ));
         }
@@ -248,7 +241,7 @@ impl Bench {
                     Ok(Granted {
                         slot: s.get_u64(Dut::GRANT_SLOT),
                         kind: KINDS[s.get_u64(Dut::GRANT_KIND) as usize],
-                        opcode: OPCODES[s.get_u64(Dut::GRANT_OPCODE) as usize],
+                        opcode: wc_opcode(s.get_u64(Dut::GRANT_OPCODE)),
                         first_psn: s.get_u64(Dut::GRANT_FIRST_PSN) as u32,
                         npsn: s.get_u64(Dut::GRANT_NPSN) as u32,
                         len: s.get_u64(Dut::GRANT_LEN) as u32,
@@ -334,8 +327,7 @@ impl Bench {
                     self.sim.set_bit(Dut::PLACE_RESULT_VALID, true);
                     self.sim.set_bit(Dut::PLACE_RESULT_ERROR, answer.is_err());
                     if let Err(status) = answer {
-                        self.sim
-                            .set_u64(Dut::PLACE_RESULT_STATUS, status_code(status));
+                        self.sim.set_u64(Dut::PLACE_RESULT_STATUS, status as u64);
                     }
                     self.last_place_delay = *delay;
                     answered = true;

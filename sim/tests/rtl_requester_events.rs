@@ -167,8 +167,8 @@ impl Bench {
             seen.cqes.push((
                 s.get_u64(Dut::CQE_QPN),
                 s.get_u64(Dut::CQE_SLOT),
-                STATUSES[s.get_u64(Dut::CQE_STATUS) as usize],
-                OPCODES[s.get_u64(Dut::CQE_OPCODE) as usize],
+                wc_status(s.get_u64(Dut::CQE_STATUS)),
+                wc_opcode(s.get_u64(Dut::CQE_OPCODE)),
                 s.get_u64(Dut::CQE_BYTE_LEN) as u32,
             ));
         }
@@ -238,7 +238,7 @@ impl Bench {
                 wqe: Granted {
                     slot: s.get_u64(Dut::GRANT_SLOT),
                     kind: KINDS[s.get_u64(Dut::GRANT_KIND) as usize],
-                    opcode: OPCODES[s.get_u64(Dut::GRANT_OPCODE) as usize],
+                    opcode: wc_opcode(s.get_u64(Dut::GRANT_OPCODE)),
                     first_psn: s.get_u64(Dut::GRANT_FIRST_PSN) as u32,
                     npsn: s.get_u64(Dut::GRANT_NPSN) as u32,
                     len: s.get_u64(Dut::GRANT_LEN) as u32,
@@ -278,19 +278,11 @@ impl Bench {
             Dut::POST_KIND,
             KINDS.iter().position(|&k| k == record.kind).unwrap() as u64,
         );
-        s.set_u64(
-            Dut::POST_OPCODE,
-            OPCODES.iter().position(|&o| o == record.opcode).unwrap() as u64,
-        );
+        s.set_u64(Dut::POST_OPCODE, record.opcode as u64);
         s.set_u64(Dut::POST_NPSN, record.npsn.into());
         s.set_u64(Dut::POST_LEN, record.len.into());
         s.set_bit(Dut::POST_SIGNALED, record.signaled);
-        s.set_u64(
-            Dut::POST_STATUS,
-            record
-                .error
-                .map_or(0, |e| STATUSES.iter().position(|&x| x == e).unwrap() as u64),
-        );
+        s.set_u64(Dut::POST_STATUS, record.error.map_or(0, |e| e as u64));
         let sge = sge.unwrap_or(Sge {
             addr: 0,
             length: 0,
@@ -381,10 +373,7 @@ impl Bench {
                 s.set_bit(Dut::SENT_ACKREQ, ackreq_end.is_some());
                 s.set_u64(Dut::SENT_ACKREQ_END, ackreq_end.unwrap_or(0).into());
                 s.set_bit(Dut::SENT_ERROR, error.is_some());
-                s.set_u64(
-                    Dut::SENT_STATUS,
-                    error.map_or(0, |e| STATUSES.iter().position(|&x| x == e).unwrap() as u64),
-                );
+                s.set_u64(Dut::SENT_STATUS, error.map_or(0, |e| e as u64));
                 s.set_bit(Dut::SENT_VALID, true);
                 self.cycle();
                 self.sim.set_bit(Dut::SENT_VALID, false);

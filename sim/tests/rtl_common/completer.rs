@@ -22,27 +22,16 @@ use std::collections::BTreeMap;
 
 pub const DEPTH: usize = 1 << DEFAULT_SLOT_BITS;
 
-pub const STATUSES: [WcStatus; 12] = [
-    WcStatus::Success,
-    WcStatus::LocLenErr,
-    WcStatus::LocQpOpErr,
-    WcStatus::LocProtErr,
-    WcStatus::WrFlushErr,
-    WcStatus::BadRespErr,
-    WcStatus::LocAccessErr,
-    WcStatus::RemInvReqErr,
-    WcStatus::RemAccessErr,
-    WcStatus::RemOpErr,
-    WcStatus::RetryExcErr,
-    WcStatus::RnrRetryExcErr,
-];
-pub const OPCODES: [WcOpcode; 5] = [
-    WcOpcode::Send,
-    WcOpcode::RdmaWrite,
-    WcOpcode::RdmaRead,
-    WcOpcode::CompSwap,
-    WcOpcode::FetchAdd,
-];
+/// A WC status from its RTL code (its declaration index).
+pub fn wc_status(code: u64) -> WcStatus {
+    WcStatus::from_repr(code as usize).expect("a WC status code")
+}
+/// A send WC opcode from its RTL code (its declaration index).
+pub fn wc_opcode(code: u64) -> WcOpcode {
+    let o = WcOpcode::from_repr(code as usize).expect("a WC opcode code");
+    assert!(code <= WcOpcode::FetchAdd as u64, "a send opcode: {o:?}");
+    o
+}
 pub const REFUSALS: [GrantRefusal; 5] = [
     GrantRefusal::NotRts,
     GrantRefusal::RnrWait,
