@@ -92,9 +92,10 @@
 //! went past; the model grants and sends atomically): the next source is
 //! tried. Posts and sent statuses always go on, and so do other QPs'
 //! events. Else the event enters the completer with the record's fields
-//! and its source is answered. At the completer's done: the timer
-//! command, the body written (an accepted post), the grant and placement
-//! registered, the granted bit set (a grant) or, at the sent status's
+//! and its source is answered. A response whose data is placed: the
+//! completer's placement request goes out as it is and the event waits
+//! for its answer. At the completer's done: the timer command, the body
+//! written (an accepted post), the grant registered, the granted bit set (a grant) or, at the sent status's
 //! entry, cleared; a second lookup of the QP, whose record (with host
 //! changes since) gets the completer's fields and is written back in the
 //! update slot three cycles later. A timer expiry waiting for a QP whose
@@ -105,8 +106,9 @@
 //!
 //! One event at a time: 3 cycles before the completer (lookup), the
 //! completer's own latency, 4 after (second lookup, write-back), so a
-//! grant the context refuses takes about 10 cycles, a post about 16. A
-//! source refused for its granted QP costs 3 cycles.
+//! grant the context refuses takes about 10 cycles, a post about 16, a
+//! placed response the placement's answer time more. A source refused
+//! for its granted QP costs 3 cycles.
 //!
 //! # Memory
 //!
