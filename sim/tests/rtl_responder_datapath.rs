@@ -81,6 +81,19 @@ struct Setup {
     recvs: Vec<(Qpn, RecvWr)>,
 }
 
+impl Setup {
+    /// A fresh NIC pair, nothing set up yet.
+    fn new(seed: u64) -> Setup {
+        Setup {
+            pair: Pair::new(seed),
+            qps: Vec::new(),
+            regions: Vec::new(),
+            posted: 0,
+            recvs: Vec::new(),
+        }
+    }
+}
+
 const PAGE_SIZES: [u64; 4] = [4096, 16384, 65536, 2 << 20];
 const MTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
 
@@ -221,13 +234,7 @@ fn write_len(rng: &mut ChaCha8Rng, max: u32) -> u32 {
 /// `protection` one extra QP per protection case.
 fn setup(seed: u64, n: usize, bytes_per_qp: u32, protection: bool) -> Setup {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut s = Setup {
-        pair: Pair::new(seed),
-        qps: Vec::new(),
-        regions: Vec::new(),
-        posted: 0,
-        recvs: Vec::new(),
-    };
+    let mut s = Setup::new(seed);
     for _ in 0..n {
         let mtu = MTUS[rng.gen_range(0..MTUS.len())];
         let (a_qpn, a_pd, b_qpn, b_pd) = connect(&mut s, &mut rng, mtu);
@@ -1056,13 +1063,7 @@ fn protection_faults_write_nothing_and_move_the_qp_to_err() {
 /// replay).
 fn stream(mtu: u32, seed: u64, send: bool) -> (usize, Replay) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut s = Setup {
-        pair: Pair::new(seed),
-        qps: Vec::new(),
-        regions: Vec::new(),
-        posted: 0,
-        recvs: Vec::new(),
-    };
+    let mut s = Setup::new(seed);
     let (a_qpn, a_pd, _, b_pd) = connect(&mut s, &mut rng, mtu);
     let (va, rkey, lkey) = target(&mut s, b_pd, 1 << 20, 4096, Access::ALL);
     let src = source(&mut s, &mut rng, a_pd, 1 << 20);
@@ -1185,13 +1186,7 @@ fn mtu_256_writes_are_bounded_by_the_decision() {
 /// up).
 fn setup_sends(seed: u64, n: usize, bytes_per_qp: u32, rnr: bool) -> Setup {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut s = Setup {
-        pair: Pair::new(seed),
-        qps: Vec::new(),
-        regions: Vec::new(),
-        posted: 0,
-        recvs: Vec::new(),
-    };
+    let mut s = Setup::new(seed);
     for _ in 0..n {
         let mtu = MTUS[rng.gen_range(0..MTUS.len())];
         let (a_qpn, a_pd, b_qpn, b_pd) = connect(&mut s, &mut rng, mtu);
@@ -1251,13 +1246,7 @@ fn setup_sends(seed: u64, n: usize, bytes_per_qp: u32, rnr: bool) -> Setup {
 /// a zero-length SEND into a zero-length buffer (fine) before a short one.
 fn setup_receive_faults(seed: u64) -> Setup {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut s = Setup {
-        pair: Pair::new(seed),
-        qps: Vec::new(),
-        regions: Vec::new(),
-        posted: 0,
-        recvs: Vec::new(),
-    };
+    let mut s = Setup::new(seed);
     for case in 0..6 {
         let mtu = MTUS[rng.gen_range(0..MTUS.len())];
         let (a_qpn, a_pd, b_qpn, b_pd) = connect(&mut s, &mut rng, mtu);
@@ -1369,13 +1358,7 @@ fn mtu_4096_sends_stream_at_one_beat_per_cycle() {
 /// QP per protection case of a READ or an atomic.
 fn setup_reads_atomics(seed: u64, n: usize, ops_per_qp: usize, protection: bool) -> Setup {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut s = Setup {
-        pair: Pair::new(seed),
-        qps: Vec::new(),
-        regions: Vec::new(),
-        posted: 0,
-        recvs: Vec::new(),
-    };
+    let mut s = Setup::new(seed);
     for _ in 0..n {
         let mtu = MTUS[rng.gen_range(0..MTUS.len())];
         let (a_qpn, a_pd, _, b_pd) = connect(&mut s, &mut rng, mtu);
