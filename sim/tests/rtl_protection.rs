@@ -27,6 +27,7 @@ use rocenic_model::verbs::{
 use rocenic_sim::rtl::host_dma::HostDmaConfig;
 use rocenic_sim::rtl::nic::{Node, RtlNic};
 use rocenic_sim::scenario::{connect, nic_config, ScenarioConfig};
+use rocenic_wire::{op, syndrome, RoceFrame};
 use verilator_sys::ResponderPath;
 
 type Core = ResponderPath;
@@ -105,6 +106,10 @@ fn pick(lo: u64, hi: u64, frac: u8) -> u64 {
 }
 
 struct Run {
+    /// The frames the core emitted, and the PSN of the first request it
+    /// took.
+    frames_out: Vec<RoceFrame>,
+    first_psn: u32,
     /// The access's length.
     len: u64,
     /// The requester's completions, in order: the case's request, then
@@ -115,7 +120,7 @@ struct Run {
     naks_remote_operational: u64,
     requester_state: QpState,
     responder_state: QpState,
-    frames_out: u64,
+    frames_emitted: u64,
     cycles: u64,
 }
 
@@ -137,6 +142,7 @@ fn run(case: Case) -> Run {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut a = Nic::new(nic_config(1, &config));
     let mut rtl = RtlNic::<Core>::new(nic_config(2, &config), HostDmaConfig::default());
+    rtl.log_port_frames();
     let b = rtl.setup().expect("before the run");
     let caps = QpCaps {
         max_send_wr: 4,
@@ -381,8 +387,12 @@ fn run(case: Case) -> Run {
         }
     );
     let stats = rtl.stats();
+    let log = rtl.port_log().unwrap();
+    let decode = |f: &Vec<u8>| RoceFrame::decode(f).unwrap();
     let counters = &rtl.shadow().counters().naks_sent;
     Run {
+        frames_out: log.tx.iter().map(|(_, f)| decode(f)).collect(),
+        first_psn: decode(&log.rx[0].1).bth.psn,
         len,
         sent,
         received,
@@ -390,7 +400,7 @@ fn run(case: Case) -> Run {
         naks_remote_operational: counters.remote_operational,
         requester_state: fabric.node(a_id).model().unwrap().qp_state(qa).unwrap(),
         responder_state: rtl.shadow().qp_state(qb).unwrap(),
-        frames_out: stats.frames_out,
+        frames_emitted: stats.frames_out,
         cycles: stats.cycles,
     }
 }
@@ -440,7 +450,23 @@ fn check(case: Case) -> Run {
             nak,
             "{case:?}: the core's NAK"
         );
-        assert!(r.frames_out >= 1, "{case:?}: a NAK frame left the core");
+        // Independently of the shadow: the core's one frame out is that
+        // NAK, of the first request's PSN (refused before anything of it
+        // was executed).
+        let want = if case.op == Op::Send {
+            syndrome::NAK_REMOTE_OPERATIONAL_ERROR
+        } else {
+            syndrome::NAK_REMOTE_ACCESS_ERROR
+        };
+        let nak = r
+            .frames_out
+            .first()
+            .map(|f| (f.bth.opcode, f.bth.psn, f.ext.aeth.map(|a| a.syndrome)));
+        assert_eq!(
+            (r.frames_emitted, nak),
+            (1, Some((op::ACKNOWLEDGE, r.first_psn, Some(want)))),
+            "{case:?}: the core's NAK"
+        );
         assert_eq!(r.requester_state, QpState::Err, "{case:?}");
         assert_eq!(r.responder_state, QpState::Err, "{case:?}");
         if case.op == Op::Send {

@@ -18,11 +18,14 @@ use rocenic_model::verbs::{
 use rocenic_sim::rtl::host_dma::HostDmaConfig;
 use rocenic_sim::rtl::nic::{Node, RtlNic};
 use rocenic_sim::scenario::{nic_config, ScenarioConfig};
+use rocenic_wire::{op, syndrome, RoceFrame};
 use verilator_sys::ResponderPath;
 
 type Core = ResponderPath;
 
 const MTU: u32 = 1024;
+/// The requester's first PSN: the SENDs' PSNs wrap past 2^24.
+const FIRST_PSN: u32 = 0xFF_FFFE;
 /// IBA's RNR timer code 1: 0.01 ms.
 const MIN_RNR_TIMER: u8 = 1;
 
@@ -36,8 +39,8 @@ fn connect(a: &mut Nic, qa: Qpn, b: &mut Nic, qb: Qpn, rnr_retry: u8) {
     let (a_address, b_address) = (address(a), address(b));
     let rd_atomic = a.config().max_qp_rd_atom.min(b.config().max_qp_rd_atom);
     for (nic, qpn, remote, peer, rq_psn, sq_psn) in [
-        (&mut *a, qa, b_address, qb, 0x12_3456, 0xFF_FFF0),
-        (&mut *b, qb, a_address, qa, 0xFF_FFF0, 0x12_3456),
+        (&mut *a, qa, b_address, qb, 0xFF_FFF0, FIRST_PSN),
+        (&mut *b, qb, a_address, qa, FIRST_PSN, 0xFF_FFF0),
     ] {
         nic.modify_qp(
             qpn,
@@ -74,6 +77,11 @@ fn connect(a: &mut Nic, qa: Qpn, b: &mut Nic, qb: Qpn, rnr_retry: u8) {
 }
 
 struct Outcome {
+    /// The core's frames out.
+    frames_out: Vec<RoceFrame>,
+    /// Fabric times (to within a microsecond) at which the requester took
+    /// each RNR NAK.
+    rnr_times: Vec<u64>,
     sent: Vec<Cqe>,
     received: Vec<Cqe>,
     /// RNR NAKs the core sent (its shadow's count: every frame of the
@@ -98,6 +106,7 @@ fn run(seed: u64, lens: &[u64], rnr_retry: u8, post: bool, post_after: u64) -> O
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut a = Nic::new(nic_config(1, &config));
     let mut rtl = RtlNic::<Core>::new(nic_config(2, &config), HostDmaConfig::default());
+    rtl.log_port_frames();
     let b = rtl.setup().unwrap();
     let caps = QpCaps {
         max_send_wr: 16,
@@ -143,6 +152,7 @@ fn run(seed: u64, lens: &[u64], rnr_retry: u8, post: bool, post_after: u64) -> O
     let mut sent = Vec::new();
     let mut received = Vec::new();
     let mut rnr_before_post = 0;
+    let mut rnr_times = Vec::new();
     let mut posted = false;
     let want_received = if post { lens.len() } else { 0 };
     while (sent.len() < lens.len() || received.len() < want_received) && fabric.now() < 20_000_000 {
@@ -158,6 +168,9 @@ fn run(seed: u64, lens: &[u64], rnr_retry: u8, post: bool, post_after: u64) -> O
             .counters()
             .naks_received
             .rnr;
+        while (rnr_times.len() as u64) < rnr_seen {
+            rnr_times.push(fabric.now());
+        }
         if post && !posted && rnr_seen >= post_after {
             rnr_before_post = rnr_seen;
             posted = true;
@@ -203,7 +216,16 @@ fn run(seed: u64, lens: &[u64], rnr_retry: u8, post: bool, post_after: u64) -> O
         *rtl.memory() == want,
         "seed {seed}: the RTL NIC's memory differs from the prediction"
     );
+    let frames_out = rtl
+        .port_log()
+        .unwrap()
+        .tx
+        .iter()
+        .map(|(_, f)| RoceFrame::decode(f).unwrap())
+        .collect();
     Outcome {
+        frames_out,
+        rnr_times,
         sent,
         received,
         rnr_naks: rtl.shadow().counters().naks_sent.rnr,
@@ -211,6 +233,42 @@ fn run(seed: u64, lens: &[u64], rnr_retry: u8, post: bool, post_after: u64) -> O
         requester_state: fabric.node(a_id).model().unwrap().qp_state(qa).unwrap(),
         responder_state: rtl.shadow().qp_state(qb).unwrap(),
         cycles: rtl.stats().cycles,
+    }
+}
+
+/// The core's RNR NAKs, checked independently of the shadow: each one
+/// of the first SEND's PSN advertising the QP's minimum RNR timer, and
+/// the requester's retries at least that timer apart.
+fn check_rnr_naks(o: &Outcome) {
+    let naks: Vec<&RoceFrame> = o
+        .frames_out
+        .iter()
+        .filter(|f| {
+            f.ext
+                .aeth
+                .is_some_and(|a| a.syndrome & syndrome::TYPE_MASK == syndrome::RNR_NAK)
+        })
+        .collect();
+    assert_eq!(
+        naks.len() as u64,
+        o.rnr_naks,
+        "every RNR NAK of the core counted"
+    );
+    for f in naks {
+        assert_eq!(f.bth.opcode, op::ACKNOWLEDGE);
+        assert_eq!(f.bth.psn, FIRST_PSN, "the first SEND is the one refused");
+        assert_eq!(
+            f.ext.aeth.unwrap().syndrome,
+            syndrome::RNR_NAK | MIN_RNR_TIMER
+        );
+    }
+    // 0.01 ms, less the polling step.
+    for w in o.rnr_times.windows(2) {
+        assert!(
+            w[1] - w[0] >= 9_000,
+            "retried after the RNR timer: {:?}",
+            o.rnr_times
+        );
     }
 }
 
@@ -246,6 +304,7 @@ fn rnr_naks_until_receive_wqes_are_posted_then_every_send_once() {
             "the requester retried after RNR NAKs"
         );
         assert!(o.rnr_naks >= post_after, "{} RNR NAKs", o.rnr_naks);
+        check_rnr_naks(&o);
         check_completed_once(&lens, &o);
         println!(
             "rnr_retry {rnr_retry}: {} RNR NAKs from the core ({} before the posts), {} core cycles",
@@ -275,6 +334,7 @@ fn rnr_retry_exhausted_fails_the_send_with_rnr_retry_exc_err() {
             u64::from(rnr_retry) + 1,
             "rnr_retry {rnr_retry}"
         );
+        check_rnr_naks(&o);
         assert!(o.received.is_empty());
         assert_eq!(o.requester_state, QpState::Err);
         // RNR is no error of the responder's QP.
