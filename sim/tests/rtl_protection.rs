@@ -1,5 +1,5 @@
 //! Protection, checked in RTL: a model requester sends WRITE, READ,
-//! FETCH_ADD and SEND requests to an `RtlNic` whose core is
+//! FETCH_ADD, CMP_SWAP and SEND requests to an `RtlNic` whose core is
 //! `responder_path`, each through an R_Key (or, for a SEND, into a receive
 //! WQE whose L_Key) that is wrong, stale (MR re-registered: same index,
 //! new key variant), of another PD, without the needed access right, or
@@ -13,7 +13,8 @@
 //! protection error), both QPs must be in ERR, the request behind the bad
 //! one must be flushed and never land, and — the key property — the RTL
 //! NIC's whole host memory must equal its snapshot from before the run
-//! (plus, for an allowed access, exactly the bytes it legitimately wrote).
+//! (plus, for an allowed access, exactly the bytes it legitimately wrote;
+//! for a SEND refused in a later packet, the in-bounds packets before it).
 
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -37,6 +38,7 @@ enum Op {
     Write,
     Read,
     FetchAdd,
+    CmpSwap,
     /// A SEND into a receive WQE whose SGE is the case's MR range.
     Send,
 }
@@ -55,13 +57,16 @@ enum Violation {
     MissingAccess,
     /// The range starts below the MR's base.
     BelowBase,
-    /// The range runs past the MR's end (from inside its last page).
+    /// The range runs past the MR's end (from inside its last page): a
+    /// WRITE's or READ's anywhere in the range (refused whole at its first
+    /// packet), a SEND's in any of its packets (the packets before it are
+    /// placed, the rest refused).
     PastEnd,
     /// `va + len` wraps past 2^64.
     LenOverflow,
 }
 
-const OPS: [Op; 4] = [Op::Write, Op::Read, Op::FetchAdd, Op::Send];
+const OPS: [Op; 5] = [Op::Write, Op::Read, Op::FetchAdd, Op::CmpSwap, Op::Send];
 const VIOLATIONS: [Violation; 8] = [
     Violation::None,
     Violation::WrongKey,
@@ -92,7 +97,7 @@ fn needed(op: Op) -> Access {
     match op {
         Op::Write => Access::REMOTE_WRITE,
         Op::Read => Access::REMOTE_READ,
-        Op::FetchAdd => Access::REMOTE_ATOMIC,
+        Op::FetchAdd | Op::CmpSwap => Access::REMOTE_ATOMIC,
         Op::Send => Access::LOCAL_WRITE,
     }
 }
@@ -106,10 +111,12 @@ fn pick(lo: u64, hi: u64, frac: u8) -> u64 {
 }
 
 struct Run {
-    /// The frames the core emitted, and the PSN of the first request it
-    /// took.
+    /// The frames the core emitted, and the PSN of the packet a refusal
+    /// NAKs.
     frames_out: Vec<RoceFrame>,
-    first_psn: u32,
+    nak_psn: u32,
+    /// The refused packet's index in its message.
+    refused_packet: u64,
     /// The access's length.
     len: u64,
     /// The requester's completions, in order: the case's request, then
@@ -198,28 +205,37 @@ fn run(case: Case) -> Run {
     b.memory_mut().write_va(good_va, &[0x5A; 64]).unwrap();
     let good = b.reg_mr(b_pd, good_va, 64, all).unwrap();
 
-    // The access: an atomic moves 8 aligned bytes; a SEND's first packet
-    // must already hold the violation, so the refusal comes before any
-    // byte lands.
-    let len = match op {
-        Op::FetchAdd => 8,
-        _ => case.len.clamp(2, mr_len - 8),
+    // The access: an atomic moves 8 aligned bytes.
+    let atomic = matches!(op, Op::FetchAdd | Op::CmpSwap);
+    let len = if atomic {
+        8
+    } else {
+        case.len.clamp(2, mr_len - 8)
     };
-    let first_packet = len.min(u64::from(mtu));
-    let align = |v: u64| if op == Op::FetchAdd { v & !7 } else { v };
+    let mtu64 = u64::from(mtu);
+    let first_packet = len.min(mtu64);
+    let align = |v: u64| if atomic { v & !7 } else { v };
     let frac = case.offset;
+    // The packet the responder refuses (0 but for a SEND running past the
+    // end in a later packet).
+    let mut refused_packet = 0;
     let va = match violation {
         Violation::BelowBase => align(base - 1 - pick(0, lo.min(first_packet), frac)),
-        Violation::PastEnd => {
-            let start = end - pick(0, first_packet, frac).min(first_packet - 1);
-            if op == Op::FetchAdd {
-                end + 8 * u64::from(frac % 4)
-            } else {
-                start
+        Violation::PastEnd if atomic => end + 8 * u64::from(frac % 4),
+        Violation::PastEnd if op == Op::Send => {
+            // The end falls strictly inside packet `k`.
+            let packets = len.div_ceil(mtu64);
+            let mut k = u64::from(frac) % packets;
+            if len - k * mtu64 < 2 {
+                k = 0;
             }
+            refused_packet = k;
+            let packet_len = (len - k * mtu64).min(mtu64);
+            end - k * mtu64 - 1 - pick(0, packet_len - 1, frac)
         }
+        Violation::PastEnd => end - len + 1 + pick(0, len - 1, frac),
         Violation::LenOverflow => {
-            if op == Op::FetchAdd {
+            if atomic {
                 u64::MAX - 7
             } else {
                 u64::MAX - pick(0, first_packet - 1, frac)
@@ -237,7 +253,7 @@ fn run(case: Case) -> Run {
     if violation == Violation::None {
         assert!(va >= base && va + len <= end, "{case:?}: in bounds");
         assert!(
-            op == Op::FetchAdd || va / page_size != (va + len - 1) / page_size,
+            atomic || va / page_size != (va + len - 1) / page_size,
             "{case:?}: across a page boundary"
         );
     }
@@ -282,6 +298,17 @@ fn run(case: Case) -> Run {
             rkey: key,
             add: 0x0123_4567,
         },
+        // Compare with the word the MR holds, so an allowed one swaps.
+        Op::CmpSwap => {
+            let mut word = [0; 8];
+            snapshot.read_va(va, &mut word).unwrap_or_default();
+            SendOp::CompareSwap {
+                remote_addr: va,
+                rkey: key,
+                compare: u64::from_le_bytes(word),
+                swap: 0xFEED_FACE_CAFE_BEEF,
+            }
+        }
         Op::Send => SendOp::Send,
     };
     for (wr_id, op, addr, length) in [
@@ -356,12 +383,16 @@ fn run(case: Case) -> Run {
                     "{case:?}: READ across pages brought the MR's bytes"
                 );
             }
-            Op::FetchAdd => {
+            Op::FetchAdd | Op::CmpSwap => {
                 let mut word = [0; 8];
                 snapshot.read_va(va, &mut word).unwrap();
                 let old = u64::from_le_bytes(word);
-                want.write_va(va, &old.wrapping_add(0x0123_4567).to_le_bytes())
-                    .unwrap();
+                let new = if op == Op::FetchAdd {
+                    old.wrapping_add(0x0123_4567)
+                } else {
+                    0xFEED_FACE_CAFE_BEEF
+                };
+                want.write_va(va, &new.to_le_bytes()).unwrap();
                 requester.memory().read_va(a_va, &mut word).unwrap();
                 assert_eq!(u64::from_le_bytes(word), old, "{case:?}: original value");
             }
@@ -369,7 +400,11 @@ fn run(case: Case) -> Run {
         want.write_va(good_va, &a_data[(a_len - 16) as usize..])
             .unwrap();
     } else {
-        // Nothing reached the requester's memory either.
+        // A SEND refused in a later packet: the packets before it were
+        // placed, in bounds.
+        let placed = (refused_packet * mtu64) as usize;
+        want.write_va(va, &a_data[..placed]).unwrap();
+        // Nothing reached the requester's memory.
         assert!(
             *requester.memory() == requester_before,
             "{case:?}: the requester's memory changed"
@@ -391,8 +426,9 @@ fn run(case: Case) -> Run {
     let decode = |f: &Vec<u8>| RoceFrame::decode(f).unwrap();
     let counters = &rtl.shadow().counters().naks_sent;
     Run {
+        refused_packet,
         frames_out: log.tx.iter().map(|(_, f)| decode(f)).collect(),
-        first_psn: decode(&log.rx[0].1).bth.psn,
+        nak_psn: (decode(&log.rx[0].1).bth.psn + refused_packet as u32) & 0xFF_FFFF,
         len,
         sent,
         received,
@@ -451,8 +487,7 @@ fn check(case: Case) -> Run {
             "{case:?}: the core's NAK"
         );
         // Independently of the shadow: the core's one frame out is that
-        // NAK, of the first request's PSN (refused before anything of it
-        // was executed).
+        // NAK, of the refused packet's PSN.
         let want = if case.op == Op::Send {
             syndrome::NAK_REMOTE_OPERATIONAL_ERROR
         } else {
@@ -464,7 +499,7 @@ fn check(case: Case) -> Run {
             .map(|f| (f.bth.opcode, f.bth.psn, f.ext.aeth.map(|a| a.syndrome)));
         assert_eq!(
             (r.frames_emitted, nak),
-            (1, Some((op::ACKNOWLEDGE, r.first_psn, Some(want)))),
+            (1, Some((op::ACKNOWLEDGE, r.nak_psn, Some(want)))),
             "{case:?}: the core's NAK"
         );
         assert_eq!(r.requester_state, QpState::Err, "{case:?}");
@@ -490,10 +525,10 @@ fn every_violation_of_every_operation_is_refused_in_rtl() {
                 op,
                 violation,
                 page_size: [4096, 16384][(i + j) % 2],
-                offset: (37 * (i * 4 + j) % 256) as u8,
-                len: [3000, 5000, 700, 9000][j],
+                offset: (37 * (i * 5 + j) % 256) as u8,
+                len: [3000, 5000, 700, 8, 9000][j],
                 mtu: 1024,
-                seed: (i * 4 + j) as u64,
+                seed: (i * 5 + j) as u64,
             };
             let r = check(case);
             cases += 1;
@@ -501,6 +536,31 @@ fn every_violation_of_every_operation_is_refused_in_rtl() {
         }
     }
     println!("{cases} cases, {cycles} core cycles");
+}
+
+/// A SEND whose receive buffer runs past the MR's end in its fourth
+/// packet: the three packets before it are placed (they are in bounds),
+/// the fourth is refused with a remote operational error NAK of its PSN
+/// and nothing of it or after it lands.
+#[test]
+fn send_refused_in_a_later_packet_places_only_the_packets_before() {
+    for page_size in [4096, 65536] {
+        let case = Case {
+            op: Op::Send,
+            violation: Violation::PastEnd,
+            page_size,
+            offset: 3,
+            len: 9000,
+            mtu: 1024,
+            seed: 99,
+        };
+        let r = check(case);
+        assert_eq!(r.refused_packet, 3, "{case:?}");
+        println!(
+            "{case:?}: NAK of PSN {}, {} core cycles",
+            r.nak_psn, r.cycles
+        );
+    }
 }
 
 proptest! {
