@@ -1,8 +1,9 @@
-//! RNR on the RTL responder: a model requester sends SENDs to an `RtlNic`
+//! RNR on the RTL responder: a model requester sends SENDs and RDMA WRITEs
+//! with immediate (each takes a receive WQE) to an `RtlNic`
 //! (`responder_path`) whose QP has no receive WQE. The core answers each
 //! with an RNR NAK, scored byte for byte against its shadow model; the
 //! requester waits out the RNR timer and retries. Receive WQEs posted into
-//! the running core then let every SEND complete exactly once with its
+//! the running core then let every message complete exactly once with its
 //! bytes in place; without them the requester gives up after `rnr_retry`
 //! retries with RNR_RETRY_EXC_ERR (IBA 9.7.5.2.8), flushing what is
 //! behind, while the responder's QP stays in RTS with nothing written.
@@ -24,7 +25,7 @@ use verilator_sys::ResponderPath;
 type Core = ResponderPath;
 
 const MTU: u32 = 1024;
-/// The requester's first PSN: the SENDs' PSNs wrap past 2^24.
+/// The requester's first PSN: the messages' PSNs wrap past 2^24.
 const FIRST_PSN: u32 = 0xFF_FFFE;
 /// IBA's RNR timer code 1: 0.01 ms.
 const MIN_RNR_TIMER: u8 = 1;
@@ -94,10 +95,18 @@ struct Outcome {
     cycles: u64,
 }
 
-/// SENDs of `lens` bytes to a receiver without receive WQEs; with `post`
+/// A message that takes a receive WQE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Send,
+    WriteImm,
+}
+
+/// SENDs and WRITEs with immediate of `lens` bytes to a receiver without
+/// receive WQEs (message `i` lands in slot `i`); with `post`
 /// the receive WQEs are posted into the running core once the requester
 /// has taken `post_after` RNR NAKs.
-fn run(seed: u64, lens: &[u64], rnr_retry: u8, post: bool, post_after: u64) -> Outcome {
+fn run(seed: u64, lens: &[(Kind, u64)], rnr_retry: u8, post: bool, post_after: u64) -> Outcome {
     let config = ScenarioConfig {
         mtu: MTU,
         seed,
@@ -125,15 +134,29 @@ fn run(seed: u64, lens: &[u64], rnr_retry: u8, post: bool, post_after: u64) -> O
     a.memory_mut().write_va(a_va, &data).unwrap();
     let a_keys = a.reg_mr(a_pd, a_va, region, Access::LOCAL_WRITE).unwrap();
     let b_va = b.memory_mut().alloc(region, 4096);
-    let b_keys = b.reg_mr(b_pd, b_va, region, Access::LOCAL_WRITE).unwrap();
+    let b_keys = b
+        .reg_mr(
+            b_pd,
+            b_va,
+            region,
+            Access::LOCAL_WRITE | Access::REMOTE_WRITE,
+        )
+        .unwrap();
     let snapshot = b.memory().clone();
-    for (i, &len) in lens.iter().enumerate() {
+    for (i, &(kind, len)) in lens.iter().enumerate() {
         assert!(len <= slot);
         a.post_send(
             qa,
             SendWr {
                 wr_id: i as u64,
-                op: SendOp::Send,
+                op: match kind {
+                    Kind::Send => SendOp::Send,
+                    Kind::WriteImm => SendOp::WriteWithImm {
+                        remote_addr: b_va + i as u64 * slot,
+                        rkey: b_keys.rkey,
+                        imm: 0xC0DE_0000 | i as u32,
+                    },
+                },
                 sgl: vec![Sge {
                     addr: a_va + i as u64 * slot,
                     length: len as u32,
@@ -202,11 +225,11 @@ fn run(seed: u64, lens: &[u64], rnr_retry: u8, post: bool, post_after: u64) -> O
         panic!("seed {seed}: scoreboard at the end: {m}");
     }
     let rtl = fabric.node(b_id).rtl().unwrap();
-    // The responder's memory: every SEND's bytes in its receive WQE's
+    // The responder's memory: every message's bytes in its receive WQE's
     // slot, nothing else changed.
     let mut want = snapshot;
     if post {
-        for (i, &len) in lens.iter().enumerate() {
+        for (i, &(_, len)) in lens.iter().enumerate() {
             let at = i as u64 * slot;
             want.write_va(b_va + at, &data[at as usize..(at + len) as usize])
                 .unwrap();
@@ -237,7 +260,7 @@ fn run(seed: u64, lens: &[u64], rnr_retry: u8, post: bool, post_after: u64) -> O
 }
 
 /// The core's RNR NAKs, checked independently of the shadow: each one
-/// of the first SEND's PSN advertising the QP's minimum RNR timer, and
+/// of the first message's PSN advertising the QP's minimum RNR timer, and
 /// the requester's retries at least that timer apart.
 fn check_rnr_naks(o: &Outcome) {
     let naks: Vec<&RoceFrame> = o
@@ -256,7 +279,7 @@ fn check_rnr_naks(o: &Outcome) {
     );
     for f in naks {
         assert_eq!(f.bth.opcode, op::ACKNOWLEDGE);
-        assert_eq!(f.bth.psn, FIRST_PSN, "the first SEND is the one refused");
+        assert_eq!(f.bth.psn, FIRST_PSN, "the first message is the one refused");
         assert_eq!(
             f.ext.aeth.unwrap().syndrome,
             syndrome::RNR_NAK | MIN_RNR_TIMER
@@ -272,21 +295,28 @@ fn check_rnr_naks(o: &Outcome) {
     }
 }
 
-fn check_completed_once(lens: &[u64], o: &Outcome) {
+fn check_completed_once(lens: &[(Kind, u64)], o: &Outcome) {
     let sent: Vec<(u64, WcStatus)> = o.sent.iter().map(|c| (c.wr_id, c.status)).collect();
     let want: Vec<(u64, WcStatus)> = (0..lens.len() as u64)
         .map(|i| (i, WcStatus::Success))
         .collect();
-    assert_eq!(sent, want, "every SEND completes once, in order");
-    let received: Vec<(u64, WcStatus, WcOpcode, u64)> = o
+    assert_eq!(sent, want, "every message completes once, in order");
+    type Received = (u64, WcStatus, WcOpcode, u64, Option<u32>);
+    let received: Vec<Received> = o
         .received
         .iter()
-        .map(|c| (c.wr_id, c.status, c.opcode, u64::from(c.byte_len)))
+        .map(|c| (c.wr_id, c.status, c.opcode, u64::from(c.byte_len), c.imm))
         .collect();
-    let want: Vec<(u64, WcStatus, WcOpcode, u64)> = lens
+    let want: Vec<Received> = lens
         .iter()
         .enumerate()
-        .map(|(i, &len)| (100 + i as u64, WcStatus::Success, WcOpcode::Recv, len))
+        .map(|(i, &(kind, len))| {
+            let (opcode, imm) = match kind {
+                Kind::Send => (WcOpcode::Recv, None),
+                Kind::WriteImm => (WcOpcode::RecvRdmaWithImm, Some(0xC0DE_0000 | i as u32)),
+            };
+            (100 + i as u64, WcStatus::Success, opcode, len, imm)
+        })
         .collect();
     assert_eq!(received, want, "every receive WQE completes once");
     assert_eq!(o.requester_state, QpState::Rts);
@@ -294,9 +324,14 @@ fn check_completed_once(lens: &[u64], o: &Outcome) {
 }
 
 #[test]
-fn rnr_naks_until_receive_wqes_are_posted_then_every_send_once() {
+fn rnr_naks_until_receive_wqes_are_posted_then_every_message_once() {
     // 0 B, one packet, three packets and a partial one.
-    let lens = [0, 700, 3 * u64::from(MTU), 2500];
+    let lens = [
+        (Kind::Send, 0),
+        (Kind::WriteImm, 700),
+        (Kind::Send, 3 * u64::from(MTU)),
+        (Kind::WriteImm, 2500),
+    ];
     for (seed, rnr_retry, post_after) in [(1, 7, 3), (2, 4, 2)] {
         let o = run(seed, &lens, rnr_retry, true, post_after);
         assert!(
@@ -314,9 +349,13 @@ fn rnr_naks_until_receive_wqes_are_posted_then_every_send_once() {
 }
 
 #[test]
-fn rnr_retry_exhausted_fails_the_send_with_rnr_retry_exc_err() {
-    let lens = [100, 2 * u64::from(MTU), 64];
-    for (seed, rnr_retry) in [(3, 0), (4, 3)] {
+fn rnr_retry_exhausted_fails_the_message_with_rnr_retry_exc_err() {
+    for (seed, rnr_retry, first) in [(3, 0, Kind::Send), (4, 3, Kind::WriteImm)] {
+        let lens = [
+            (first, 100),
+            (Kind::Send, 2 * u64::from(MTU)),
+            (Kind::WriteImm, 64),
+        ];
         let o = run(seed, &lens, rnr_retry, false, 0);
         let sent: Vec<(u64, WcStatus)> = o.sent.iter().map(|c| (c.wr_id, c.status)).collect();
         assert_eq!(
@@ -328,7 +367,7 @@ fn rnr_retry_exhausted_fails_the_send_with_rnr_retry_exc_err() {
             ],
             "rnr_retry {rnr_retry}"
         );
-        // The first try and each retry of the first SEND met an RNR NAK.
+        // The first try and each retry of the first message met an RNR NAK.
         assert_eq!(
             o.rnr_naks,
             u64::from(rnr_retry) + 1,
