@@ -2,7 +2,7 @@
 //! FETCH_ADD, CMP_SWAP and SEND requests to an `RtlNic` whose core is
 //! `responder_path`, each through an R_Key (or, for a SEND, into a receive
 //! WQE whose L_Key) that is wrong, stale (MR re-registered: same index,
-//! new key variant), of another PD, without the needed access right, or
+//! new key variant), of an invalidated MR, of another PD, without the needed access right, or
 //! out of bounds (below the base, past the end, a length wrapping past
 //! 2^64), and in-bounds accesses that cross pages of a several-page MR.
 //!
@@ -51,6 +51,8 @@ enum Violation {
     WrongKey,
     /// The MR's key before it was re-registered.
     StaleKey,
+    /// The MR was invalidated (`Nic::invalidate_mr`) and not re-registered.
+    Invalidated,
     /// The MR belongs to another PD than the QP.
     WrongPd,
     /// The MR lacks the right the operation needs.
@@ -67,10 +69,11 @@ enum Violation {
 }
 
 const OPS: [Op; 5] = [Op::Write, Op::Read, Op::FetchAdd, Op::CmpSwap, Op::Send];
-const VIOLATIONS: [Violation; 8] = [
+const VIOLATIONS: [Violation; 9] = [
     Violation::None,
     Violation::WrongKey,
     Violation::StaleKey,
+    Violation::Invalidated,
     Violation::WrongPd,
     Violation::MissingAccess,
     Violation::BelowBase,
@@ -194,6 +197,10 @@ fn run(case: Case) -> Run {
         Violation::StaleKey => {
             let fresh = b.rereg_mr(keys.lkey).unwrap();
             assert_ne!(fresh.rkey, keys.rkey);
+            keys.rkey
+        }
+        Violation::Invalidated => {
+            b.invalidate_mr(keys.rkey).unwrap();
             keys.rkey
         }
         // Another index, never registered on this NIC.
