@@ -106,4 +106,56 @@ fn bench_rows_hold_the_promised_figures() {
         );
         assert!(v >= 0.95 * bound, "{metric} at 1 MiB: {v} of {bound}");
     }
+
+    // The responder's ACK latency: a row per WRITE size, positive, with
+    // the host model's DMA write latency stated.
+    let sel = select("responder_path", "ack_latency");
+    let sizes: Vec<u64> = sel
+        .iter()
+        .map(|r| r["message_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, rocenic_sim::rtl::bench::ACK_LATENCY_SIZES.to_vec());
+    for r in &sel {
+        assert_eq!(
+            (&r["unit"], &r["mtu"]),
+            (&"cycles".into(), &4096.into()),
+            "{r}"
+        );
+        assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(
+            r["dma_write_latency_cycles"].as_u64(),
+            Some(rocenic_sim::rtl::bench::ACK_LATENCY_DMA_WRITE_CYCLES),
+            "{r}"
+        );
+    }
+}
+
+/// Each ACK latency figure is measured on the expected frames: the last
+/// request frame a WRITE's last packet with AckReq, the one frame out its
+/// ACK (opcode, PSN, QP, an ACK syndrome), and the figure the cycles
+/// between them, equal to the bench row's.
+#[test]
+fn ack_latency_is_measured_from_the_last_request_to_its_ack() {
+    use rocenic_sim::rtl::bench::{responder_ack_latency, ACK_LATENCY_SIZES};
+    use rocenic_wire::{op, RoceFrame};
+    for size in ACK_LATENCY_SIZES {
+        let l = responder_ack_latency(size).unwrap();
+        assert_eq!(l.request_frames as u64, size.div_ceil(4096), "{size} B");
+        let request = RoceFrame::decode(&l.last_request).unwrap();
+        let ack = RoceFrame::decode(&l.ack).unwrap();
+        let want = if size > 4096 {
+            op::WRITE_LAST
+        } else {
+            op::WRITE_ONLY
+        };
+        assert_eq!((request.bth.opcode, request.bth.ack_req), (want, true));
+        assert_eq!(ack.bth.opcode, op::ACKNOWLEDGE);
+        assert_eq!(ack.bth.psn, request.bth.psn);
+        assert_eq!(ack.ext.aeth.unwrap().syndrome >> 5, 0, "an ACK, not a NAK");
+        assert!(l.ack_first_beat > l.last_request_beat);
+        println!(
+            "{size} B WRITE: ACK {} cycles after the last request beat",
+            l.cycles()
+        );
+    }
 }

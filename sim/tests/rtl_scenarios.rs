@@ -108,6 +108,54 @@ fn lossy_links_and_more_messages_than_the_rings_hold() {
     }
 }
 
+/// Issue #4's scale and loss corner on the responder half: 64 QPs active
+/// at once, 5 % loss plus duplication and reordering, every workload.
+/// Few messages per QP keep it to seconds; what it checks is that the
+/// core keeps 64 QPs' state apart under retransmission (every message
+/// once, in order, both memories as predicted, the shadow agreeing
+/// frame by frame).
+#[test]
+fn sixty_four_qps_with_five_percent_loss_duplication_and_reordering() {
+    for (i, workload) in WORKLOADS.into_iter().enumerate() {
+        let config = ScenarioConfig {
+            workload,
+            // Three packets at MTU 1024 (atomics move 8 bytes).
+            size: 3000,
+            count: 6,
+            qps: 64,
+            mtu: 1024,
+            faults: FaultConfig {
+                loss: 0.05,
+                duplicate: 0.05,
+                reorder: 0.05,
+                reorder_delay_ns: 3_000,
+                ..FaultConfig::default()
+            },
+            seed: 64 + i as u64,
+            ..ScenarioConfig::default()
+        };
+        let report = rtl(&config);
+        assert_clean(&config, &report);
+        let f = &report.fabric;
+        assert!(
+            report.retransmitted_frames > 0
+                && f.duplicated > 0
+                && f.reordered > 0
+                && f.dropped.loss > 0,
+            "{config:?}: every fault happened: {f:?}"
+        );
+        println!(
+            "{workload:?}: {} messages on 64 QPs, {} frames ({} retransmitted, {} duplicated, {} reordered), {} core cycles",
+            report.messages_completed,
+            report.frames,
+            report.retransmitted_frames,
+            f.duplicated,
+            f.reordered,
+            report.core_active_cycles.unwrap_or(0)
+        );
+    }
+}
+
 #[test]
 fn the_core_limits_are_the_shadow_device_limits() {
     let config = ScenarioConfig::default();

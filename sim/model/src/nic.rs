@@ -599,6 +599,20 @@ impl Nic {
         self.mrs.reregister(lkey)
     }
 
+    /// Local invalidation (what a Local Invalidate work request does, IBA
+    /// 10.6.5): the MR's keys fail as [`crate::mr::MrError::Invalidated`]
+    /// until it is re-registered, as after a remote SEND with Invalidate.
+    pub fn invalidate_mr(&mut self, key: u32) -> Result<(), VerbsError> {
+        let pd = self
+            .mrs
+            .entry(key)
+            .map(|e| e.pd)
+            .ok_or(VerbsError::NoSuchMr(key))?;
+        self.mrs
+            .invalidate(key, pd)
+            .map_err(|_| VerbsError::NoSuchMr(key))
+    }
+
     pub fn dereg_mr(&mut self, lkey: u32) -> Result<(), VerbsError> {
         self.mrs.deregister(lkey)
     }

@@ -190,3 +190,38 @@ proptest! {
         prop_assert!(f.table.translate_remote(key, PdId(8), f.base, 1, Access::REMOTE_READ).is_err());
     }
 }
+
+/// `Nic::invalidate_mr`: the MR's keys fail as invalidated (remote and
+/// local), re-registration revives it under a new key, and a key that
+/// names no registration is refused.
+#[test]
+fn local_invalidation_stops_the_keys_until_re_registration() {
+    use rocenic_model::nic::{Nic, NicConfig};
+    use rocenic_model::verbs::VerbsError;
+    let mut nic = Nic::new(NicConfig::new([2, 0, 0, 0, 0, 1], [10, 0, 0, 1].into()));
+    let pd = nic.alloc_pd();
+    let va = nic.memory_mut().alloc(8192, 4096);
+    let keys = nic.reg_mr(pd, va, 8192, Access::ALL).unwrap();
+    let remote = |nic: &Nic, key| {
+        nic.mr_table()
+            .translate_remote(key, pd, va, 64, Access::REMOTE_WRITE)
+            .map(|_| ())
+    };
+    assert_eq!(remote(&nic, keys.rkey), Ok(()));
+    nic.invalidate_mr(keys.rkey).unwrap();
+    assert_eq!(remote(&nic, keys.rkey), Err(MrError::Invalidated));
+    assert_eq!(
+        nic.mr_table()
+            .translate_local(keys.lkey, pd, va, 64, Access::LOCAL_WRITE)
+            .map(|_| ()),
+        Err(MrError::Invalidated)
+    );
+    let fresh = nic.rereg_mr(keys.lkey).unwrap();
+    assert_eq!(remote(&nic, fresh.rkey), Ok(()));
+    assert_eq!(remote(&nic, keys.rkey), Err(MrError::StaleKey));
+    let nowhere = keys.rkey + (0x10 << 8);
+    assert_eq!(
+        nic.invalidate_mr(nowhere),
+        Err(VerbsError::NoSuchMr(nowhere))
+    );
+}

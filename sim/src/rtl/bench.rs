@@ -64,6 +64,10 @@ pub struct BenchRow {
     /// not RTL.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer: Option<&'static str>,
+    /// Cycles the host model takes to accept a DMA write, for the
+    /// latency rows that include DMA writes (0: posted, one beat a cycle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dma_write_latency_cycles: Option<u64>,
     /// Frames in the run.
     pub frames: usize,
     /// The physical limit of the metric, where one exists.
@@ -89,6 +93,7 @@ fn row(block: &'static str, metric: &'static str, value: f64, unit: &'static str
         message_bytes: None,
         mtu: None,
         peer: None,
+        dma_write_latency_cycles: None,
         frames: 1,
         bound: None,
         ethernet_100g_gbps: None,
@@ -447,6 +452,7 @@ pub fn run_bench(count: usize) -> Result<Vec<BenchRow>, RtlError> {
     bench_icrc(count, &mut rows)?;
     bench_register_slice(count, &mut rows)?;
     bench_responder_goodput(count, &mut rows)?;
+    bench_responder_ack_latency(&mut rows)?;
     Ok(rows)
 }
 
@@ -491,6 +497,192 @@ fn bench_responder_goodput(count: usize, rows: &mut Vec<BenchRow>) -> Result<(),
             r.bound = report.goodput_bound_gbps;
             rows.push(r);
         }
+    }
+    Ok(())
+}
+
+/// Message sizes of the responder's ACK latency rows.
+pub const ACK_LATENCY_SIZES: [u64; 3] = [64, 4096, 65536];
+
+/// One RDMA WRITE through the RTL responder half and the ACK it earns
+/// ([`responder_ack_latency`]).
+#[derive(Clone, Debug)]
+pub struct AckLatency {
+    /// Request frames the core took.
+    pub request_frames: usize,
+    /// Core cycle in which the last beat of the last request frame was
+    /// accepted at the core's rx port.
+    pub last_request_beat: u64,
+    /// Core cycle in which the first beat of the ACK left its tx port.
+    pub ack_first_beat: u64,
+    /// The last request frame (AckReq set) and the ACK, as on the wire.
+    pub last_request: Vec<u8>,
+    pub ack: Vec<u8>,
+}
+
+impl AckLatency {
+    /// From the last request beat in to the first ACK beat out.
+    pub fn cycles(&self) -> u64 {
+        self.ack_first_beat - self.last_request_beat
+    }
+}
+
+/// The host model's DMA write latency in the ACK latency runs: writes are
+/// posted and `HostDmaConfig::default()` takes a beat every cycle.
+pub const ACK_LATENCY_DMA_WRITE_CYCLES: u64 = 0;
+
+/// A model requester sends one RDMA WRITE of `message_bytes` (MTU 4096,
+/// IPv4, AckReq on its last packet, lossless 100 GbE links) to the RTL
+/// responder half (`responder_path` in an `RtlNic`, scored against its
+/// shadow); the core's port log gives the cycles. The run must complete
+/// the WRITE, place its bytes, and the core must answer with exactly one
+/// frame, an ACK of the last PSN to the requester's QP.
+pub fn responder_ack_latency(message_bytes: u64) -> Result<AckLatency, RtlError> {
+    use super::host_dma::HostDmaConfig;
+    use super::nic::{Node, RtlNic};
+    use crate::scenario::{connect, nic_config, ScenarioConfig};
+    use rand::{Rng, SeedableRng};
+    use rocenic_fabric::{Fabric, LinkConfig, SwitchConfig};
+    use rocenic_model::nic::Nic;
+    use rocenic_model::verbs::{Access, QpCaps, SendOp, SendWr, Sge, WcStatus};
+    use rocenic_wire::op;
+    use verilator_sys::ResponderPath;
+
+    let fail = |what: String| RtlError::Mismatch(format!("ACK latency, {message_bytes} B: {what}"));
+    let config = ScenarioConfig {
+        mtu: 4096,
+        ..ScenarioConfig::default()
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(message_bytes);
+    let mut a = Nic::new(nic_config(1, &config));
+    let mut rtl = RtlNic::<ResponderPath>::new(nic_config(2, &config), HostDmaConfig::default());
+    rtl.log_port_frames();
+    let b = rtl.setup()?;
+    let caps = QpCaps {
+        max_send_wr: 1,
+        max_recv_wr: 1,
+        max_sge: 1,
+    };
+    let (a_pd, b_pd) = (a.alloc_pd(), b.alloc_pd());
+    let (a_cq, b_cq) = (a.create_cq(4), b.create_cq(4));
+    let verbs = |e: rocenic_model::verbs::VerbsError| fail(e.to_string());
+    let qa = a.create_qp(a_pd, a_cq, a_cq, caps).map_err(verbs)?;
+    let qb = b.create_qp(b_pd, b_cq, b_cq, caps).map_err(verbs)?;
+    connect(&mut a, qa, b, qb, &config, &mut rng).map_err(|e| fail(e.to_string()))?;
+    let data: Vec<u8> = (0..message_bytes).map(|_| rng.gen()).collect();
+    let a_va = a.memory_mut().alloc(message_bytes, 4096);
+    a.memory_mut()
+        .write_va(a_va, &data)
+        .map_err(|e| fail(e.to_string()))?;
+    let a_key = a
+        .reg_mr(a_pd, a_va, message_bytes, Access::LOCAL_WRITE)
+        .map_err(verbs)?;
+    let b_va = b.memory_mut().alloc(message_bytes, 4096);
+    let b_key = b
+        .reg_mr(
+            b_pd,
+            b_va,
+            message_bytes,
+            Access::LOCAL_WRITE | Access::REMOTE_WRITE,
+        )
+        .map_err(verbs)?;
+    a.post_send(
+        qa,
+        SendWr {
+            wr_id: 1,
+            op: SendOp::Write {
+                remote_addr: b_va,
+                rkey: b_key.rkey,
+            },
+            sgl: vec![Sge {
+                addr: a_va,
+                length: message_bytes as u32,
+                lkey: a_key.lkey,
+            }],
+            signaled: true,
+            solicited: false,
+        },
+    )
+    .map_err(verbs)?;
+
+    let mut fabric = Fabric::new(1, SwitchConfig::default());
+    let a_id = fabric.add_node(
+        Node::<ResponderPath>::Model(Box::new(a)),
+        LinkConfig::default(),
+    );
+    let b_id = fabric.add_node(Node::Rtl(Box::new(rtl)), LinkConfig::default());
+    let mut done = Vec::new();
+    while done.is_empty() && fabric.now() < 1_000_000 {
+        let until = fabric.now() + 1_000;
+        fabric.run_until(until);
+        if let Some(m) = fabric.node(b_id).rtl().and_then(|r| r.mismatch()) {
+            return Err(fail(m.to_owned()));
+        }
+        if let Some(a) = fabric.node_mut(a_id).model_mut() {
+            done = a.poll_cq(a_cq, 1);
+        }
+    }
+    if done.first().map(|c| c.status) != Some(WcStatus::Success) {
+        return Err(fail(format!("the WRITE completed as {done:?}")));
+    }
+    let rtl = fabric
+        .node_mut(b_id)
+        .rtl_mut()
+        .ok_or_else(|| fail("no RTL node".into()))?;
+    rtl.finish_check().map_err(fail)?;
+    let mut placed = vec![0; message_bytes as usize];
+    rtl.memory()
+        .read_va(b_va, &mut placed)
+        .map_err(|e| fail(e.to_string()))?;
+    if placed != data {
+        return Err(fail("the WRITE's bytes are not in place".into()));
+    }
+    let log = rtl.port_log().ok_or_else(|| fail("no port log".into()))?;
+    let (last_request_beat, last_request) = log
+        .rx
+        .last()
+        .cloned()
+        .ok_or_else(|| fail("no request frame".into()))?;
+    let request =
+        rocenic_wire::RoceFrame::decode(&last_request).map_err(|e| fail(e.to_string()))?;
+    if !(matches!(request.bth.opcode, op::WRITE_LAST | op::WRITE_ONLY) && request.bth.ack_req) {
+        return Err(fail(format!("the last request is {:?}", request.bth)));
+    }
+    let [(ack_first_beat, ack)] = &log.tx[..] else {
+        return Err(fail(format!("{} frames out, not one ACK", log.tx.len())));
+    };
+    let f = rocenic_wire::RoceFrame::decode(ack).map_err(|e| fail(e.to_string()))?;
+    let is_ack = f.bth.opcode == op::ACKNOWLEDGE
+        && f.bth.psn == request.bth.psn
+        && f.bth.dest_qp == qa
+        && f.ext.aeth.as_ref().is_some_and(|a| a.syndrome >> 5 == 0);
+    if !is_ack {
+        return Err(fail(format!(
+            "the frame out is no ACK of PSN {}: {:?} {:?}",
+            request.bth.psn, f.bth, f.ext.aeth
+        )));
+    }
+    Ok(AckLatency {
+        request_frames: log.rx.len(),
+        last_request_beat,
+        ack_first_beat: *ack_first_beat,
+        last_request,
+        ack: ack.clone(),
+    })
+}
+
+/// The responder's ACK latency rows: cycles from the last beat of a
+/// WRITE's last request frame in to the first beat of its ACK out, at
+/// [`ACK_LATENCY_SIZES`], MTU 4096.
+fn bench_responder_ack_latency(rows: &mut Vec<BenchRow>) -> Result<(), RtlError> {
+    for size in ACK_LATENCY_SIZES {
+        let l = responder_ack_latency(size)?;
+        let mut r = row("responder_path", "ack_latency", l.cycles() as f64, "cycles")
+            .ip(false)
+            .goodput(size, 4096);
+        r.frames = l.request_frames;
+        r.dma_write_latency_cycles = Some(ACK_LATENCY_DMA_WRITE_CYCLES);
+        rows.push(r);
     }
     Ok(())
 }

@@ -77,6 +77,19 @@ pub struct RtlNicStats {
     pub cqes: u64,
 }
 
+/// Frames at the core's MAC-side ports with their core cycles, for
+/// latency figures ([`RtlNic::log_port_frames`]). A beat moves at the
+/// clock edge that ends the cycle it is counted in, on both ports.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PortLog {
+    /// Frames the core took, in order, each with the cycle its last beat
+    /// was accepted (frames not fully taken yet are left out).
+    pub rx: Vec<(u64, Vec<u8>)>,
+    /// Frames the core emitted, in order, each with the cycle its first
+    /// beat left.
+    pub tx: Vec<(u64, Vec<u8>)>,
+}
+
 /// The named ports of the core `B`.
 struct Ports<B: Block> {
     reset: Input<B>,
@@ -180,6 +193,9 @@ pub struct RtlNic<B: Block> {
     run: Option<Running<B>>,
     mismatch: Option<String>,
     busy: bool,
+    /// Frames in and out, kept once `log_port_frames` asked for them; the
+    /// cycles of the frames in are filled in by `port_log`.
+    port_log: Option<PortLog>,
 }
 
 /// A frame's BTH in a line, for mismatch reports.
@@ -212,7 +228,29 @@ impl<B: Block> RtlNic<B> {
             run: None,
             mismatch: None,
             busy: false,
+            port_log: None,
         }
+    }
+
+    /// Keeps every frame in and out from now on with its port cycle (see
+    /// [`PortLog`]); call before the run.
+    pub fn log_port_frames(&mut self) {
+        self.port_log.get_or_insert_with(Default::default);
+    }
+
+    /// The frames logged since [`RtlNic::log_port_frames`].
+    pub fn port_log(&self) -> Option<PortLog> {
+        let log = self.port_log.as_ref()?;
+        // The source counts a beat after the tick that moved it.
+        let last = self.run.as_ref().map_or(&[][..], |r| r.rx.last_moved());
+        Some(PortLog {
+            rx: last
+                .iter()
+                .zip(&log.rx)
+                .map(|(&c, (_, f))| (c - 1, f.clone()))
+                .collect(),
+            tx: log.tx.clone(),
+        })
     }
 
     /// The shadow model: the host's view of PDs, QPs, MRs and memory, and
@@ -579,6 +617,9 @@ impl<B: Block> RtlNic<B> {
                 ));
             }
             r.stats.frames_out += 1;
+            if let Some(log) = self.port_log.as_mut() {
+                log.tx.push((f.first_cycle, f.bytes.clone()));
+            }
             r.out.push_back(f.bytes);
         }
         r.stats.cycles += 1;
@@ -692,6 +733,9 @@ impl<B: Block> Endpoint for RtlNic<B> {
             return;
         };
         if r.rx.push_frame(&frame) {
+            if let Some(log) = self.port_log.as_mut() {
+                log.rx.push((0, frame.clone()));
+            }
             r.rx_frames.push_back(frame);
             r.stats.frames_in += 1;
             self.busy = true;
