@@ -59,16 +59,15 @@
 //! practical depth makes waits impossible.
 //!
 //! The decision (against building `D` = 5, 32 items per QP): at 1024 QPs
-//! `D` = 3 is 48 RAMB36 + 4 RAMB18 (720 LUTs, 522 FFs) for the whole
-//! block, `D` = 5 is 188 RAMB36 + 4 RAMB18 (734 LUTs, 522 FFs; Yosys
-//! `synth_xilinx`, measured: the item fields are 187 bits x 2^(10+D)),
-//! 140 RAMB36 more for a queue that still could not promise never to
-//! fill. The cost of waiting is head-of-line
-//! blocking at the responder: while one QP's push waits, the requests of
-//! other QPs wait behind it (the response transmitter keeps draining
-//! every QP's queue meanwhile, so the wait ends after at most one of the
-//! full QP's head items). `ResponseQueue<A, D>` still takes `D` as a
-//! build parameter.
+//! `D` = 3 is 48 RAMB36 + 4 RAMB18 (720 LUTs, 522 FFs) for the whole block,
+//! `D` = 5 is 188 RAMB36 + 4 RAMB18 (734 LUTs, 522 FFs; Yosys
+//! `synth_xilinx`, measured: the item fields are 187 bits x 2^(10+D)), 140
+//! RAMB36 more for a queue that still could not promise never to fill. The
+//! cost of waiting is head-of-line blocking at the responder: while one
+//! QP's push waits, the requests of other QPs wait behind it (the response
+//! transmitter keeps draining every QP's queue meanwhile, so the wait ends
+//! after at most one of the full QP's head items). `ResponseQueue<A, D>`
+//! still takes `D` as a build parameter.
 //!
 //! # Order
 //!
@@ -82,15 +81,16 @@
 //!
 //! # Latency and throughput
 //!
-//! One state machine serializes everything, so nothing needs forwarding
-//! and no hazard exists between a push and the tail or head of the same
-//! QP: a command takes 2 cycles, latched in the first and taken (`ready`)
-//! in the second once the QP's record says it fits (`OP_DROP_READS` 2 +
-//! one per queued item of the QP; a push that does not fit costs its 2
-//! cycles and the next dequeue goes first); a packet takes 4 cycles from the start of its dequeue to
-//! `packet.valid`, then waits for `ready` (commands wait too: a presented
-//! descriptor never changes), 5 cycles per packet at full rate (50 Mpps at
-//! 250 MHz). When both wait, commands and dequeues alternate.
+//! One state machine serializes everything, so nothing needs forwarding and
+//! no hazard exists between a push and the tail or head of the same QP: a
+//! command takes 2 cycles, latched in the first and taken (`ready`) in the
+//! second once the QP's record says it fits (`OP_DROP_READS` 2 + one per
+//! queued item of the QP; a push that does not fit costs its 2 cycles and
+//! the next dequeue goes first); a packet takes 4 cycles from the start of
+//! its dequeue to `packet.valid`, then waits for `ready` (commands wait
+//! too: a presented descriptor never changes), 5 cycles per packet at full
+//! rate (50 Mpps at 250 MHz). When both wait, commands and dequeues
+//! alternate.
 //!
 //! # Memory
 //!
