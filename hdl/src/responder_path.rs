@@ -36,8 +36,10 @@
 //! - `queue_host` ([`QueueCommand`], a sink): the driver's commands to the
 //!   response queue, `OP_CONFIGURE` when it moves a QP to RTR, `OP_FLUSH`
 //!   when it moves it to ERR. Arbitrated with the datapath's commands,
-//!   alternating when both wait; a command is applied in the order it is
-//!   accepted.
+//!   alternating when both wait; a command offered to the queue stays
+//!   offered until taken (the queue takes a push only once it has read
+//!   that the QP's queue has room); a command is applied in the order it
+//!   is accepted.
 //! - `addr_*`: the per-QP address RAM's write port ([`QpAddressRam`]):
 //!   `addr_write` with `addr_qpn` and the entry `addr_data`
 //!   ([`QpAddress`], one port packed in field order).
@@ -61,9 +63,11 @@
 //!   that QP's next response frame (frames leave in descriptor order; a
 //!   READ packet whose range no longer translates is counted in
 //!   `read_errors` instead).
-//! - `stat_select` / `stat_count`: the datapath's counters. `queue_overflows`:
-//!   pushes the response queue dropped (full; 0 for SEND / WRITE traffic:
-//!   ACKs merge and one NAK at a time is outstanding). `read_errors`,
+//! - `stat_select` / `stat_count`: the datapath's counters.
+//!   `queue_full_waits`: the datapath's pushes that found their QP's
+//!   response queue full and waited (see "Waiting for the response
+//!   queue"; 0 for SEND / WRITE traffic: ACKs merge and one NAK at a time
+//!   is outstanding). `read_errors`,
 //!   `payload_last_errors`: the transmitter's.
 //!
 //! # The commit point
@@ -82,6 +86,27 @@
 //! the flush, the queue may present a packet; its head is the shadow's:
 //! a void or a lazy flush never changes what is in front of a NAK or of
 //! the items before it.)
+//!
+//! # Waiting for the response queue
+//!
+//! A push to a QP whose response queue is full is not taken until that
+//! QP's head item has left ([`ResponseQueue`], "Capacity"), so the
+//! datapath waits with the frame's outcome unpresented and takes no
+//! further frame (head-of-line blocking of other QPs' requests for that
+//! time). No deadlock: the queue drains through the transmitter, which
+//! needs only the queue, the address RAM, its own MR table, DMA reads
+//! and `frame.tready`, none of which the waiting datapath holds. The DMA
+//! read arbiter is shared with the atomic unit, but a frame's commands
+//! are offered only after its atomic finished (the original value is
+//! the atomic ACK's), so the waiting datapath has no read outstanding;
+//! its DMA writes drain on their own port. The commit point still holds:
+//! a push is accepted (`queue_fire`) in the cycle the queue applies it,
+//! so a frame whose first command waits is handed to the shadow only
+//! when it is taken; when a later command of a frame waits (the READ
+//! or NAK after its drop-reads), the shadow already holds it
+//! while the queue does not, but the queue is full, so the packets that
+//! leave meanwhile are the ones queued before it, the shadow's too, and
+//! it is appended as soon as one has left, behind the same items.
 //!
 //! # Latency and throughput
 //!
@@ -158,7 +183,7 @@ pub struct ResponderPath {
 
     pub stat_select: Signal<In, Bits<3>>,
     pub stat_count: Signal<Out, Bits<32>>,
-    pub queue_overflows: Signal<Out, Bits<32>>,
+    pub queue_full_waits: Signal<Out, Bits<32>>,
     pub read_errors: Signal<Out, Bits<16>>,
     pub payload_last_errors: Signal<Out, Bits<16>>,
 
@@ -170,6 +195,10 @@ pub struct ResponderPath {
     // ---- queue commands: the datapath's and the host's
     /// The host's command goes first the next time both wait.
     prefer_host: DFF<Bit>,
+    /// A command was offered and not taken: the grant stays with its
+    /// source (the queue reads the QP's record before it takes a push).
+    hold: DFF<Bit>,
+    held_own: DFF<Bit>,
     grant_own: Signal<Local, Bit>,
     own_accepted: Signal<Local, Bit>,
     host_accepted: Signal<Local, Bit>,
@@ -187,7 +216,7 @@ pub struct ResponderPath {
 impl Logic for ResponderPath {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, prefer_host, address_ready);
+        dff_setup!(self, clock, prefer_host, hold, held_own, address_ready);
         clock!(
             self,
             clock,
@@ -251,14 +280,20 @@ impl Logic for ResponderPath {
         // rspq stream and the host's, alternating when both wait.
         self.grant_own.next = self.datapath.rspq.valid.val()
             & (!self.queue_host.valid.val() | !self.prefer_host.q.val());
+        if self.hold.q.val() {
+            self.grant_own.next = self.held_own.q.val();
+        }
         self.own_accepted.next = self.grant_own.val() & self.queue.command.ready.val();
-        self.host_accepted.next =
-            !self.grant_own.val() & self.queue_host.valid.val() & self.queue.command.ready.val();
+        self.host_accepted.next = !self.grant_own.val() & self.queue.command.ready.val();
         self.datapath.rspq.ready.next = self.own_accepted.val();
         self.queue_fire.next = self.own_accepted.val();
         self.queue_host.ready.next = self.host_accepted.val();
-        self.queue.command.valid.next =
-            self.datapath.rspq.valid.val() | self.queue_host.valid.val();
+        self.queue.command.valid.next = self.queue_host.valid.val();
+        if self.grant_own.val() {
+            self.queue.command.valid.next = self.datapath.rspq.valid.val();
+        }
+        self.hold.d.next = self.queue.command.valid.val() & !self.queue.command.ready.val();
+        self.held_own.d.next = self.grant_own.val();
         self.queue.command.op.next = self.queue_host.op.val();
         self.queue.command.qpn.next = self.queue_host.qpn.val();
         self.queue.command.syndrome.next = self.queue_host.syndrome.val();
@@ -303,7 +338,7 @@ impl Logic for ResponderPath {
         self.out_place_va.next = self.datapath.out_place_va.val();
         self.out_place_rkey.next = self.datapath.out_place_rkey.val();
         self.out_place_len.next = self.datapath.out_place_len.val();
-        self.queue_overflows.next = self.queue.overflows.val();
+        self.queue_full_waits.next = self.queue.full_waits.val();
 
         // ---- response packet + the QP's addressing -> transmitter. The
         // queue holds a presented packet until it is taken, so the address
@@ -349,6 +384,7 @@ impl Logic for ResponderPath {
 
         if self.reset.val() {
             self.prefer_host.d.next = false;
+            self.hold.d.next = false;
             self.address_ready.d.next = false;
         }
     }

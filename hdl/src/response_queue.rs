@@ -14,7 +14,9 @@
 //!
 //! - `clock`. No reset: the per-QP records are zero after configuration,
 //!   i.e. every queue empty and not live.
-//! - `command` (in, valid/ready), `op` with its fields:
+//! - `command` (in, valid/ready; an offered command must stay offered,
+//!   unchanged, until taken: the block reads the QP's record before it
+//!   decides whether a push fits), `op` with its fields:
 //!   - [`OP_CONFIGURE`] `qpn`, `mtu_code` (0 = 256 .. 4 = 4096): the QP
 //!     enters RTR: its queue is emptied, it is live, with this path MTU.
 //!   - [`OP_PUSH_ACK`] `psn`, `msn`: an ACK (syndrome 0x1F), merged into
@@ -36,23 +38,36 @@
 //!   `atomic` + `orig`, `read` + `va` (READ VA + offset) + `rkey` +
 //!   `offset` + `len` (payload bytes of this packet). An item is popped
 //!   when its last packet is accepted.
-//! - `overflows` (out): pushes dropped because the QP's queue was full.
+//! - `full_waits` (out): pushes that found their QP's queue full and
+//!   waited (each counted once, however long it waited).
 //!
-//! # Capacity
+//! # Capacity: back-pressure
 //!
-//! The model's queue is unbounded; this one holds `2^D` items per QP, a
-//! push to a full queue is dropped and counted (an ACK merging into the
-//! tail needs no slot). The responder must keep within it: at most
-//! `max_dest_rd_atomic` READ / atomic items are outstanding, plus ACKs
-//! (merged: one at a time between them) and one NAK (a NAK moves the QP
-//! to ERR or, sequence and RNR NAKs, is sent once until the expected PSN
-//! arrives), so `2 * max_dest_rd_atomic + 2` items suffice: 8 covers
-//! `max_dest_rd_atomic <= 3`. A voided READ keeps its slot until it
-//! reaches the head. The model's scenarios run `max_dest_rd_atomic` 16
-//! and their queues reach 28 items under loss (voids included,
-//! `sim/tests/rtl_response_queue.rs`): with 8 items the responder must
-//! stall a push to a full queue until a packet leaves (the replay does),
-//! or the block be built with `D` = 5.
+//! The model's queue is unbounded; this one holds `2^D` items per QP. A
+//! push that needs a slot (anything but an ACK merging into a tail ACK)
+//! while its QP's queue is full is **not taken** (`ready` low) until that
+//! QP's head item has left (its last packet accepted, or a voided READ
+//! dropped at the head): the block answers the attempt by dequeuing first
+//! (the QP is in the ready FIFO, so some packet leaves) and retries after
+//! each dequeue. Nothing is dropped, whatever `max_dest_rd_atomic` is.
+//! Without waits `2 * max_dest_rd_atomic + 2` items suffice (at most
+//! `max_dest_rd_atomic` READ / atomic items, the ACKs merged between them,
+//! one NAK), i.e. 8 items for `max_dest_rd_atomic <= 3`
+//! ([`max_dest_rd_atomic`]); but a voided READ keeps its slot until it
+//! reaches the head, and the model's scenarios at `max_dest_rd_atomic` 16
+//! reach 28 items under loss (`sim/tests/rtl_response_queue.rs`), so no
+//! practical depth makes waits impossible.
+//!
+//! The decision (against building `D` = 5, 32 items per QP): at 1024 QPs
+//! `D` = 3 is 48 RAMB36 + 4 RAMB18 (720 LUTs, 522 FFs) for the whole block,
+//! `D` = 5 is 188 RAMB36 + 4 RAMB18 (734 LUTs, 522 FFs; Yosys
+//! `synth_xilinx`, measured: the item fields are 187 bits x 2^(10+D)), 140
+//! RAMB36 more for a queue that still could not promise never to fill. The
+//! cost of waiting is head-of-line blocking at the responder: while one
+//! QP's push waits, the requests of other QPs wait behind it (the response
+//! transmitter keeps draining every QP's queue meanwhile, so the wait ends
+//! after at most one of the full QP's head items). `ResponseQueue<A, D>`
+//! still takes `D` as a build parameter.
 //!
 //! # Order
 //!
@@ -66,13 +81,16 @@
 //!
 //! # Latency and throughput
 //!
-//! One state machine serializes everything, so nothing needs forwarding
-//! and no hazard exists between a push and the tail or head of the same
-//! QP: a command takes 2 cycles (`OP_DROP_READS` 2 + one per queued item
-//! of the QP); a packet takes 4 cycles from the start of its dequeue to
-//! `packet.valid`, then waits for `ready` (commands wait too: a presented
-//! descriptor never changes), 5 cycles per packet at full rate (50 Mpps at
-//! 250 MHz). When both wait, commands and dequeues alternate.
+//! One state machine serializes everything, so nothing needs forwarding and
+//! no hazard exists between a push and the tail or head of the same QP: a
+//! command takes 2 cycles, latched in the first and taken (`ready`) in the
+//! second once the QP's record says it fits (`OP_DROP_READS` 2 + one per
+//! queued item of the QP; a push that does not fit costs its 2 cycles and
+//! the next dequeue goes first); a packet takes 4 cycles from the start of
+//! its dequeue to `packet.valid`, then waits for `ready` (commands wait
+//! too: a presented descriptor never changes), 5 cycles per packet at full
+//! rate (50 Mpps at 250 MHz). When both wait, commands and dequeues
+//! alternate.
 //!
 //! # Memory
 //!
@@ -97,8 +115,9 @@ pub const DEFAULT_QPN_BITS: usize = 10;
 pub const DEFAULT_DEPTH_BITS: usize = 3;
 
 /// The largest `max_dest_rd_atomic` a queue of `2^depth_bits` items per
-/// QP serves without overflowing ("Capacity": `2 * max_dest_rd_atomic + 2`
-/// items): 3 for the default 8.
+/// QP serves without a push ever waiting, voids aside ("Capacity":
+/// `2 * max_dest_rd_atomic + 2` items): 3 for the default 8. Larger
+/// values are served too, with waits.
 pub const fn max_dest_rd_atomic(depth_bits: usize) -> u8 {
     (((1usize << depth_bits) - 2) / 2) as u8
 }
@@ -186,7 +205,7 @@ pub struct ResponseQueue<const A: usize, const D: usize> {
     pub clock: Signal<In, Clock>,
     pub command: QueueCommand<A>,
     pub packet: ResponsePacket<A>,
-    pub overflows: Signal<Out, Bits<32>>,
+    pub full_waits: Signal<Out, Bits<32>>,
     // Item RAMs.
     item_flags: FieldRam<A, 3>,
     item_syndrome: FieldRam<A, 8>,
@@ -218,7 +237,9 @@ pub struct ResponseQueue<const A: usize, const D: usize> {
     prefer_dequeue: DFF<Bit>,
     fifo_read: DFF<Bits<16>>,
     fifo_write: DFF<Bits<16>>,
-    overflow_count: DFF<Bits<32>>,
+    full_wait_count: DFF<Bits<32>>,
+    /// The offered push already found its queue full (counted once).
+    waiting: DFF<Bit>,
     walk_index: DFF<Bits<8>>,
     // The command being executed.
     c_op: DFF<Bits<3>>,
@@ -251,6 +272,8 @@ pub struct ResponseQueue<const A: usize, const D: usize> {
     cmd_merges: Signal<Local, Bit>,
     cmd_is_push: Signal<Local, Bit>,
     cmd_full: Signal<Local, Bit>,
+    cmd_blocked: Signal<Local, Bit>,
+    cmd_take: Signal<Local, Bit>,
     cmd_slot: Signal<Local, Bits<8>>,
     walk_slot: Signal<Local, Bits<8>>,
     walk_next_slot: Signal<Local, Bits<8>>,
@@ -287,7 +310,7 @@ impl<const A: usize, const D: usize> Default for ResponseQueue<A, D> {
             clock: Default::default(),
             command: Default::default(),
             packet: Default::default(),
-            overflows: Default::default(),
+            full_waits: Default::default(),
             item_flags: FieldRam::uninitialised(d),
             item_syndrome: FieldRam::uninitialised(d),
             item_psn: FieldRam::uninitialised(d),
@@ -314,7 +337,8 @@ impl<const A: usize, const D: usize> Default for ResponseQueue<A, D> {
             prefer_dequeue: Default::default(),
             fifo_read: Default::default(),
             fifo_write: Default::default(),
-            overflow_count: Default::default(),
+            full_wait_count: Default::default(),
+            waiting: Default::default(),
             walk_index: Default::default(),
             c_op: Default::default(),
             c_qpn: Default::default(),
@@ -344,6 +368,8 @@ impl<const A: usize, const D: usize> Default for ResponseQueue<A, D> {
             cmd_merges: Default::default(),
             cmd_is_push: Default::default(),
             cmd_full: Default::default(),
+            cmd_blocked: Default::default(),
+            cmd_take: Default::default(),
             cmd_slot: Default::default(),
             walk_slot: Default::default(),
             walk_next_slot: Default::default(),
@@ -383,7 +409,8 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
             prefer_dequeue,
             fifo_read,
             fifo_write,
-            overflow_count,
+            full_wait_count,
+            waiting,
             walk_index,
             c_op,
             c_qpn,
@@ -436,6 +463,13 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
             | (self.c_op.q.val() == 4);
         self.cmd_merges.next = (self.c_op.q.val() == 1) & self.cmd_tail_is_ack.val();
         self.cmd_full.next = self.cmd_record_count.val() == self.capacity.val();
+        // A push that needs a slot in a full queue is not taken: it stays
+        // offered until the QP's head item has left.
+        self.cmd_blocked.next =
+            self.cmd_is_push.val() & !self.cmd_merges.val() & self.cmd_full.val();
+        self.cmd_take.next = (self.state.q.val() == self.st_command.val())
+            & self.command.valid.val()
+            & !self.cmd_blocked.val();
         self.cmd_slot.next =
             (self.cmd_record_head.val() + self.cmd_record_count.val()) & self.slot_mask.val();
         if self.cmd_merges.val() {
@@ -513,7 +547,7 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
                 self.packet.aeth.next = false;
             }
         }
-        self.overflows.next = self.overflow_count.q.val();
+        self.full_waits.next = self.full_wait_count.q.val();
 
         // In st_out the head item is popped (dropped, or its last packet
         // accepted) or advances one packet (accepted, not the last).
@@ -577,7 +611,8 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
                 self.fifo_read.d.next = self.fifo_read.q.val() + 1;
                 self.state.d.next = self.st_dq_fifo.val();
             } else if self.command.valid.val() {
-                self.command.ready.next = true;
+                // Latched to read the QP's record; taken (`ready`) in
+                // st_command if it fits.
                 self.c_op.d.next = self.command.op.val();
                 self.c_qpn.d.next = self.command.qpn.val();
                 self.c_syndrome.d.next = self.command.syndrome.val();
@@ -654,57 +689,64 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
         if self.state.q.val() == self.st_command.val() {
             self.state.d.next = self.st_idle.val();
             self.prefer_dequeue.d.next = true;
-            self.qp_head.write_qpn.next = self.c_qpn.q.val();
-            self.qp_count.write_qpn.next = self.c_qpn.q.val();
-            self.qp_flags.write_qpn.next = self.c_qpn.q.val();
-            self.qp_sent.write_qpn.next = self.c_qpn.q.val();
-            self.qp_head.write_data.next = self.cmd_record_head.val();
-            self.qp_count.write_data.next = self.cmd_record_count.val();
-            self.qp_flags.write_data.next = self.cmd_record_flags.val();
-            self.qp_sent.write_data.next = self.qp_sent.read_data.val();
-            self.ready_fifo.write_data.next = self.c_qpn.q.val();
-            if self.c_op.q.val() == 0 {
-                // Configure: empty, live, MTU; FIFO membership kept.
-                self.qp_count.write_enable.next = true;
-                self.qp_flags.write_enable.next = true;
-                self.qp_sent.write_enable.next = true;
-                self.qp_count.write_data.next = 0.into();
-                self.qp_sent.write_data.next = 0.into();
-                self.qp_flags.write_data.next = (self.cmd_record_flags.val() & 0x02)
-                    | 0x04
-                    | (bit_cast::<8, 3>(self.c_mtu.q.val()) << 3);
+            // A blocked push: dequeues go first until one frees a slot
+            // (the QP is in the ready FIFO: its queue is full).
+            self.waiting.d.next = self.command.valid.val() & self.cmd_blocked.val();
+            if self.command.valid.val() & self.cmd_blocked.val() & !self.waiting.q.val() {
+                self.full_wait_count.d.next = self.full_wait_count.q.val() + 1;
             }
-            if self.c_op.q.val() == 6 {
-                self.qp_flags.write_enable.next = true;
-                self.qp_flags.write_data.next = self.cmd_record_flags.val() & 0xFB;
-            }
-            if self.cmd_is_push.val() {
-                if self.cmd_merges.val() {
-                    self.item_write_all.next = true;
-                } else if self.cmd_full.val() {
-                    self.overflow_count.d.next = self.overflow_count.q.val() + 1;
-                } else {
-                    self.item_write_all.next = true;
+            if self.cmd_take.val() {
+                self.command.ready.next = true;
+                self.qp_head.write_qpn.next = self.c_qpn.q.val();
+                self.qp_count.write_qpn.next = self.c_qpn.q.val();
+                self.qp_flags.write_qpn.next = self.c_qpn.q.val();
+                self.qp_sent.write_qpn.next = self.c_qpn.q.val();
+                self.qp_head.write_data.next = self.cmd_record_head.val();
+                self.qp_count.write_data.next = self.cmd_record_count.val();
+                self.qp_flags.write_data.next = self.cmd_record_flags.val();
+                self.qp_sent.write_data.next = self.qp_sent.read_data.val();
+                self.ready_fifo.write_data.next = self.c_qpn.q.val();
+                if self.c_op.q.val() == 0 {
+                    // Configure: empty, live, MTU; FIFO membership kept.
                     self.qp_count.write_enable.next = true;
                     self.qp_flags.write_enable.next = true;
-                    self.qp_count.write_data.next = self.cmd_record_count.val() + 1;
-                    self.qp_flags.write_data.next = (self.cmd_record_flags.val() & 0xFC) | 0x02;
-                    if self.c_op.q.val() == 1 {
-                        self.qp_flags.write_data.next = self.cmd_record_flags.val() | 0x03;
-                    }
-                    if !self.cmd_record_flags.val().get_bit(1) {
-                        self.ready_fifo.write_enable.next = true;
-                        self.fifo_write.d.next = self.fifo_write.q.val() + 1;
+                    self.qp_sent.write_enable.next = true;
+                    self.qp_count.write_data.next = 0.into();
+                    self.qp_sent.write_data.next = 0.into();
+                    self.qp_flags.write_data.next = (self.cmd_record_flags.val() & 0x02)
+                        | 0x04
+                        | (bit_cast::<8, 3>(self.c_mtu.q.val()) << 3);
+                }
+                if self.c_op.q.val() == 6 {
+                    self.qp_flags.write_enable.next = true;
+                    self.qp_flags.write_data.next = self.cmd_record_flags.val() & 0xFB;
+                }
+                if self.cmd_is_push.val() {
+                    if self.cmd_merges.val() {
+                        self.item_write_all.next = true;
+                    } else {
+                        self.item_write_all.next = true;
+                        self.qp_count.write_enable.next = true;
+                        self.qp_flags.write_enable.next = true;
+                        self.qp_count.write_data.next = self.cmd_record_count.val() + 1;
+                        self.qp_flags.write_data.next = (self.cmd_record_flags.val() & 0xFC) | 0x02;
+                        if self.c_op.q.val() == 1 {
+                            self.qp_flags.write_data.next = self.cmd_record_flags.val() | 0x03;
+                        }
+                        if !self.cmd_record_flags.val().get_bit(1) {
+                            self.ready_fifo.write_enable.next = true;
+                            self.fifo_write.d.next = self.fifo_write.q.val() + 1;
+                        }
                     }
                 }
-            }
-            if (self.c_op.q.val() == 5) & self.cmd_record_count.val().any() {
-                self.r_head.d.next = self.cmd_record_head.val();
-                self.r_count.d.next = self.cmd_record_count.val();
-                self.walk_index.d.next = 0.into();
-                self.item_read_qpn.next = self.c_qpn.q.val();
-                self.item_read_slot.next = self.cmd_record_head.val();
-                self.state.d.next = self.st_walk.val();
+                if (self.c_op.q.val() == 5) & self.cmd_record_count.val().any() {
+                    self.r_head.d.next = self.cmd_record_head.val();
+                    self.r_count.d.next = self.cmd_record_count.val();
+                    self.walk_index.d.next = 0.into();
+                    self.item_read_qpn.next = self.c_qpn.q.val();
+                    self.item_read_slot.next = self.cmd_record_head.val();
+                    self.state.d.next = self.st_walk.val();
+                }
             }
         }
 

@@ -7,6 +7,11 @@
 //! rings hold 16 work requests per QP, so a count above that posts the
 //! workload while traffic flows: receive WQEs go into the running core
 //! between frames.
+//!
+//! The core serves `max_dest_rd_atomic` 16: its response queue holds 8
+//! items per QP and makes a push to a full QP queue wait, where a lossy
+//! READ run on 8 QPs once overflowed it (see `response_queue`,
+//! "Capacity"). The lossy READ and atomic runs below fill queues.
 
 use proptest::prelude::*;
 use rocenic_fabric::FaultConfig;
@@ -81,6 +86,7 @@ fn lossy_links_and_more_messages_than_the_rings_hold() {
         (1, Workload::Mix, false, 4),
         (2, Workload::Send, true, 2),
         (3, Workload::Read, false, 8),
+        (4, Workload::Atomic, false, 8),
     ] {
         let config = ScenarioConfig {
             workload,
@@ -165,6 +171,8 @@ fn the_core_limits_are_the_shadow_device_limits() {
     );
     let shadow = nic.setup().unwrap();
     assert_eq!(shadow.config().max_qp_wr, 16);
+    // READ / atomic resources per QP, not the response queue's 8 items.
+    assert_eq!(shadow.config().max_qp_rd_atom, 16);
     let pd = shadow.alloc_pd();
     let cq = shadow.create_cq(64);
     let caps = |wr, sge| QpCaps {

@@ -48,6 +48,19 @@ pub enum QueueItem<D> {
     },
 }
 
+impl<D> QueueItem<D> {
+    /// The item may still be sent (`live`: QP in RTR or RTS): a voided
+    /// READ never, and once the QP left RTR/RTS only NAKs. The queue drops
+    /// the others when they reach the head.
+    pub fn may_leave(&self, live: bool) -> bool {
+        match self {
+            QueueItem::Ack { syndrome: s, .. } => live || s & syndrome::TYPE_MASK != 0,
+            QueueItem::AtomicAck { .. } => live,
+            QueueItem::Read { void, .. } => live && !void,
+        }
+    }
+}
+
 /// The READ part of a response packet descriptor: the bytes to send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadSlice {
@@ -200,13 +213,8 @@ impl<D> ResponseQueue<D> {
     /// are cumulative, so the later one says everything the earlier did.
     pub fn push_ack(&mut self, psn: u32, msn: u32) {
         self.record(QueueOp::PushAck { psn, msn });
-        if let Some(QueueItem::Ack {
-            syndrome,
-            psn: p,
-            msn: m,
-        }) = self.items.back_mut()
-        {
-            if *syndrome == syndrome::ACK_UNLIMITED_CREDITS {
+        if self.ack_merges() {
+            if let Some(QueueItem::Ack { psn: p, msn: m, .. }) = self.items.back_mut() {
                 *p = psn;
                 *m = msn;
                 return;
@@ -284,16 +292,16 @@ impl<D> ResponseQueue<D> {
     ) -> Option<R> {
         let packet = loop {
             let item = self.items.front_mut()?;
+            if !item.may_leave(live) {
+                self.items.pop_front();
+                continue;
+            }
             let (packet, done) = match item {
                 QueueItem::Ack {
                     syndrome: s,
                     psn,
                     msn,
                 } => {
-                    if !live && *s & syndrome::TYPE_MASK == 0 {
-                        self.items.pop_front();
-                        continue;
-                    }
                     let p = RespPacket {
                         opcode: op::ACKNOWLEDGE,
                         psn: *psn,
@@ -304,10 +312,6 @@ impl<D> ResponseQueue<D> {
                     (p, true)
                 }
                 QueueItem::AtomicAck { psn, orig, msn } => {
-                    if !live {
-                        self.items.pop_front();
-                        continue;
-                    }
                     let p = RespPacket {
                         opcode: op::ATOMIC_ACKNOWLEDGE,
                         psn: *psn,
@@ -324,13 +328,8 @@ impl<D> ResponseQueue<D> {
                     len,
                     msn,
                     sent,
-                    void,
                     ..
                 } => {
-                    if !live || *void {
-                        self.items.pop_front();
-                        continue;
-                    }
                     let n = read_packets(*len, mtu);
                     let i = *sent;
                     let offset = (u64::from(i) * u64::from(mtu)).min(u64::from(*len)) as u32;
@@ -455,14 +454,17 @@ pub struct Descriptor {
 
 /// The block's contract: one model queue
 /// (`rocenic_model::response_queue::ResponseQueue`) per QP with the QP's
-/// live bit and MTU, a capacity of `2^D` items and the overflow count.
+/// live bit and MTU, and a capacity of `2^D` items. A push that needs a
+/// slot while its QP's queue is full is not taken (back-pressure: it waits
+/// until the head item has left); the block drops items that may not
+/// leave (voided READs) lazily at the head, so its occupancy lies between
+/// [`Self::min_slots`] and the model's [`ResponseQueue::slots`].
 /// Descriptors are checked per QP, in whatever order the QPs take turns.
 pub struct ResponseQueueModel {
     queues: Vec<ResponseQueue<()>>,
     live: Vec<bool>,
     mtu: Vec<u32>,
     capacity: usize,
-    pub overflows: u64,
     pub packets: u64,
 }
 
@@ -474,7 +476,6 @@ impl ResponseQueueModel {
             live: vec![false; n],
             mtu: vec![256; n],
             capacity: 1 << depth_bits,
-            overflows: 0,
             packets: 0,
         }
     }
@@ -483,25 +484,54 @@ impl ResponseQueueModel {
         &self.queues[qpn as usize]
     }
 
-    /// A push to `qpn` now would be dropped as an overflow (an upper
-    /// bound: the block may have dropped voided READs at the head already).
-    pub fn would_overflow(&self, command: &Command) -> bool {
+    /// `command` is a push that takes a slot (not an ACK merging into a
+    /// tail ACK).
+    pub fn needs_slot(&self, command: &Command) -> bool {
         let q = &self.queues[command.qpn() as usize];
         match command {
-            Command::PushAck { .. } if q.ack_merges() => false,
-            Command::PushAck { .. }
-            | Command::PushNak { .. }
-            | Command::PushAtomicAck { .. }
-            | Command::PushRead { .. } => q.slots() >= self.capacity,
+            Command::PushAck { .. } => !q.ack_merges(),
+            Command::PushNak { .. } | Command::PushAtomicAck { .. } | Command::PushRead { .. } => {
+                true
+            }
             _ => false,
         }
     }
 
-    pub fn apply(&mut self, command: &Command) {
-        if self.would_overflow(command) {
-            self.overflows += 1;
-            return;
+    /// The least occupancy the block can have for `qpn`: the model's items
+    /// less those at the head the block may already have dropped without
+    /// a packet (voided READs; any but NAKs once the QP is not live).
+    pub fn min_slots(&self, qpn: u32) -> usize {
+        let live = self.live[qpn as usize];
+        let q = &self.queues[qpn as usize];
+        let dropped = q.items().take_while(|i| !i.may_leave(live)).count();
+        q.slots() - dropped
+    }
+
+    /// A push to `qpn` now may have to wait (its QP's queue may be full).
+    pub fn may_wait(&self, command: &Command) -> bool {
+        self.needs_slot(command) && self.queue(command.qpn()).slots() >= self.capacity
+    }
+
+    /// A push to `qpn` now must wait (its QP's queue is full whatever the
+    /// block dropped at the head).
+    pub fn must_wait(&self, command: &Command) -> bool {
+        self.needs_slot(command) && self.min_slots(command.qpn()) >= self.capacity
+    }
+
+    /// The block took `command`: it must have fitted; applies it.
+    pub fn take(&mut self, command: &Command) -> Result<(), String> {
+        if self.must_wait(command) {
+            return Err(format!(
+                "QP {}: {command:x?} taken while its queue was full",
+                command.qpn()
+            ));
         }
+        self.apply(command);
+        Ok(())
+    }
+
+    /// Applies `command` (the model's queues are unbounded).
+    pub fn apply(&mut self, command: &Command) {
         let i = command.qpn() as usize;
         let q = &mut self.queues[i];
         match *command {

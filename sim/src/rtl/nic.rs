@@ -42,10 +42,7 @@ use super::RtlError;
 use crate::scenario::ScenarioNode;
 use rocenic_fabric::{Endpoint, Time};
 use rocenic_hdl::receive_queue::DEFAULT_SLOT_BITS as RECV_SLOT_BITS;
-use rocenic_hdl::response_queue::{
-    max_dest_rd_atomic, mtu_code as queue_mtu_code, DEFAULT_DEPTH_BITS as RESPONSE_DEPTH_BITS,
-    OP_CONFIGURE,
-};
+use rocenic_hdl::response_queue::{mtu_code as queue_mtu_code, OP_CONFIGURE};
 use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_model::memory::HostMemory;
 use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
@@ -75,6 +72,8 @@ pub struct RtlNicStats {
     pub dma_write_beats: u64,
     pub dma_write_bytes: u64,
     pub cqes: u64,
+    /// Response-queue pushes that found their QP's queue full and waited.
+    pub queue_full_waits: u64,
 }
 
 /// Frames at the core's MAC-side ports with their core cycles, for
@@ -112,7 +111,7 @@ struct Ports<B: Block> {
     cqe_imm_valid: Output<B>,
     cqe_imm: Output<B>,
     rq_post: RecvPostPorts<B>,
-    queue_overflows: Output<B>,
+    queue_full_waits: Output<B>,
 }
 
 impl<B: Block> Ports<B> {
@@ -138,7 +137,7 @@ impl<B: Block> Ports<B> {
             cqe_imm_valid: B::output("cqe_imm_valid")?,
             cqe_imm: B::output("cqe_imm")?,
             rq_post: RecvPostPorts::named()?,
-            queue_overflows: B::output("queue_overflows")?,
+            queue_full_waits: B::output("queue_full_waits")?,
         })
     }
 }
@@ -216,11 +215,12 @@ impl<B: Block> RtlNic<B> {
     /// An RTL NIC with `config`, whose device limits become the core's:
     /// as many work requests per QP as its rings hold, one SGE per WQE,
     /// as many READ / atomic requests outstanding at the responder as its
-    /// response queue is sized for.
+    /// resources hold (16 per QP; the response queue makes a push to a
+    /// full QP queue wait, so its 8 items do not limit this).
     pub fn new(mut config: NicConfig, dma: HostDmaConfig) -> RtlNic<B> {
         config.max_qp_wr = 1 << RECV_SLOT_BITS.min(SEND_SLOT_BITS);
         config.max_sge = 1;
-        config.max_qp_rd_atom = max_dest_rd_atomic(RESPONSE_DEPTH_BITS);
+        config.max_qp_rd_atom = 16;
         RtlNic {
             shadow: Nic::new(config),
             dma,
@@ -574,9 +574,7 @@ impl<B: Block> RtlNic<B> {
             active = true;
         }
         let post_result = p.rq_post.result(&r.sim);
-        if r.sim.get_u64(p.queue_overflows) != 0 {
-            return Err("the response queue dropped a response (a QP's queue was full)".into());
-        }
+        r.stats.queue_full_waits = r.sim.get_u64(p.queue_full_waits);
         let decided = r.sim.get_bit(p.out_valid);
         let queued = r.sim.get_bit(p.queue_fire);
         active |= decided | queued;
