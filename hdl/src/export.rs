@@ -26,6 +26,7 @@ use crate::request_checker::RequestChecker;
 use crate::request_segmenter::RequestSegmenter;
 use crate::requester_datapath::RequesterDatapath;
 use crate::requester_events::RequesterEventsDefault;
+use crate::requester_path::RequesterPathDefault;
 use crate::responder_datapath::ResponderDatapath;
 use crate::responder_path::ResponderPath;
 use crate::response_checker::ResponseChecker;
@@ -136,6 +137,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The requester half's event loop: six sources round robin, own
         // QP context, completer datapath, timers, WQE bodies.
         ExportedBlock::new("requester_events", RequesterEventsDefault::default()),
+        // The requester half of a NIC: event loop, ready set, response
+        // placement, address RAM, transmit datapath.
+        ExportedBlock::new("requester_path", RequesterPathDefault::default()),
     ]
 }
 
