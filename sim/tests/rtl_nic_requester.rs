@@ -8,7 +8,9 @@
 //! memory must hold each written message's bytes, each READ must bring
 //! the responder's bytes back, and the fetch-and-adds must return the
 //! counter's successive values. A dead peer (every frame lost) makes the
-//! oldest WQE of each QP fail with RETRY_EXC_ERR and the rest flush.
+//! oldest WQE of each QP fail with RETRY_EXC_ERR and the rest flush;
+//! receive WQEs posted late at the responder make the SENDs wait out RNR
+//! NAKs.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -73,6 +75,8 @@ struct Case {
     reorder: f64,
     /// The requester's link drops every frame.
     dead_peer: bool,
+    /// The responder's receive WQEs are posted after 200 us.
+    late_recv: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +96,8 @@ struct Message {
     len: u64,
 }
 
-fn run(case: Case) -> (usize, u64, u64) {
+/// Send CQEs, request frames, DMA write bytes and core cycles of a run.
+fn run(case: Case) -> (usize, u64, u64, u64) {
     let Case {
         seed,
         mtu,
@@ -180,23 +185,25 @@ fn run(case: Case) -> (usize, u64, u64) {
         }
     }
     let mut posts = Vec::new();
+    let mut late = Vec::new();
     for (n, m) in messages.iter().enumerate() {
         let (qa, qb) = qpns[m.qp];
         let (va_a, keys_a, va_b, keys_b, _, _) = &bufs[m.qp];
         let remote_addr = va_b + m.offset;
         if matches!(m.kind, Kind::WriteImm | Kind::Send) {
-            b.post_recv(
-                qb,
-                RecvWr {
-                    wr_id: n as u64,
-                    sgl: vec![Sge {
-                        addr: remote_addr,
-                        length: slot as u32,
-                        lkey: keys_b.lkey,
-                    }],
-                },
-            )
-            .unwrap();
+            let wr = RecvWr {
+                wr_id: n as u64,
+                sgl: vec![Sge {
+                    addr: remote_addr,
+                    length: slot as u32,
+                    lkey: keys_b.lkey,
+                }],
+            };
+            if case.late_recv {
+                late.push((qb, wr));
+            } else {
+                b.post_recv(qb, wr).unwrap();
+            }
         }
         let rkey = keys_b.rkey;
         let counter = va_b + region - 8;
@@ -272,6 +279,14 @@ fn run(case: Case) -> (usize, u64, u64) {
     while sent.len() < messages.len() && fabric.now() < limit {
         let until = fabric.now() + 20_000;
         fabric.run_until(until);
+        if fabric.now() >= 200_000 && !late.is_empty() {
+            let Node::Model(b) = fabric.node_mut(b_id) else {
+                unreachable!()
+            };
+            for (qb, wr) in late.drain(..) {
+                b.post_recv(qb, wr).unwrap();
+            }
+        }
         if let Node::Rtl(n) = fabric.node(a_id) {
             if let Some(m) = n.mismatch() {
                 panic!("{case:?}: scoreboard: {m}");
@@ -312,9 +327,24 @@ fn run(case: Case) -> (usize, u64, u64) {
         }
     }
     let stats = rtl.stats();
-    let (frames_out, cycles) = (stats.frames_out, stats.cycles);
+    let counters = rtl.shadow().counters();
+    if case.late_recv {
+        assert!(counters.rnr_waits > 0, "{case:?}: no RNR wait");
+    }
+    if case.loss > 0.0 || case.dead_peer {
+        assert!(
+            counters.retransmitted_frames > 0,
+            "{case:?}: no retransmission"
+        );
+    }
+    let outcome = (
+        sent.len(),
+        stats.frames_out,
+        stats.dma_write_bytes,
+        stats.cycles,
+    );
     if case.dead_peer {
-        return (sent.len(), frames_out, cycles);
+        return outcome;
     }
     assert!(
         sent.iter().all(|c| c.status == WcStatus::Success),
@@ -360,12 +390,14 @@ fn run(case: Case) -> (usize, u64, u64) {
             .unwrap();
         assert_eq!(u64::from_le_bytes(got), counter, "{case:?}: QP {q} counter");
     }
-    (sent.len(), frames_out, cycles)
+    outcome
 }
 
 fn check(case: Case) {
-    let (cqes, frames, cycles) = run(case);
-    println!("{case:?}: {cqes} send CQEs, {frames} request frames, {cycles} core cycles");
+    let (cqes, frames, dma, cycles) = run(case);
+    println!(
+        "{case:?}: {cqes} send CQEs, {frames} request frames, {dma} DMA write bytes, {cycles} core cycles"
+    );
 }
 
 #[test]
@@ -379,6 +411,7 @@ fn lossless_mtu_4096() {
         dup: 0.0,
         reorder: 0.0,
         dead_peer: false,
+        late_recv: false,
     });
 }
 
@@ -393,6 +426,7 @@ fn lossy_mtu_256() {
         dup: 0.02,
         reorder: 0.05,
         dead_peer: false,
+        late_recv: false,
     });
 }
 
@@ -407,5 +441,53 @@ fn dead_peer_exhausts_the_retries() {
         dup: 0.0,
         reorder: 0.0,
         dead_peer: true,
+        late_recv: false,
+    });
+}
+
+#[test]
+fn lossy_mtu_4096_many_qps() {
+    check(Case {
+        seed: 4,
+        mtu: 4096,
+        qps: 6,
+        msgs: 10,
+        loss: 0.03,
+        dup: 0.03,
+        reorder: 0.03,
+        dead_peer: false,
+        late_recv: false,
+    });
+}
+
+#[test]
+fn lossy_mtu_1024_seeds() {
+    for seed in 11..14 {
+        check(Case {
+            seed,
+            mtu: 1024,
+            qps: 2,
+            msgs: 12,
+            loss: 0.05,
+            dup: 0.05,
+            reorder: 0.05,
+            dead_peer: false,
+            late_recv: false,
+        });
+    }
+}
+
+#[test]
+fn late_receive_wqes_make_sends_wait_out_rnr_naks() {
+    check(Case {
+        seed: 5,
+        mtu: 512,
+        qps: 2,
+        msgs: 6,
+        loss: 0.0,
+        dup: 0.0,
+        reorder: 0.0,
+        dead_peer: false,
+        late_recv: true,
     });
 }
