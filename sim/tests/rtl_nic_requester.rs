@@ -14,11 +14,11 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_fabric::{Endpoint, Fabric, FaultConfig, LinkConfig, SwitchConfig, Time};
+use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, SwitchConfig};
 use rocenic_model::nic::Nic;
 use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
 use rocenic_sim::rtl::host_dma::HostDmaConfig;
-use rocenic_sim::rtl::requester_nic::RtlRequesterNic;
+use rocenic_sim::rtl::requester_nic::{RequesterNode, RtlRequesterNic};
 use rocenic_sim::scenario::{connect, nic_config, ScenarioConfig};
 use std::collections::BTreeMap;
 use verilator_sys::RequesterPath;
@@ -26,43 +26,7 @@ use verilator_sys::RequesterPath;
 type Core = RequesterPath;
 
 /// A model responder or the RTL requester on one fabric.
-enum Node {
-    Model(Box<Nic>),
-    Rtl(Box<RtlRequesterNic<Core>>),
-}
-
-impl Endpoint for Node {
-    fn mac(&self) -> [u8; 6] {
-        match self {
-            Node::Model(n) => n.mac(),
-            Node::Rtl(n) => n.mac(),
-        }
-    }
-    fn receive(&mut self, now: Time, frame: Vec<u8>) {
-        match self {
-            Node::Model(n) => n.receive(now, frame),
-            Node::Rtl(n) => n.receive(now, frame),
-        }
-    }
-    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
-        match self {
-            Node::Model(n) => n.transmit(now),
-            Node::Rtl(n) => n.transmit(now),
-        }
-    }
-    fn next_deadline(&self) -> Option<Time> {
-        match self {
-            Node::Model(n) => n.next_deadline(),
-            Node::Rtl(n) => n.next_deadline(),
-        }
-    }
-    fn advance(&mut self, now: Time) {
-        match self {
-            Node::Model(n) => n.advance(now),
-            Node::Rtl(n) => n.advance(now),
-        }
-    }
-}
+type Node = RequesterNode<Core>;
 
 #[derive(Clone, Copy, Debug)]
 struct Case {

@@ -40,6 +40,7 @@ use super::nic::{describe, RtlNicStats, NS_PER_CYCLE};
 use super::qp_config::context_record;
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
+use crate::scenario::ScenarioNode;
 use rocenic_fabric::{Endpoint, Time};
 use rocenic_hdl::completer_datapath::EV_TIMER;
 use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
@@ -48,7 +49,9 @@ use rocenic_model::memory::HostMemory;
 use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
 use rocenic_model::requester::{message_psns, send_window};
-use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, SendOp, SendWr, Sge, WcOpcode, WcStatus};
+use rocenic_model::verbs::{
+    CqId, Cqe, QpState, Qpn, RecvWr, SendOp, SendWr, Sge, WcOpcode, WcStatus,
+};
 use rocenic_wire::{DecodeOptions, RoceFrame};
 use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{Block, Input, Output, Sim};
@@ -265,10 +268,11 @@ struct Running<B: Block> {
     core_cqes: Vec<CoreCqe>,
     /// Each QP's ring slots: the wr_id posted into each.
     slots: BTreeMap<(Qpn, u64), u64>,
-    /// Send WQEs posted while the core runs, oldest first; the front one
-    /// has been taken by the core (and given to the shadow) once
-    /// `post_taken`, until its result.
-    posts: VecDeque<(Qpn, SendWr)>,
+    /// Send WQEs for the core, oldest first, and whether the shadow has
+    /// each already (posted to it before the run); the front one has been
+    /// taken by the core (and given to the shadow) once `post_taken`,
+    /// until its result.
+    posts: VecDeque<(Qpn, SendWr, bool)>,
     post_taken: bool,
     offset: i64,
     quiet: u64,
@@ -354,10 +358,15 @@ impl<B: Block> RtlRequesterNic<B> {
     /// order), and to the shadow when the core takes it.
     pub fn post_send(&mut self, qpn: Qpn, wr: SendWr) {
         match self.run.as_mut() {
-            Some(r) => r.posts.push_back((qpn, wr)),
+            Some(r) => r.posts.push_back((qpn, wr, false)),
             None => self.pending_posts.push((qpn, wr)),
         }
         self.busy = true;
+    }
+
+    /// Completions waiting in `cq`.
+    pub fn cq_len(&self, cq: CqId) -> usize {
+        self.cqs.get(&cq).map_or(0, VecDeque::len)
     }
 
     pub fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
@@ -467,7 +476,11 @@ impl<B: Block> RtlRequesterNic<B> {
             if view.state == QpState::Reset {
                 continue;
             }
-            host_ports::write_context(&mut sim, qpn, &context_record(&view))?;
+            // Nothing is sent before the run: the WQEs the shadow holds
+            // are posted to the core from the send cursor on.
+            let mut record = context_record(&view);
+            record.sq_next_psn = view.sq_send_psn;
+            host_ports::write_context(&mut sim, qpn, &record)?;
             if let Some(attrs) = self.shadow.qp_tx_attrs(qpn) {
                 host_ports::write_address(
                     &mut sim,
@@ -479,6 +492,20 @@ impl<B: Block> RtlRequesterNic<B> {
                 )?;
             }
         }
+        // WQEs posted to the shadow before the run (a scenario's setup
+        // posts through the verbs) go to the core first, in posting order
+        // per QP.
+        let mut posts: VecDeque<(Qpn, SendWr, bool)> = VecDeque::new();
+        for qpn in self.shadow.qpns() {
+            for wr in self.shadow.send_queue(qpn).unwrap_or_default() {
+                posts.push_back((qpn, wr, true));
+            }
+        }
+        posts.extend(
+            std::mem::take(&mut self.pending_posts)
+                .into_iter()
+                .map(|(q, wr)| (q, wr, false)),
+        );
         let host = HostDma::new(self.dma, self.shadow.memory().clone());
         let offset = -(sim.cycle() as i64);
         self.run = Some(Running {
@@ -496,7 +523,7 @@ impl<B: Block> RtlRequesterNic<B> {
             shadow_cqes: BTreeMap::new(),
             core_cqes: Vec::new(),
             slots: BTreeMap::new(),
-            posts: std::mem::take(&mut self.pending_posts).into(),
+            posts,
             post_taken: false,
             offset,
             quiet: 0,
@@ -514,6 +541,8 @@ impl<B: Block> RtlRequesterNic<B> {
                 self.fail(format!("programming the core: {e}"));
                 return;
             }
+            // WQEs the shadow holds go in first.
+            self.busy = true;
         }
         loop {
             let r = self.run.as_mut().expect("started");
@@ -587,7 +616,7 @@ impl<B: Block> RtlRequesterNic<B> {
         r.rx.begin_cycle();
         p.rx.drive(r.sim.dut_mut(), r.rx.current());
         let post = r.posts.front().filter(|_| !r.post_taken).cloned();
-        if let Some((q, wr)) = &post {
+        if let Some((q, wr, _)) = &post {
             let mtu = self.shadow.qp_context(*q).map_or(4096, |v| v.mtu.max(256));
             p.drive_post(&mut r.sim, *q, wr, mtu);
         }
@@ -678,15 +707,17 @@ impl<B: Block> RtlRequesterNic<B> {
 
         // ---- the shadow takes the core's inputs in the core's order
         if post_taken_now {
-            let (qpn, wr) = post.expect("offered");
+            let (qpn, wr, in_shadow) = post.expect("offered");
             r.post_taken = true;
-            self.shadow
-                .post_send(qpn, wr)
-                .map_err(|e| format!("QP {qpn}: the shadow refuses a WQE the core took: {e}"))?;
+            if !in_shadow {
+                self.shadow.post_send(qpn, wr).map_err(|e| {
+                    format!("QP {qpn}: the shadow refuses a WQE the core took: {e}")
+                })?;
+            }
         }
         let r = self.run.as_mut().expect("started");
         if let Some((qpn, accepted, slot)) = post_result {
-            let (q, wr) = r
+            let (q, wr, _) = r
                 .posts
                 .pop_front()
                 .filter(|_| std::mem::take(&mut r.post_taken))
@@ -831,7 +862,7 @@ impl<B: Block> Endpoint for RtlRequesterNic<B> {
     }
 
     fn next_deadline(&self) -> Option<Time> {
-        if self.run.is_none() && !self.pending_posts.is_empty() {
+        if self.run.is_none() {
             return Some(0);
         }
         let r = self.run.as_ref()?;
@@ -840,5 +871,141 @@ impl<B: Block> Endpoint for RtlRequesterNic<B> {
 
     fn advance(&mut self, now: Time) {
         self.run_to(now);
+    }
+}
+
+/// A fabric node that is a model NIC or an RTL requester half, so both
+/// kinds share one fabric (the requester-side sibling of
+/// [`Node`](super::nic::Node)).
+pub enum RequesterNode<B: Block> {
+    Model(Box<Nic>),
+    Rtl(Box<RtlRequesterNic<B>>),
+}
+
+impl<B: Block> RequesterNode<B> {
+    pub fn model(&self) -> Option<&Nic> {
+        match self {
+            RequesterNode::Model(n) => Some(n),
+            RequesterNode::Rtl(_) => None,
+        }
+    }
+
+    pub fn rtl(&self) -> Option<&RtlRequesterNic<B>> {
+        match self {
+            RequesterNode::Rtl(n) => Some(n),
+            RequesterNode::Model(_) => None,
+        }
+    }
+
+    pub fn rtl_mut(&mut self) -> Option<&mut RtlRequesterNic<B>> {
+        match self {
+            RequesterNode::Rtl(n) => Some(n),
+            RequesterNode::Model(_) => None,
+        }
+    }
+}
+
+impl<B: Block> Endpoint for RequesterNode<B> {
+    fn mac(&self) -> [u8; 6] {
+        match self {
+            RequesterNode::Model(n) => n.mac(),
+            RequesterNode::Rtl(n) => n.mac(),
+        }
+    }
+
+    fn receive(&mut self, now: Time, frame: Vec<u8>) {
+        match self {
+            RequesterNode::Model(n) => n.receive(now, frame),
+            RequesterNode::Rtl(n) => n.receive(now, frame),
+        }
+    }
+
+    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
+        match self {
+            RequesterNode::Model(n) => n.transmit(now),
+            RequesterNode::Rtl(n) => n.transmit(now),
+        }
+    }
+
+    fn next_deadline(&self) -> Option<Time> {
+        match self {
+            RequesterNode::Model(n) => n.next_deadline(),
+            RequesterNode::Rtl(n) => n.next_deadline(),
+        }
+    }
+
+    fn advance(&mut self, now: Time) {
+        match self {
+            RequesterNode::Model(n) => n.advance(now),
+            RequesterNode::Rtl(n) => n.advance(now),
+        }
+    }
+}
+
+impl<B: Block> ScenarioNode for RequesterNode<B> {
+    fn verbs(&mut self) -> anyhow::Result<&mut Nic> {
+        match self {
+            RequesterNode::Model(n) => Ok(n),
+            RequesterNode::Rtl(n) => Ok(n.setup()?),
+        }
+    }
+
+    fn model_view(&self) -> &Nic {
+        match self {
+            RequesterNode::Model(n) => n,
+            RequesterNode::Rtl(n) => n.shadow(),
+        }
+    }
+
+    fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> anyhow::Result<()> {
+        match self {
+            RequesterNode::Model(n) => Ok(n.post_send(qpn, wr)?),
+            RequesterNode::Rtl(n) => {
+                n.post_send(qpn, wr);
+                Ok(())
+            }
+        }
+    }
+
+    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> anyhow::Result<()> {
+        match self {
+            RequesterNode::Model(n) => Ok(n.post_recv(qpn, wr)?),
+            RequesterNode::Rtl(_) => {
+                anyhow::bail!("post_recv on the RTL requester half: it has no receive queue")
+            }
+        }
+    }
+
+    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
+        match self {
+            RequesterNode::Model(n) => n.poll_cq(cq, max),
+            RequesterNode::Rtl(n) => n.poll_cq(cq, max),
+        }
+    }
+
+    fn cq_len(&self, cq: CqId) -> usize {
+        match self {
+            RequesterNode::Model(n) => n.cq_len(cq),
+            RequesterNode::Rtl(n) => n.cq_len(cq),
+        }
+    }
+
+    fn host_memory(&self) -> &HostMemory {
+        match self {
+            RequesterNode::Model(n) => n.memory(),
+            RequesterNode::Rtl(n) => n.memory(),
+        }
+    }
+
+    fn mismatch(&self) -> Option<String> {
+        self.rtl().and_then(|n| n.mismatch().map(str::to_owned))
+    }
+
+    fn finish_check(&mut self) -> Result<(), String> {
+        self.rtl_mut().map_or(Ok(()), RtlRequesterNic::finish_check)
+    }
+
+    fn core_cycles(&self) -> Option<u64> {
+        self.rtl().map(|n| n.stats().cycles)
     }
 }
