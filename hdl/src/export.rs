@@ -26,6 +26,7 @@ use crate::request_checker::RequestChecker;
 use crate::request_segmenter::RequestSegmenter;
 use crate::requester_datapath::RequesterDatapath;
 use crate::requester_events::RequesterEventsDefault;
+use crate::requester_path::RequesterPathDefault;
 use crate::responder_datapath::ResponderDatapath;
 use crate::responder_path::ResponderPath;
 use crate::response_checker::ResponseChecker;
@@ -136,7 +137,29 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The requester half's event loop: six sources round robin, own
         // QP context, completer datapath, timers, WQE bodies.
         ExportedBlock::new("requester_events", RequesterEventsDefault::default()),
+        // The requester half of a NIC: event loop, ready set, response
+        // placement, address RAM, transmit datapath.
+        requester_path(),
     ]
+}
+
+/// `requester_path`, built and connected on a thread of its own: its
+/// construction (a 0.7 MB struct and its parts' temporaries) outgrows a
+/// test thread's 2 MiB stack.
+fn requester_path() -> ExportedBlock {
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(|| {
+            let mut block = Box::<RequesterPathDefault>::default();
+            block.connect_all();
+            ExportedBlock {
+                name: "requester_path",
+                verilog: generate_verilog(&*block),
+            }
+        })
+        .expect("a thread")
+        .join()
+        .expect("requester_path's Verilog")
 }
 
 /// A small configuration interface, so the bridge is exercised on rust-hdl's

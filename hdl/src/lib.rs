@@ -76,6 +76,11 @@
 //!   round robin, one at a time through its own QP context into the
 //!   completer datapath, with the WQE bodies ([`wqe_body_ram`]) joined to
 //!   the grants;
+//! - [`requester_path`]: the requester half of a NIC, the event loop,
+//!   the ready set, the response placement path (its headers into the
+//!   event loop, one placement command each) and the transmit datapath
+//!   (grants with the QP's addressing from a [`qp_address_ram`], their
+//!   statuses back as sent events);
 //! - [`responder_datapath`]: the responder's receive path for SEND, RDMA
 //!   WRITE, READ and atomics, frames in (parser, QP context and message
 //!   RAM, request checker, MR translation, receive queue, READ / atomic
@@ -136,6 +141,7 @@ pub mod request_checker;
 pub mod request_segmenter;
 pub mod requester_datapath;
 pub mod requester_events;
+pub mod requester_path;
 pub mod responder_datapath;
 pub mod responder_path;
 pub mod response_checker;

@@ -46,10 +46,16 @@
 //!   order; tags in any order.
 //! - `frame` (AXI-Stream out, 512 bits, full backpressure): the frames.
 //! - Status (a one-cycle pulse per grant, when its last packet is decided):
-//!   `status_valid`, `status_qpn`, `status_error` (the WQE failed its local
-//!   checks: the model's LocProtErr; no frame left from the failing packet
-//!   on), `status_next_psn` / `status_cut` (the send cursor after the grant
-//!   and whether the window stopped it, as the segmenter says).
+//!   what `completer_datapath`'s `EV_SENT` takes. `status_valid`,
+//!   `status_qpn`, `status_error` with `status_status` (the WQE failed its
+//!   local checks: the model's LocProtErr, [`STATUS_LOC_PROT_ERR`], the WC
+//!   status index; no frame left from the failing packet on),
+//!   `status_next_psn` (the send cursor after the grant: the PSN after its
+//!   last frame, the failing packet's PSN on an error),
+//!   `status_ackreq` / `status_ackreq_end` (a frame of the grant carried
+//!   AckReq; the PSN after the last such frame, as the model's
+//!   `requester::after_packet` moves `ackreq_end`), `status_cut` (the
+//!   window stopped the grant, as the segmenter says).
 //! - `payload_last_errors`: the TX builder's counter (0 unless broken).
 //!
 //! The IPv4 identification is a counter of IPv4 frames sent since reset,
@@ -93,8 +99,9 @@ use crate::tx_header::TxHeader;
 use rust_hdl::prelude::*;
 
 pub use crate::payload_fetch::{DMA_TAGS, SLOTS};
-/// `status_error`: the WQE failed a local protection check (LocProtErr).
-pub const STATUS_LOC_PROT_ERR: u64 = 1;
+/// `status_status` of a WQE that failed a local protection check: the
+/// index of `WcStatus::LocProtErr`, as the completer's `sent_status` takes.
+pub const STATUS_LOC_PROT_ERR: u64 = 3;
 /// IPv4 TTL / IPv6 hop limit, as the model sends.
 pub const HOP_LIMIT: u64 = 64;
 
@@ -178,8 +185,11 @@ pub struct RequesterDatapath {
 
     pub status_valid: Signal<Out, Bit>,
     pub status_qpn: Signal<Out, Bits<24>>,
-    pub status_error: Signal<Out, Bits<2>>,
+    pub status_error: Signal<Out, Bit>,
+    pub status_status: Signal<Out, Bits<4>>,
     pub status_next_psn: Signal<Out, Bits<24>>,
+    pub status_ackreq: Signal<Out, Bit>,
+    pub status_ackreq_end: Signal<Out, Bits<24>>,
     pub status_cut: Signal<Out, Bit>,
     pub payload_last_errors: Signal<Out, Bits<16>>,
 
@@ -195,6 +205,12 @@ pub struct RequesterDatapath {
     grant_frames: SyncFifo<GrantFrame, 3, 4>,
     /// A packet of the retiring grant failed: the rest of it is dropped.
     g_failed: DFF<Bit>,
+    /// The retiring grant's cursor at its failing packet.
+    g_fail_psn: DFF<Bits<24>>,
+    /// A frame of the retiring grant carried AckReq; the PSN after the
+    /// last one.
+    g_ackreq: DFF<Bit>,
+    g_ackreq_end: DFF<Bits<24>>,
 
     // Header record to the TX builder.
     h_valid: DFF<Bit>,
@@ -203,8 +219,10 @@ pub struct RequesterDatapath {
 
     s_valid: DFF<Bit>,
     s_qpn: DFF<Bits<24>>,
-    s_error: DFF<Bits<2>>,
+    s_error: DFF<Bit>,
     s_next_psn: DFF<Bits<24>>,
+    s_ackreq: DFF<Bit>,
+    s_ackreq_end: DFF<Bits<24>>,
     s_cut: DFF<Bit>,
 
     grant_take: Signal<Local, Bit>,
@@ -220,13 +238,29 @@ pub struct RequesterDatapath {
     // Retire.
     retire: Signal<Local, Bit>,
     drop_pkt: Signal<Local, Bit>,
+    fails_now: Signal<Local, Bit>,
+    asks_ack: Signal<Local, Bit>,
 }
 
 impl Logic for RequesterDatapath {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, g_failed, h_valid, h_record, ip_id, s_valid, s_qpn, s_error, s_next_psn,
+            self,
+            clock,
+            g_failed,
+            g_fail_psn,
+            g_ackreq,
+            g_ackreq_end,
+            h_valid,
+            h_record,
+            ip_id,
+            s_valid,
+            s_qpn,
+            s_error,
+            s_next_psn,
+            s_ackreq,
+            s_ackreq_end,
             s_cut
         );
         self.segmenter.clock.next = self.clock.val();
@@ -363,19 +397,38 @@ impl Logic for RequesterDatapath {
             self.h_valid.d.next = false;
         }
         self.s_valid.d.next = false;
+        // The first failing packet is where the cursor stops (the model
+        // sends nothing of the WQE from it on).
+        self.fails_now.next = !self.g_failed.q.val() & self.fetch.head_failed.val();
+        self.asks_ack.next = !self.drop_pkt.val() & self.descs.data_out.val().ack_req;
         if self.retire.val() {
             if self.fetch.head_failed.val() {
                 self.g_failed.d.next = true;
             }
+            if self.fails_now.val() {
+                self.g_fail_psn.d.next = self.descs.data_out.val().psn;
+            }
+            if self.asks_ack.val() {
+                self.g_ackreq.d.next = true;
+                self.g_ackreq_end.d.next = self.descs.data_out.val().next_psn;
+            }
             if self.descs.data_out.val().wqe_end {
                 self.g_failed.d.next = false;
+                self.g_ackreq.d.next = false;
                 self.s_valid.d.next = true;
                 self.s_qpn.d.next = self.grant_frames.data_out.val().qpn;
-                self.s_error.d.next = 0.into();
-                if self.g_failed.q.val() | self.fetch.head_failed.val() {
-                    self.s_error.d.next = 1.into();
-                }
+                self.s_error.d.next = self.g_failed.q.val() | self.fetch.head_failed.val();
                 self.s_next_psn.d.next = self.descs.data_out.val().next_psn;
+                if self.g_failed.q.val() {
+                    self.s_next_psn.d.next = self.g_fail_psn.q.val();
+                } else if self.fetch.head_failed.val() {
+                    self.s_next_psn.d.next = self.descs.data_out.val().psn;
+                }
+                self.s_ackreq.d.next = self.g_ackreq.q.val() | self.asks_ack.val();
+                self.s_ackreq_end.d.next = self.g_ackreq_end.q.val();
+                if self.asks_ack.val() {
+                    self.s_ackreq_end.d.next = self.descs.data_out.val().next_psn;
+                }
                 self.s_cut.d.next = self.descs.data_out.val().cut;
             }
             if !self.drop_pkt.val() {
@@ -438,11 +491,18 @@ impl Logic for RequesterDatapath {
         self.status_valid.next = self.s_valid.q.val();
         self.status_qpn.next = self.s_qpn.q.val();
         self.status_error.next = self.s_error.q.val();
+        self.status_status.next = 0.into();
+        if self.s_error.q.val() {
+            self.status_status.next = 3.into(); // STATUS_LOC_PROT_ERR
+        }
         self.status_next_psn.next = self.s_next_psn.q.val();
+        self.status_ackreq.next = self.s_ackreq.q.val();
+        self.status_ackreq_end.next = self.s_ackreq_end.q.val();
         self.status_cut.next = self.s_cut.q.val();
 
         if self.reset.val() {
             self.g_failed.d.next = false;
+            self.g_ackreq.d.next = false;
             self.h_valid.d.next = false;
             self.ip_id.d.next = 0.into();
             self.s_valid.d.next = false;

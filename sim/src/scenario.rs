@@ -7,6 +7,7 @@
 use crate::bound::{goodput_bound_gbps, Transfer};
 use crate::rtl::host_dma::HostDmaConfig;
 use crate::rtl::nic::{Node, RtlNic, NS_PER_CYCLE};
+use crate::rtl::requester_nic::{RequesterNode, RtlRequesterNic};
 use anyhow::{bail, Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -44,6 +45,10 @@ pub enum Backend {
     /// model; NIC A, the requester, is the model until the requester half
     /// of the core exists. ECN/DCQCN is not in the RTL yet.
     RtlResponder,
+    /// NIC A, the requester, is the Verilated requester half of the RTL
+    /// core (`requester_path`), scored frame by frame against its shadow
+    /// model; NIC B, the responder, is the model.
+    RtlRequester,
 }
 
 impl Backend {
@@ -51,6 +56,7 @@ impl Backend {
         match self {
             Backend::Model => "model",
             Backend::RtlResponder => "rtl-responder",
+            Backend::RtlRequester => "rtl-requester",
         }
     }
 }
@@ -73,6 +79,18 @@ pub fn run_backend(
                 nic_config(2, config),
                 HostDmaConfig::default(),
             )));
+            run_on(backend.name(), a, b, pcap, config, |_, _| {})
+        }
+        Backend::RtlRequester => {
+            if config.ecn {
+                bail!("--ecn: the RTL core has no CNP generation or DCQCN yet");
+            }
+            type Core = verilator_sys::RequesterPath;
+            let a = RequesterNode::Rtl(Box::new(RtlRequesterNic::<Core>::new(
+                nic_config(1, config),
+                HostDmaConfig::default(),
+            )));
+            let b = RequesterNode::<Core>::Model(Box::new(Nic::new(nic_config(2, config))));
             run_on(backend.name(), a, b, pcap, config, |_, _| {})
         }
     }

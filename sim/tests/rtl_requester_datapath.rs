@@ -11,7 +11,11 @@
 //! the model's memory image behind a `HostDma` with random latency,
 //! bandwidth, completion size and reordering, and random backpressure on
 //! its frame output. Every RTL frame must be bit-identical to the model's,
-//! in order, and each grant's status must say what the model's WQE did.
+//! in order, and each grant's status must say what the model's WQE did:
+//! its error, the send cursor after the frames it sent (the failing
+//! packet's PSN on an error) and the end of its last AckReq frame, the
+//! fields the completer's `EV_SENT` takes (derived from the model's frames
+//! as `requester::after_packet` moves the cursors).
 //! A batch may end with a WQE that fails its local checks (bad L_Key,
 //! SGE past the MR's end, READ or atomic into an MR without local write):
 //! the RTL reports the model's LocProtErr and sends exactly the frames the
@@ -35,6 +39,7 @@ use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
 use rocenic_sim::rtl::mr_config::load_mr_table;
 use rocenic_sim::rtl::qp_config::{qp_address, set_address};
 use rocenic_sim::rtl::stream::{bytes_to_words, AxisOutPorts, StreamSink};
+use rocenic_wire::{op, psn, RoceFrame};
 use rtl_common::drain::assert_drained;
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -398,9 +403,31 @@ fn drive_grant(sim: &mut Sim<Dut>, g: &Grant) {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Status {
     qpn: u64,
-    error: u64,
+    error: bool,
+    status: u64,
+    next_psn: u32,
+    /// The PSN after the last AckReq frame, if one carried it.
+    ackreq_end: Option<u32>,
     /// The window stopped the grant before its end.
     cut: bool,
+}
+
+/// The send cursor after `frames` (sent from `start`) and the end of the
+/// last one with AckReq, as `requester::after_packet` moves them.
+fn cursor_after(frames: &[Vec<u8>], start: u32, mtu: u32) -> (u32, Option<u32>) {
+    let (mut next, mut ackreq_end) = (start, None);
+    for f in frames {
+        let f = RoceFrame::decode(f).expect("the model's frame decodes");
+        let psns = match (f.bth.opcode, f.ext.reth) {
+            (op::READ_REQUEST, Some(r)) => r.dma_len.div_ceil(mtu).max(1),
+            _ => 1,
+        };
+        next = psn::add(f.bth.psn, psns);
+        if f.bth.ack_req {
+            ackreq_end = Some(next);
+        }
+    }
+    (next, ackreq_end)
 }
 
 struct RtlRun {
@@ -496,7 +523,12 @@ fn run_rtl(
         if sim.get_bit(Dut::STATUS_VALID) {
             statuses.push(Status {
                 qpn: sim.get_u64(Dut::STATUS_QPN),
-                error: sim.get_u64(Dut::STATUS_ERROR),
+                error: sim.get_bit(Dut::STATUS_ERROR),
+                status: sim.get_u64(Dut::STATUS_STATUS),
+                next_psn: sim.get_u64(Dut::STATUS_NEXT_PSN) as u32,
+                ackreq_end: sim
+                    .get_bit(Dut::STATUS_ACKREQ)
+                    .then(|| sim.get_u64(Dut::STATUS_ACKREQ_END) as u32),
                 cut: sim.get_bit(Dut::STATUS_CUT),
             });
         }
@@ -514,9 +546,9 @@ fn run_rtl(
     }
 }
 
-/// Runs one batch through model and RTL; returns the frames compared and
-/// whether the batch ended in a local error.
-fn check_batch(spec: &BatchSpec) -> (usize, bool) {
+/// Runs one batch through model and RTL; returns the frames compared,
+/// whether the batch ended in a local error and the statuses with AckReq.
+fn check_batch(spec: &BatchSpec) -> (usize, bool, usize) {
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed ^ 0xBA7C);
     let ipv6 = rng.gen_bool(0.5);
     let mtu = MTUS[rng.gen_range(0..MTUS.len())];
@@ -548,8 +580,19 @@ fn check_batch(spec: &BatchSpec) -> (usize, bool) {
     assert_eq!(run.statuses.len(), batch.grants.len(), "{ctx}");
     for (i, (s, e)) in run.statuses.iter().zip(&batch.expected).enumerate() {
         assert_eq!(s.qpn, u64::from(batch.grants[i].qpn), "{ctx}: grant {i}");
-        let error = if e.failed { STATUS_LOC_PROT_ERR } else { 0 };
-        assert_eq!(s.error, error, "{ctx}: grant {i} status");
+        let status = if e.failed { STATUS_LOC_PROT_ERR } else { 0 };
+        assert_eq!(status, WcStatus::LocProtErr as u64 * u64::from(e.failed));
+        assert_eq!(
+            (s.error, s.status),
+            (e.failed, status),
+            "{ctx}: grant {i} status"
+        );
+        let (next_psn, ackreq_end) = cursor_after(&e.frames, batch.grants[i].first_psn, mtu);
+        assert_eq!(
+            (s.next_psn, s.ackreq_end),
+            (next_psn, ackreq_end),
+            "{ctx}: grant {i} cursor, AckReq end"
+        );
     }
     // The window only closes for good (nothing is acknowledged): after the
     // first grant it cut, the model sent nothing more.
@@ -572,7 +615,12 @@ fn check_batch(spec: &BatchSpec) -> (usize, bool) {
         if failed { ", ends in LocProtErr" } else { "" },
         first_cut.map_or(String::new(), |c| format!(", window closed at grant {c}"))
     );
-    (want.len(), failed)
+    let ackreqs = run
+        .statuses
+        .iter()
+        .filter(|s| s.ackreq_end.is_some())
+        .count();
+    (want.len(), failed, ackreqs)
 }
 
 fn random_dma(rng: &mut ChaCha8Rng) -> HostDmaConfig {
@@ -589,7 +637,7 @@ fn random_dma(rng: &mut ChaCha8Rng) -> HostDmaConfig {
 
 #[test]
 fn frames_match_the_model_nic_bit_for_bit() {
-    let (mut frames, mut failures) = (0, 0);
+    let (mut frames, mut failures, mut ackreqs) = (0, 0, 0);
     for seed in 0..40u64 {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let spec = BatchSpec {
@@ -602,12 +650,15 @@ fn frames_match_the_model_nic_bit_for_bit() {
             force: None,
             small_window: seed % 5 == 2,
         };
-        let (n, failed) = check_batch(&spec);
+        let (n, failed, a) = check_batch(&spec);
         frames += n;
         failures += usize::from(failed);
+        ackreqs += a;
     }
-    eprintln!("{frames} frames equal; {failures} batches ended in LocProtErr");
-    assert!(frames > 5000 && failures > 5);
+    eprintln!(
+        "{frames} frames equal; {failures} batches ended in LocProtErr; {ackreqs} statuses with AckReq"
+    );
+    assert!(frames > 5000 && failures > 5 && ackreqs > 100);
 }
 
 /// 64-byte SENDs, one grant each, with the default host: grants overlap

@@ -800,7 +800,7 @@ pub(crate) fn on_timer(qp: &mut Qp, env: &mut Env, now: Time) {
     env.end_completer_event(qp, opened);
 }
 
-pub(crate) fn wc_opcode(op: &SendOp) -> WcOpcode {
+pub fn wc_opcode(op: &SendOp) -> WcOpcode {
     match op {
         SendOp::Send | SendOp::SendWithImm { .. } | SendOp::SendWithInv { .. } => WcOpcode::Send,
         SendOp::Write { .. } | SendOp::WriteWithImm { .. } => WcOpcode::RdmaWrite,

@@ -739,6 +739,20 @@ impl Nic {
         Some(self.qps.get(&qpn)?.rq.iter().cloned().collect())
     }
 
+    /// The send WQEs of `qpn` not yet completed, oldest first (what an RTL
+    /// core programmed from this NIC must be posted).
+    pub fn send_queue(&self, qpn: Qpn) -> Option<Vec<SendWr>> {
+        Some(
+            self.qps
+                .get(&qpn)?
+                .sq
+                .wqes
+                .iter()
+                .map(|w| w.wr.clone())
+                .collect(),
+        )
+    }
+
     /// The send and receive CQ of `qpn`.
     pub fn qp_cqs(&self, qpn: Qpn) -> Option<(CqId, CqId)> {
         let qp = self.qps.get(&qpn)?;

@@ -15,6 +15,7 @@ pub mod icrc;
 pub mod mr_config;
 pub mod nic;
 pub mod qp_config;
+pub mod requester_nic;
 pub mod rx;
 pub mod stream;
 pub mod tx;

@@ -198,7 +198,7 @@ pub struct RtlNic<B: Block> {
 }
 
 /// A frame's BTH in a line, for mismatch reports.
-fn describe(frame: &[u8]) -> String {
+pub(crate) fn describe(frame: &[u8]) -> String {
     match rocenic_wire::RoceFrame::decode(frame) {
         Ok(f) => format!(
             "opcode {:#04x} to QP {} PSN {} with {} payload bytes",

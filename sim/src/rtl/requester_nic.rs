@@ -1,0 +1,1011 @@
+//! `RtlRequesterNic`: the Verilated requester half of a NIC core
+//! (`requester_path`) as a fabric [`Endpoint`], scored by a shadow model
+//! NIC (docs/transport-core.md, "The shadow of the requester half"). The
+//! sibling of [`RtlNic`](super::nic::RtlNic), which drives the responder
+//! half; both share the host DMA model, the stream drivers and the
+//! configuration programming.
+//!
+//! The verbs go to the shadow before the run (PDs, CQs, QPs, MRs, host
+//! memory); send WQEs go to the core's `post_*` port as they are posted.
+//! When the fabric first calls, the core is programmed from the shadow
+//! (MR table and MTT, QP context records, per-QP addresses) and then runs
+//! one cycle per 4 ns of fabric time. The shadow is given the core's
+//! inputs when the core takes them:
+//!
+//! - a send WQE when the core takes its post (`Nic::post_send`);
+//! - a response frame when the core's event loop takes its header
+//!   (`rsp_fire`); a frame the core's parser drops (not a response, or one
+//!   the codec refuses) goes to the shadow as it arrives, where it is
+//!   dropped alike;
+//! - a QP's timer when a timer event of the QP is done (`Nic::fire_timers`:
+//!   nothing else of the QP is taken in between);
+//! - at each grant status of QP `q`, `Nic::transmit_from(.., Request, q)`
+//!   until the shadow's send cursor reaches the status's `next_psn` (one
+//!   call more on a local error, which the shadow then finds). Those
+//!   frames are the ones the core must emit next (grants leave in order,
+//!   so one queue for all QPs).
+//!
+//! Every core DMA write must hold the bytes the shadow's memory holds,
+//! every send CQE must be the shadow's next of its QP, and host memories
+//! must be equal at the end; the first difference is kept with its cycle
+//! ([`RtlRequesterNic::mismatch`]). The core runs every cycle while a QP
+//! has unacknowledged PSNs (its timers count time) and skips idle
+//! stretches otherwise.
+
+use super::dma_ports::{DmaReadPorts, DmaWritePorts};
+use super::host_dma::{HostDma, HostDmaConfig};
+use super::host_ports;
+use super::mr_config::load_mr_table;
+use super::nic::{describe, RtlNicStats, NS_PER_CYCLE};
+use super::qp_config::context_record;
+use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
+use super::RtlError;
+use crate::scenario::ScenarioNode;
+use rocenic_fabric::{Endpoint, Time};
+use rocenic_hdl::completer_datapath::EV_TIMER;
+use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
+use rocenic_model::completer::{wc_opcode, WqeKind};
+use rocenic_model::memory::HostMemory;
+use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
+use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
+use rocenic_model::requester::{message_psns, send_window};
+use rocenic_model::verbs::{
+    CqId, Cqe, QpState, Qpn, RecvWr, SendOp, SendWr, Sge, WcOpcode, WcStatus,
+};
+use rocenic_wire::{DecodeOptions, RoceFrame};
+use std::collections::{BTreeMap, VecDeque};
+use verilator_sys::{Block, Input, Output, Sim};
+
+/// Cycles without any port activity after which the core counts as idle.
+const QUIET_CYCLES: u64 = 64;
+/// Frames the MAC side holds before it backpressures the core.
+const MAC_FRAMES: usize = 2;
+/// Cycles [`RtlRequesterNic::finish_check`] gives the core to finish.
+const FINISH_CYCLES: u64 = 2_000_000;
+/// QPNs the core's response path handles (`response_placement`).
+const CORE_QPNS: u32 = 1 << rocenic_hdl::response_placement::QPN_BITS;
+
+/// The ring kind codes of `post_kind` (the send-queue tracker's order).
+const KINDS: [WqeKind; 4] = [
+    WqeKind::Send,
+    WqeKind::Write,
+    WqeKind::Read,
+    WqeKind::Atomic,
+];
+
+/// `(request_segmenter::KIND_*, remote VA, R_Key, imm, compare, swap/add)`.
+fn op_fields(op: &SendOp) -> (u64, u64, u32, u32, u64, u64) {
+    match *op {
+        SendOp::Send => (0, 0, 0, 0, 0, 0),
+        SendOp::SendWithImm { imm } => (1, 0, 0, imm, 0, 0),
+        SendOp::SendWithInv { rkey } => (2, 0, 0, rkey, 0, 0),
+        SendOp::Write { remote_addr, rkey } => (3, remote_addr, rkey, 0, 0, 0),
+        SendOp::WriteWithImm {
+            remote_addr,
+            rkey,
+            imm,
+        } => (4, remote_addr, rkey, imm, 0, 0),
+        SendOp::Read { remote_addr, rkey } => (5, remote_addr, rkey, 0, 0, 0),
+        SendOp::CompareSwap {
+            remote_addr,
+            rkey,
+            compare,
+            swap,
+        } => (6, remote_addr, rkey, 0, compare, swap),
+        SendOp::FetchAdd {
+            remote_addr,
+            rkey,
+            add,
+        } => (7, remote_addr, rkey, 0, 0, add),
+    }
+}
+
+/// The named ports of the core `B` beyond the shared helpers'.
+struct Ports<B: Block> {
+    reset: Input<B>,
+    cfg_ready: Output<B>,
+    cfg_window: Input<B>,
+    cfg_ack_req_interval: Input<B>,
+    rx: AxisInPorts<B>,
+    frame: AxisOutPorts<B>,
+    dma_read: DmaReadPorts<B>,
+    post: [Input<B>; 17],
+    post_valid: Input<B>,
+    post_ready: Output<B>,
+    post_result_valid: Output<B>,
+    post_result_qpn: Output<B>,
+    post_result_accepted: Output<B>,
+    post_result_slot: Output<B>,
+    err_valid: Input<B>,
+    cqe_valid: Output<B>,
+    cqe_ready: Input<B>,
+    cqe_qpn: Output<B>,
+    cqe_slot: Output<B>,
+    cqe_status: Output<B>,
+    cqe_opcode: Output<B>,
+    cqe_byte_len: Output<B>,
+    rsp_fire: Output<B>,
+    done_valid: Output<B>,
+    done_qpn: Output<B>,
+    done_kind: Output<B>,
+    status_valid: Output<B>,
+    status_qpn: Output<B>,
+    status_next_psn: Output<B>,
+    status_error: Output<B>,
+    payload_last_errors: Output<B>,
+}
+
+/// The post port's fields, in [`Ports::post`] order.
+const POST_FIELDS: [&str; 17] = [
+    "post_qpn",
+    "post_kind",
+    "post_opcode",
+    "post_npsn",
+    "post_len",
+    "post_signaled",
+    "post_status",
+    "post_lkey",
+    "post_va",
+    "post_op",
+    "post_remote_va",
+    "post_rkey",
+    "post_imm",
+    "post_compare",
+    "post_swap_add",
+    "post_solicited",
+    "err_qpn",
+];
+
+impl<B: Block> Ports<B> {
+    fn named() -> Result<Self, RtlError> {
+        let mut post = Vec::new();
+        for f in POST_FIELDS {
+            post.push(B::input(f)?);
+        }
+        Ok(Ports {
+            reset: B::input("reset")?,
+            cfg_ready: B::output("cfg_ready")?,
+            cfg_window: B::input("cfg_window")?,
+            cfg_ack_req_interval: B::input("cfg_ack_req_interval")?,
+            rx: AxisInPorts::named("rx")?,
+            frame: AxisOutPorts::named("frame", &[])?,
+            dma_read: DmaReadPorts::named("dma")?,
+            post: post
+                .try_into()
+                .map_err(|_| RtlError::Mismatch("ports".into()))?,
+            post_valid: B::input("post_valid")?,
+            post_ready: B::output("post_ready")?,
+            post_result_valid: B::output("post_result_valid")?,
+            post_result_qpn: B::output("post_result_qpn")?,
+            post_result_accepted: B::output("post_result_accepted")?,
+            post_result_slot: B::output("post_result_slot")?,
+            err_valid: B::input("err_valid")?,
+            cqe_valid: B::output("cqe_valid")?,
+            cqe_ready: B::input("cqe_ready")?,
+            cqe_qpn: B::output("cqe_qpn")?,
+            cqe_slot: B::output("cqe_slot")?,
+            cqe_status: B::output("cqe_status")?,
+            cqe_opcode: B::output("cqe_opcode")?,
+            cqe_byte_len: B::output("cqe_byte_len")?,
+            rsp_fire: B::output("rsp_fire")?,
+            done_valid: B::output("done_valid")?,
+            done_qpn: B::output("done_qpn")?,
+            done_kind: B::output("done_kind")?,
+            status_valid: B::output("status_valid")?,
+            status_qpn: B::output("status_qpn")?,
+            status_next_psn: B::output("status_next_psn")?,
+            status_error: B::output("status_error")?,
+            payload_last_errors: B::output("payload_last_errors")?,
+        })
+    }
+
+    /// Drives the post port with `wr` of `qpn` (`mtu` the QP's path MTU).
+    fn drive_post(&self, sim: &mut Sim<B>, qpn: Qpn, wr: &SendWr, mtu: u32) {
+        let len: u64 = wr.sgl.iter().map(|s| u64::from(s.length)).sum();
+        let kind = WqeKind::of(&wr.op);
+        let sge = wr.sgl.first().copied().unwrap_or(Sge {
+            addr: 0,
+            length: 0,
+            lkey: 0,
+        });
+        let (op, remote_va, rkey, imm, compare, swap_add) = op_fields(&wr.op);
+        let values = [
+            u64::from(qpn),
+            KINDS.iter().position(|&k| k == kind).expect("a kind") as u64,
+            wc_opcode(&wr.op) as u64,
+            u64::from(message_psns(&wr.op, len, mtu)),
+            len,
+            u64::from(wr.signaled),
+            0,
+            u64::from(sge.lkey),
+            sge.addr,
+            op,
+            remote_va,
+            u64::from(rkey),
+            u64::from(imm),
+            compare,
+            swap_add,
+            u64::from(wr.solicited),
+            0,
+        ];
+        for (port, v) in self.post.iter().zip(values) {
+            sim.set_u64(*port, v);
+        }
+    }
+}
+
+/// A core send CQE before its ring slot is mapped to the wr_id.
+#[derive(Clone, Copy, Debug)]
+struct CoreCqe {
+    cycle: u64,
+    qpn: Qpn,
+    slot: u64,
+    status: WcStatus,
+    opcode: WcOpcode,
+    byte_len: u32,
+}
+
+/// The core once programmed, and the scoreboard's queues.
+struct Running<B: Block> {
+    sim: Sim<B>,
+    p: Ports<B>,
+    host: HostDma,
+    dma_write: DmaWritePorts<B>,
+    rx: StreamSource,
+    /// Frames given to the core whose header the core has not taken yet,
+    /// and whether the core's parser passes each on as a header.
+    rx_frames: VecDeque<Vec<u8>>,
+    tx: StreamSink,
+    /// Frames the core emitted, waiting for the MAC.
+    out: VecDeque<Vec<u8>>,
+    /// Core frames not yet predicted, and the shadow's frames not yet
+    /// emitted (one of the two is empty).
+    core_frames: VecDeque<Vec<u8>>,
+    expected: VecDeque<Vec<u8>>,
+    /// Core write beats not yet confirmed by the shadow's memory.
+    writes: Vec<(u64, Vec<u8>)>,
+    shadow_cqes: BTreeMap<Qpn, VecDeque<Cqe>>,
+    core_cqes: Vec<CoreCqe>,
+    /// Each QP's ring slots: the wr_id posted into each.
+    slots: BTreeMap<(Qpn, u64), u64>,
+    /// Send WQEs for the core, oldest first, and whether the shadow has
+    /// each already (posted to it before the run); the front one has been
+    /// taken by the core (and given to the shadow) once `post_taken`,
+    /// until its result.
+    posts: VecDeque<(Qpn, SendWr, bool)>,
+    post_taken: bool,
+    offset: i64,
+    quiet: u64,
+    stats: RtlNicStats,
+}
+
+impl<B: Block> Running<B> {
+    fn fabric_cycle(&self) -> u64 {
+        (self.sim.cycle() as i64 + self.offset) as u64
+    }
+}
+
+/// The requester half of a core on the fabric with its shadow model (see
+/// the module doc). `B` is the Verilated core
+/// (`verilator_sys::RequesterPath`).
+pub struct RtlRequesterNic<B: Block> {
+    shadow: Nic,
+    dma: HostDmaConfig,
+    /// Posts before the run, for the core once programmed.
+    pending_posts: Vec<(Qpn, SendWr)>,
+    cqs: BTreeMap<CqId, VecDeque<Cqe>>,
+    run: Option<Running<B>>,
+    mismatch: Option<String>,
+    busy: bool,
+}
+
+/// The core's parser passes `frame` on as a response header.
+fn is_core_response(frame: &[u8]) -> bool {
+    RoceFrame::decode_with(frame, DecodeOptions::NIC)
+        .is_ok_and(|f| frame_kind(f.bth.opcode) == FrameKind::Response && f.bth.dest_qp < CORE_QPNS)
+}
+
+impl<B: Block> RtlRequesterNic<B> {
+    /// An RTL requester with `config`, whose device limits become the
+    /// core's: as many WQEs per QP as its rings hold, one SGE per WQE.
+    pub fn new(mut config: NicConfig, dma: HostDmaConfig) -> RtlRequesterNic<B> {
+        config.max_qp_wr = 1 << SEND_SLOT_BITS;
+        config.max_sge = 1;
+        RtlRequesterNic {
+            shadow: Nic::new(config),
+            dma,
+            pending_posts: Vec::new(),
+            cqs: BTreeMap::new(),
+            run: None,
+            mismatch: None,
+            busy: false,
+        }
+    }
+
+    pub fn shadow(&self) -> &Nic {
+        &self.shadow
+    }
+
+    pub fn mismatch(&self) -> Option<&str> {
+        self.mismatch.as_deref()
+    }
+
+    pub fn stats(&self) -> RtlNicStats {
+        self.run
+            .as_ref()
+            .map_or_else(RtlNicStats::default, |r| r.stats)
+    }
+
+    /// Host memory as the core's DMA left it.
+    pub fn memory(&self) -> &HostMemory {
+        match &self.run {
+            Some(r) => r.host.memory(),
+            None => self.shadow.memory(),
+        }
+    }
+
+    /// The shadow, to set the NIC up before the run.
+    pub fn setup(&mut self) -> Result<&mut Nic, RtlError> {
+        if self.run.is_some() {
+            return Err(RtlError::Unsupported(
+                "configuration changes while the RTL core runs".into(),
+            ));
+        }
+        Ok(&mut self.shadow)
+    }
+
+    /// Posts a send WQE: it goes to the core's post port (in posting
+    /// order), and to the shadow when the core takes it.
+    pub fn post_send(&mut self, qpn: Qpn, wr: SendWr) {
+        match self.run.as_mut() {
+            Some(r) => r.posts.push_back((qpn, wr, false)),
+            None => self.pending_posts.push((qpn, wr)),
+        }
+        self.busy = true;
+    }
+
+    /// Completions waiting in `cq`.
+    pub fn cq_len(&self, cq: CqId) -> usize {
+        self.cqs.get(&cq).map_or(0, VecDeque::len)
+    }
+
+    pub fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
+        let Some(q) = self.cqs.get_mut(&cq) else {
+            return Vec::new();
+        };
+        let n = max.min(q.len());
+        q.drain(..n).collect()
+    }
+
+    /// Checks what only the end of a run can tell (see `RtlNic`'s).
+    pub fn finish_check(&mut self) -> Result<(), String> {
+        for _ in 0..FINISH_CYCLES {
+            let Some(r) = self.run.as_mut() else { break };
+            r.out.clear();
+            if !self.busy || self.mismatch.is_some() {
+                break;
+            }
+            if let Err(e) = self.cycle() {
+                self.fail(e);
+            }
+        }
+        if let Some(m) = &self.mismatch {
+            return Err(m.clone());
+        }
+        let Some(r) = &self.run else {
+            return Ok(());
+        };
+        let cycle = r.sim.cycle();
+        let fail = |what: String| Err(format!("cycle {cycle}: {what}"));
+        if let Some(first) = r.expected.front() {
+            return fail(format!(
+                "{} predicted frames never emitted, the first {}",
+                r.expected.len(),
+                describe(first)
+            ));
+        }
+        if let Some(first) = r.core_frames.front() {
+            return fail(format!(
+                "a frame the shadow never sent: {}",
+                describe(first)
+            ));
+        }
+        if let Some((addr, bytes)) = r.writes.first() {
+            return fail(format!(
+                "DMA write of {} bytes at {addr:#x} the shadow never made",
+                bytes.len()
+            ));
+        }
+        if let Some(c) = r.core_cqes.first() {
+            return fail(format!("CQE {c:?} the shadow never made"));
+        }
+        if let Some((q, c)) = r.shadow_cqes.iter().find(|(_, c)| !c.is_empty()) {
+            return fail(format!("QP {q}: the shadow's CQE {:?} never came", c[0]));
+        }
+        if r.host.memory() != self.shadow.memory() {
+            return fail("host memory differs from the shadow's".into());
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, what: String) {
+        if self.mismatch.is_none() {
+            let cycle = self.run.as_ref().map_or(0, |r| r.sim.cycle());
+            self.mismatch = Some(format!("cycle {cycle}: {what}"));
+        }
+    }
+
+    fn start(&mut self) -> Result<(), RtlError> {
+        let mut sim = Sim::<B>::new()?;
+        let p = Ports::<B>::named()?;
+        sim.set_bit(p.reset, true);
+        sim.tick();
+        sim.set_bit(p.reset, false);
+        let mut waited = 0;
+        loop {
+            sim.eval();
+            if sim.get_bit(p.cfg_ready) {
+                break;
+            }
+            sim.tick();
+            waited += 1;
+            if waited > 4 * DEFAULT_MAX_MRS as u64 {
+                return Err(RtlError::Stuck {
+                    cycle: sim.cycle(),
+                    what: "cfg_ready after reset".into(),
+                });
+            }
+        }
+        load_mr_table(
+            &mut sim,
+            self.shadow.mr_table(),
+            DEFAULT_MAX_MRS,
+            DEFAULT_MAX_MTT_ENTRIES,
+        )?;
+        let config = self.shadow.config().clone();
+        sim.set_u64(
+            p.cfg_window,
+            send_window(config.max_outstanding_psns).into(),
+        );
+        sim.set_u64(p.cfg_ack_req_interval, config.ack_req_interval.into());
+        sim.set_bit(p.err_valid, false);
+        for qpn in self.shadow.qpns() {
+            let Some(view) = self.shadow.qp_context(qpn) else {
+                continue;
+            };
+            if view.state == QpState::Reset {
+                continue;
+            }
+            // Nothing is sent before the run: the WQEs the shadow holds
+            // are posted to the core from the send cursor on.
+            let mut record = context_record(&view);
+            record.sq_next_psn = view.sq_send_psn;
+            host_ports::write_context(&mut sim, qpn, &record)?;
+            if let Some(attrs) = self.shadow.qp_tx_attrs(qpn) {
+                host_ports::write_address(
+                    &mut sim,
+                    qpn,
+                    &attrs,
+                    config.mac,
+                    config.dscp,
+                    config.ecn,
+                )?;
+            }
+        }
+        // WQEs posted to the shadow before the run (a scenario's setup
+        // posts through the verbs) go to the core first, in posting order
+        // per QP.
+        let mut posts: VecDeque<(Qpn, SendWr, bool)> = VecDeque::new();
+        for qpn in self.shadow.qpns() {
+            for wr in self.shadow.send_queue(qpn).unwrap_or_default() {
+                posts.push_back((qpn, wr, true));
+            }
+        }
+        posts.extend(
+            std::mem::take(&mut self.pending_posts)
+                .into_iter()
+                .map(|(q, wr)| (q, wr, false)),
+        );
+        let host = HostDma::new(self.dma, self.shadow.memory().clone());
+        let offset = -(sim.cycle() as i64);
+        self.run = Some(Running {
+            sim,
+            p,
+            host,
+            dma_write: DmaWritePorts::named("dmaw")?,
+            rx: StreamSource::new(1.0, 0),
+            rx_frames: VecDeque::new(),
+            tx: StreamSink::new("frame", 1.0, 0),
+            out: VecDeque::new(),
+            core_frames: VecDeque::new(),
+            expected: VecDeque::new(),
+            writes: Vec::new(),
+            shadow_cqes: BTreeMap::new(),
+            core_cqes: Vec::new(),
+            slots: BTreeMap::new(),
+            posts,
+            post_taken: false,
+            offset,
+            quiet: 0,
+            stats: RtlNicStats::default(),
+        });
+        Ok(())
+    }
+
+    fn run_to(&mut self, now: Time) {
+        if self.mismatch.is_some() {
+            return;
+        }
+        if self.run.is_none() {
+            if let Err(e) = self.start() {
+                self.fail(format!("programming the core: {e}"));
+                return;
+            }
+            // WQEs the shadow holds go in first.
+            self.busy = true;
+        }
+        loop {
+            let r = self.run.as_mut().expect("started");
+            let target = now.div_ceil(NS_PER_CYCLE);
+            if r.fabric_cycle() >= target {
+                break;
+            }
+            if !self.busy {
+                r.offset = target as i64 - r.sim.cycle() as i64;
+                break;
+            }
+            if let Err(e) = self.cycle() {
+                self.fail(e);
+                return;
+            }
+        }
+    }
+
+    /// The shadow has unacknowledged PSNs on a QP in RTS: the core's
+    /// timers are counting.
+    fn timers_running(&self) -> bool {
+        self.shadow.qpns().into_iter().any(|q| {
+            self.shadow
+                .qp_context(q)
+                .is_some_and(|v| v.state == QpState::Rts && v.sq_una_psn != v.sq_next_psn)
+        })
+    }
+
+    /// The shadow sends what the core's grant of `qpn` sent: frames until
+    /// its cursor reaches `next_psn`, then its local error if the core
+    /// found one.
+    fn shadow_sends(
+        &mut self,
+        now: Time,
+        qpn: Qpn,
+        next_psn: u32,
+        error: bool,
+    ) -> Result<(), String> {
+        let mut frames = Vec::new();
+        loop {
+            let view = self.shadow.qp_context(qpn).ok_or("a status of no QP")?;
+            if view.state != QpState::Rts || view.sq_send_psn == next_psn {
+                break;
+            }
+            match self.shadow.transmit_from(now, TxClass::Request, qpn) {
+                Some(f) => frames.push(f),
+                None => {
+                    return Err(format!(
+                        "QP {qpn}: the shadow stops at PSN {} before the core's {next_psn}",
+                        view.sq_send_psn
+                    ))
+                }
+            }
+        }
+        if error {
+            if let Some(f) = self.shadow.transmit_from(now, TxClass::Request, qpn) {
+                return Err(format!(
+                    "QP {qpn}: the core's grant failed a local check, the shadow sends {}",
+                    describe(&f)
+                ));
+            }
+        }
+        self.run.as_mut().expect("started").expected.extend(frames);
+        Ok(())
+    }
+
+    fn cycle(&mut self) -> Result<(), String> {
+        let r = self.run.as_mut().expect("started");
+        let p = &r.p;
+        let now = r.fabric_cycle() * NS_PER_CYCLE;
+        r.rx.begin_cycle();
+        p.rx.drive(r.sim.dut_mut(), r.rx.current());
+        let post = r.posts.front().filter(|_| !r.post_taken).cloned();
+        if let Some((q, wr, _)) = &post {
+            let mtu = self.shadow.qp_context(*q).map_or(4096, |v| v.mtu.max(256));
+            p.drive_post(&mut r.sim, *q, wr, mtu);
+        }
+        r.sim.set_bit(p.post_valid, post.is_some());
+        r.tx.begin_cycle();
+        let mac_ready = r.out.len() < MAC_FRAMES;
+        p.frame.set_ready(r.sim.dut_mut(), mac_ready);
+        p.dma_read.drive(&mut r.sim, &r.host);
+        let write_ready = r.dma_write.drive(&mut r.sim, &r.host, true);
+        r.sim.set_bit(p.cqe_ready, true);
+        r.sim.eval();
+        let mut active = false;
+        let rx_ready = p.rx.ready(r.sim.dut());
+        let read_taken = p
+            .dma_read
+            .observe(&r.sim, &mut r.host)
+            .map_err(|e| e.to_string())?;
+        active |= read_taken;
+        if let Some(w) = r
+            .dma_write
+            .observe(&r.sim, &mut r.host, write_ready)
+            .map_err(|e| e.to_string())?
+        {
+            r.stats.dma_write_beats += 1;
+            r.stats.dma_write_bytes += w.1.len() as u64;
+            r.writes.push(w);
+            active = true;
+        }
+        if r.sim.get_u64(p.payload_last_errors) != 0 {
+            return Err("the TX builder's payload ended off its frame".into());
+        }
+        if r.sim.get_bit(p.cqe_valid) {
+            let qpn = r.sim.get_u64(p.cqe_qpn) as Qpn;
+            let status = WcStatus::from_repr(r.sim.get_u64(p.cqe_status) as usize);
+            let opcode = WcOpcode::from_repr(r.sim.get_u64(p.cqe_opcode) as usize);
+            let (Some(status), Some(opcode)) = (status, opcode) else {
+                return Err(format!("CQE of QP {qpn} with an unknown code"));
+            };
+            r.core_cqes.push(CoreCqe {
+                cycle: r.sim.cycle(),
+                qpn,
+                slot: r.sim.get_u64(p.cqe_slot),
+                status,
+                opcode,
+                byte_len: r.sim.get_u64(p.cqe_byte_len) as u32,
+            });
+            r.stats.cqes += 1;
+            active = true;
+        }
+        let post_taken_now = post.is_some() && r.sim.get_bit(p.post_ready);
+        let post_result = r.sim.get_bit(p.post_result_valid).then(|| {
+            (
+                r.sim.get_u64(p.post_result_qpn) as Qpn,
+                r.sim.get_bit(p.post_result_accepted),
+                r.sim.get_u64(p.post_result_slot),
+            )
+        });
+        let rsp_fire = r.sim.get_bit(p.rsp_fire);
+        let timer_done = r.sim.get_bit(p.done_valid) && r.sim.get_u64(p.done_kind) == EV_TIMER;
+        let done_qpn = r.sim.get_u64(p.done_qpn) as Qpn;
+        let status = r.sim.get_bit(p.status_valid).then(|| {
+            (
+                r.sim.get_u64(p.status_qpn) as Qpn,
+                r.sim.get_u64(p.status_next_psn) as u32,
+                r.sim.get_bit(p.status_error),
+            )
+        });
+        active |= post_taken_now || post_result.is_some() || rsp_fire || status.is_some();
+        active |= r.sim.get_bit(p.done_valid);
+        if mac_ready {
+            let beat = p.frame.beat(r.sim.dut());
+            let valid = p.frame.valid(r.sim.dut());
+            active |=
+                r.tx.observe(r.sim.cycle(), valid, &beat, &[])
+                    .map_err(|e| e.to_string())?;
+        }
+        r.sim.tick();
+        r.host.clock(read_taken);
+        if r.rx.end_cycle(r.sim.cycle(), rx_ready).is_some() {
+            active = true;
+        }
+        for f in r.tx.take_frames() {
+            r.stats.frames_out += 1;
+            r.core_frames.push_back(f.bytes.clone());
+            r.out.push_back(f.bytes);
+        }
+        r.stats.cycles += 1;
+
+        // ---- the shadow takes the core's inputs in the core's order
+        if post_taken_now {
+            let (qpn, wr, in_shadow) = post.expect("offered");
+            r.post_taken = true;
+            if !in_shadow {
+                self.shadow.post_send(qpn, wr).map_err(|e| {
+                    format!("QP {qpn}: the shadow refuses a WQE the core took: {e}")
+                })?;
+            }
+        }
+        let r = self.run.as_mut().expect("started");
+        if let Some((qpn, accepted, slot)) = post_result {
+            let (q, wr, _) = r
+                .posts
+                .pop_front()
+                .filter(|_| std::mem::take(&mut r.post_taken))
+                .ok_or("a post result with no post behind it")?;
+            if q != qpn || !accepted {
+                return Err(format!(
+                    "QP {q}: the core refused (or misplaced) WQE {} the shadow took",
+                    wr.wr_id
+                ));
+            }
+            r.slots.insert((qpn, slot), wr.wr_id);
+        }
+        if rsp_fire {
+            let frame = r
+                .rx_frames
+                .pop_front()
+                .ok_or("a response header with no frame behind it")?;
+            self.shadow.receive(now, frame);
+        }
+        if timer_done {
+            self.shadow.fire_timers(now, done_qpn);
+        }
+        if let Some((qpn, next_psn, error)) = status {
+            self.shadow_sends(now, qpn, next_psn, error)?;
+        }
+        self.collect_shadow_cqes();
+        self.confirm()?;
+        let timers = self.timers_running();
+        let r = self.run.as_mut().expect("started");
+        r.quiet = if active { 0 } else { r.quiet + 1 };
+        self.busy = !r.rx.is_idle()
+            || !r.rx_frames.is_empty()
+            || !r.posts.is_empty()
+            || r.host.reads_in_flight() > 0
+            || r.host.offered().is_some()
+            || !r.dma_write.idle()
+            || r.tx.mid_frame()
+            || timers
+            || r.quiet < QUIET_CYCLES;
+        Ok(())
+    }
+
+    fn collect_shadow_cqes(&mut self) {
+        let r = self.run.as_mut().expect("started");
+        for cq in self.shadow.cq_ids() {
+            for c in self.shadow.poll_cq(cq, usize::MAX) {
+                r.shadow_cqes.entry(c.qpn).or_default().push_back(c);
+            }
+        }
+    }
+
+    /// Matches frames, writes and CQEs the shadow has caught up with.
+    fn confirm(&mut self) -> Result<(), String> {
+        let r = self.run.as_mut().expect("started");
+        while !r.core_frames.is_empty() && !r.expected.is_empty() {
+            let (got, want) = (r.core_frames.pop_front(), r.expected.pop_front());
+            if got != want {
+                let (got, want) = (got.unwrap_or_default(), want.unwrap_or_default());
+                let at = got.iter().zip(&want).position(|(a, b)| a != b);
+                return Err(format!(
+                    "a request frame of the core ({}) differs from the shadow's ({}), first at byte {at:?}",
+                    describe(&got),
+                    describe(&want)
+                ));
+            }
+        }
+        let memory = self.shadow.memory();
+        r.writes.retain(|(addr, bytes)| {
+            let mut held = vec![0u8; bytes.len()];
+            memory.read_phys(*addr, &mut held);
+            held != *bytes
+        });
+        // A CQE's slot is mapped once its post's result is in (a WQE
+        // posted in ERR completes before its result).
+        if r.post_taken {
+            return Ok(());
+        }
+        let mut kept = Vec::new();
+        for c in std::mem::take(&mut r.core_cqes) {
+            let Some(&wr_id) = r.slots.get(&(c.qpn, c.slot)) else {
+                return Err(format!("CQE {c:?} of a slot never posted"));
+            };
+            let cqe = Cqe {
+                wr_id,
+                status: c.status,
+                opcode: c.opcode,
+                qpn: c.qpn,
+                byte_len: c.byte_len,
+                imm: None,
+                invalidated_rkey: None,
+            };
+            match r.shadow_cqes.get_mut(&c.qpn).and_then(|q| q.pop_front()) {
+                Some(want) if want == cqe => {
+                    if let Some((send_cq, _)) = self.shadow.qp_cqs(c.qpn) {
+                        self.cqs.entry(send_cq).or_default().push_back(cqe);
+                    }
+                }
+                Some(want) => {
+                    return Err(format!(
+                        "cycle {}: CQE {cqe:?}, the shadow's is {want:?}",
+                        c.cycle
+                    ))
+                }
+                None => kept.push(c),
+            }
+        }
+        r.core_cqes = kept;
+        Ok(())
+    }
+}
+
+impl<B: Block> Endpoint for RtlRequesterNic<B> {
+    fn mac(&self) -> [u8; 6] {
+        self.shadow.config().mac
+    }
+
+    fn receive(&mut self, now: Time, frame: Vec<u8>) {
+        self.run_to(now);
+        let Some(r) = self.run.as_mut() else {
+            return;
+        };
+        r.stats.frames_in += 1;
+        if !is_core_response(&frame) {
+            // The core's parser drops it; the shadow drops it too.
+            self.shadow.receive(now, frame);
+            return;
+        }
+        if r.rx.push_frame(&frame) {
+            r.rx_frames.push_back(frame);
+            self.busy = true;
+        }
+    }
+
+    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
+        self.run_to(now);
+        let r = self.run.as_mut()?;
+        let f = r.out.pop_front();
+        if f.is_some() {
+            self.busy = true;
+        }
+        f
+    }
+
+    fn next_deadline(&self) -> Option<Time> {
+        if self.run.is_none() {
+            return Some(0);
+        }
+        let r = self.run.as_ref()?;
+        (self.busy && self.mismatch.is_none()).then(|| (r.fabric_cycle() + 1) * NS_PER_CYCLE)
+    }
+
+    fn advance(&mut self, now: Time) {
+        self.run_to(now);
+    }
+}
+
+/// A fabric node that is a model NIC or an RTL requester half, so both
+/// kinds share one fabric (the requester-side sibling of
+/// [`Node`](super::nic::Node)).
+pub enum RequesterNode<B: Block> {
+    Model(Box<Nic>),
+    Rtl(Box<RtlRequesterNic<B>>),
+}
+
+impl<B: Block> RequesterNode<B> {
+    pub fn model(&self) -> Option<&Nic> {
+        match self {
+            RequesterNode::Model(n) => Some(n),
+            RequesterNode::Rtl(_) => None,
+        }
+    }
+
+    pub fn rtl(&self) -> Option<&RtlRequesterNic<B>> {
+        match self {
+            RequesterNode::Rtl(n) => Some(n),
+            RequesterNode::Model(_) => None,
+        }
+    }
+
+    pub fn rtl_mut(&mut self) -> Option<&mut RtlRequesterNic<B>> {
+        match self {
+            RequesterNode::Rtl(n) => Some(n),
+            RequesterNode::Model(_) => None,
+        }
+    }
+}
+
+impl<B: Block> Endpoint for RequesterNode<B> {
+    fn mac(&self) -> [u8; 6] {
+        match self {
+            RequesterNode::Model(n) => n.mac(),
+            RequesterNode::Rtl(n) => n.mac(),
+        }
+    }
+
+    fn receive(&mut self, now: Time, frame: Vec<u8>) {
+        match self {
+            RequesterNode::Model(n) => n.receive(now, frame),
+            RequesterNode::Rtl(n) => n.receive(now, frame),
+        }
+    }
+
+    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
+        match self {
+            RequesterNode::Model(n) => n.transmit(now),
+            RequesterNode::Rtl(n) => n.transmit(now),
+        }
+    }
+
+    fn next_deadline(&self) -> Option<Time> {
+        match self {
+            RequesterNode::Model(n) => n.next_deadline(),
+            RequesterNode::Rtl(n) => n.next_deadline(),
+        }
+    }
+
+    fn advance(&mut self, now: Time) {
+        match self {
+            RequesterNode::Model(n) => n.advance(now),
+            RequesterNode::Rtl(n) => n.advance(now),
+        }
+    }
+}
+
+impl<B: Block> ScenarioNode for RequesterNode<B> {
+    fn verbs(&mut self) -> anyhow::Result<&mut Nic> {
+        match self {
+            RequesterNode::Model(n) => Ok(n),
+            RequesterNode::Rtl(n) => Ok(n.setup()?),
+        }
+    }
+
+    fn model_view(&self) -> &Nic {
+        match self {
+            RequesterNode::Model(n) => n,
+            RequesterNode::Rtl(n) => n.shadow(),
+        }
+    }
+
+    fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> anyhow::Result<()> {
+        match self {
+            RequesterNode::Model(n) => Ok(n.post_send(qpn, wr)?),
+            RequesterNode::Rtl(n) => {
+                n.post_send(qpn, wr);
+                Ok(())
+            }
+        }
+    }
+
+    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> anyhow::Result<()> {
+        match self {
+            RequesterNode::Model(n) => Ok(n.post_recv(qpn, wr)?),
+            RequesterNode::Rtl(_) => {
+                anyhow::bail!("post_recv on the RTL requester half: it has no receive queue")
+            }
+        }
+    }
+
+    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
+        match self {
+            RequesterNode::Model(n) => n.poll_cq(cq, max),
+            RequesterNode::Rtl(n) => n.poll_cq(cq, max),
+        }
+    }
+
+    fn cq_len(&self, cq: CqId) -> usize {
+        match self {
+            RequesterNode::Model(n) => n.cq_len(cq),
+            RequesterNode::Rtl(n) => n.cq_len(cq),
+        }
+    }
+
+    fn host_memory(&self) -> &HostMemory {
+        match self {
+            RequesterNode::Model(n) => n.memory(),
+            RequesterNode::Rtl(n) => n.memory(),
+        }
+    }
+
+    fn mismatch(&self) -> Option<String> {
+        self.rtl().and_then(|n| n.mismatch().map(str::to_owned))
+    }
+
+    fn finish_check(&mut self) -> Result<(), String> {
+        self.rtl_mut().map_or(Ok(()), RtlRequesterNic::finish_check)
+    }
+
+    fn core_cycles(&self) -> Option<u64> {
+        self.rtl().map(|n| n.stats().cycles)
+    }
+}

@@ -1,0 +1,457 @@
+//! The RTL requester half on the fabric: an `RtlRequesterNic` whose core is
+//! `requester_path` sends WRITE, WRITE with immediate, SEND, READ,
+//! FETCH_ADD and CMP_SWAP messages on several QPs to a model responder
+//! NIC, over lossless and lossy (loss, duplication, reordering) links.
+//! The core's shadow model predicts every request frame, DMA write and
+//! send CQE (`rocenic_sim::rtl::requester_nic`); independently of it,
+//! every message must complete exactly once and in order, the responder's
+//! memory must hold each written message's bytes, each READ must bring
+//! the responder's bytes back, and the fetch-and-adds must return the
+//! counter's successive values. A dead peer (every frame lost) makes the
+//! oldest WQE of each QP fail with RETRY_EXC_ERR and the rest flush;
+//! receive WQEs posted late at the responder make the SENDs wait out RNR
+//! NAKs.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, SwitchConfig};
+use rocenic_model::nic::Nic;
+use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
+use rocenic_sim::rtl::host_dma::HostDmaConfig;
+use rocenic_sim::rtl::requester_nic::{RequesterNode, RtlRequesterNic};
+use rocenic_sim::scenario::{connect, nic_config, ScenarioConfig};
+use std::collections::BTreeMap;
+use verilator_sys::RequesterPath;
+
+type Core = RequesterPath;
+
+/// A model responder or the RTL requester on one fabric.
+type Node = RequesterNode<Core>;
+
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    seed: u64,
+    mtu: u32,
+    qps: usize,
+    msgs: usize,
+    loss: f64,
+    dup: f64,
+    reorder: f64,
+    /// The requester's link drops every frame.
+    dead_peer: bool,
+    /// The responder's receive WQEs are posted after 200 us.
+    late_recv: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Write,
+    WriteImm,
+    Send,
+    Read,
+    FetchAdd,
+    CompareSwap,
+}
+
+struct Message {
+    qp: usize,
+    kind: Kind,
+    offset: u64,
+    len: u64,
+}
+
+/// Send CQEs, request frames, DMA write bytes and core cycles of a run.
+fn run(case: Case) -> (usize, u64, u64, u64) {
+    let Case {
+        seed,
+        mtu,
+        qps,
+        msgs,
+        ..
+    } = case;
+    let config = ScenarioConfig {
+        mtu,
+        seed,
+        timeout: if case.dead_peer { 1 } else { 8 },
+        ..ScenarioConfig::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut rtl = RtlRequesterNic::<Core>::new(
+        nic_config(1, &config),
+        HostDmaConfig {
+            read_latency: 100,
+            reorder: true,
+            seed,
+            ..HostDmaConfig::default()
+        },
+    );
+    let mut b = Nic::new(nic_config(2, &config));
+    let a = rtl.setup().expect("before the run");
+    let slot = 3 * u64::from(mtu) + 200;
+    let region = slot * msgs as u64 + 8;
+    let caps = QpCaps {
+        max_send_wr: msgs as u32,
+        max_recv_wr: msgs as u32,
+        max_sge: 1,
+    };
+    let (a_pd, b_pd) = (a.alloc_pd(), b.alloc_pd());
+    let (a_cq, b_cq) = (a.create_cq(4096), b.create_cq(4096));
+    let mut qpns = Vec::new();
+    let mut bufs = Vec::new();
+    for _ in 0..qps {
+        let qa = a.create_qp(a_pd, a_cq, a_cq, caps).unwrap();
+        let qb = b.create_qp(b_pd, b_cq, b_cq, caps).unwrap();
+        connect(a, qa, &mut b, qb, &config, &mut rng).unwrap();
+        let va_a = a.memory_mut().alloc(region, 4096);
+        let data: Vec<u8> = (0..region).map(|_| rng.gen()).collect();
+        a.memory_mut().write_va(va_a, &data).unwrap();
+        let keys_a = a.reg_mr(a_pd, va_a, region, Access::LOCAL_WRITE).unwrap();
+        let va_b = b.memory_mut().alloc(region, 4096);
+        let b_init: Vec<u8> = (0..region).map(|_| rng.gen()).collect();
+        b.memory_mut().write_va(va_b, &b_init).unwrap();
+        let keys_b = b
+            .reg_mr(
+                b_pd,
+                va_b,
+                region,
+                Access::LOCAL_WRITE
+                    | Access::REMOTE_WRITE
+                    | Access::REMOTE_READ
+                    | Access::REMOTE_ATOMIC,
+            )
+            .unwrap();
+        qpns.push((qa, qb));
+        bufs.push((va_a, keys_a, va_b, keys_b, data, b_init));
+    }
+    let mut messages = Vec::new();
+    for i in 0..msgs {
+        for q in 0..qps {
+            let len = match rng.gen_range(0..4) {
+                0 => rng.gen_range(0..=64),
+                1 => u64::from(mtu) * rng.gen_range(1..=3),
+                _ => rng.gen_range(1..=slot),
+            };
+            let kind = [
+                Kind::Write,
+                Kind::WriteImm,
+                Kind::Send,
+                Kind::Read,
+                Kind::FetchAdd,
+                Kind::CompareSwap,
+            ][rng.gen_range(0..6)];
+            let atomic = matches!(kind, Kind::FetchAdd | Kind::CompareSwap);
+            messages.push(Message {
+                qp: q,
+                kind,
+                offset: i as u64 * slot,
+                len: if atomic { 8 } else { len },
+            });
+        }
+    }
+    let mut posts = Vec::new();
+    let mut late = Vec::new();
+    for (n, m) in messages.iter().enumerate() {
+        let (qa, qb) = qpns[m.qp];
+        let (va_a, keys_a, va_b, keys_b, _, _) = &bufs[m.qp];
+        let remote_addr = va_b + m.offset;
+        if matches!(m.kind, Kind::WriteImm | Kind::Send) {
+            let wr = RecvWr {
+                wr_id: n as u64,
+                sgl: vec![Sge {
+                    addr: remote_addr,
+                    length: slot as u32,
+                    lkey: keys_b.lkey,
+                }],
+            };
+            if case.late_recv {
+                late.push((qb, wr));
+            } else {
+                b.post_recv(qb, wr).unwrap();
+            }
+        }
+        let rkey = keys_b.rkey;
+        let counter = va_b + region - 8;
+        let op = match m.kind {
+            Kind::Write => SendOp::Write { remote_addr, rkey },
+            Kind::WriteImm => SendOp::WriteWithImm {
+                remote_addr,
+                rkey,
+                imm: n as u32,
+            },
+            Kind::Send => SendOp::Send,
+            Kind::Read => SendOp::Read { remote_addr, rkey },
+            Kind::FetchAdd => SendOp::FetchAdd {
+                remote_addr: counter,
+                rkey,
+                add: n as u64 + 1,
+            },
+            // Never equal to the counter: a CMP_SWAP that leaves it as is.
+            Kind::CompareSwap => SendOp::CompareSwap {
+                remote_addr: counter,
+                rkey,
+                compare: u64::MAX,
+                swap: 0,
+            },
+        };
+        posts.push((
+            qa,
+            SendWr {
+                wr_id: n as u64,
+                op,
+                sgl: vec![Sge {
+                    addr: va_a + m.offset,
+                    length: m.len as u32,
+                    lkey: keys_a.lkey,
+                }],
+                signaled: true,
+                solicited: false,
+            },
+        ));
+    }
+    for (qa, wr) in posts {
+        rtl.post_send(qa, wr);
+    }
+
+    let faults = FaultConfig {
+        loss: case.loss,
+        duplicate: case.dup,
+        reorder: case.reorder,
+        ..FaultConfig::default()
+    };
+    let mut fabric = Fabric::new(seed, SwitchConfig::default());
+    let rtl_link = LinkConfig {
+        faults: FaultConfig {
+            loss: if case.dead_peer { 1.0 } else { faults.loss },
+            ..faults.clone()
+        },
+        ..LinkConfig::default()
+    };
+    let a_id = fabric.add_node(Node::Rtl(Box::new(rtl)), rtl_link);
+    let b_id = fabric.add_node(
+        Node::Model(Box::new(b)),
+        LinkConfig {
+            faults,
+            ..LinkConfig::default()
+        },
+    );
+    let mut sent: Vec<Cqe> = Vec::new();
+    let limit = 30_000_000;
+    let poll = |fabric: &mut Fabric<Node>| match fabric.node_mut(a_id) {
+        Node::Rtl(n) => n.poll_cq(a_cq, usize::MAX),
+        Node::Model(_) => unreachable!(),
+    };
+    while sent.len() < messages.len() && fabric.now() < limit {
+        let until = fabric.now() + 20_000;
+        fabric.run_until(until);
+        if fabric.now() >= 200_000 && !late.is_empty() {
+            let Node::Model(b) = fabric.node_mut(b_id) else {
+                unreachable!()
+            };
+            for (qb, wr) in late.drain(..) {
+                b.post_recv(qb, wr).unwrap();
+            }
+        }
+        if let Node::Rtl(n) = fabric.node(a_id) {
+            if let Some(m) = n.mismatch() {
+                panic!("{case:?}: scoreboard: {m}");
+            }
+        }
+        sent.extend(poll(&mut fabric));
+    }
+    let settle = fabric.now() + 100_000;
+    fabric.run_until(settle);
+    sent.extend(poll(&mut fabric));
+    let Node::Rtl(rtl) = fabric.node_mut(a_id) else {
+        unreachable!()
+    };
+    if let Err(m) = rtl.finish_check() {
+        panic!("{case:?}: scoreboard at the end: {m}");
+    }
+    sent.extend(rtl.poll_cq(a_cq, usize::MAX));
+    assert_eq!(
+        sent.len(),
+        messages.len(),
+        "{case:?}: every message completes once"
+    );
+    let mut by_qp: BTreeMap<u32, Vec<&Cqe>> = BTreeMap::new();
+    for c in &sent {
+        by_qp.entry(c.qpn).or_default().push(c);
+    }
+    for cqes in by_qp.values() {
+        assert!(
+            cqes.windows(2).all(|w| w[0].wr_id < w[1].wr_id),
+            "{case:?}: in order"
+        );
+        if case.dead_peer {
+            assert_eq!(cqes[0].status, WcStatus::RetryExcErr, "{case:?}");
+            assert!(
+                cqes[1..].iter().all(|c| c.status == WcStatus::WrFlushErr),
+                "{case:?}"
+            );
+        }
+    }
+    let stats = rtl.stats();
+    let counters = rtl.shadow().counters();
+    if case.late_recv {
+        assert!(counters.rnr_waits > 0, "{case:?}: no RNR wait");
+    }
+    if case.loss > 0.0 || case.dead_peer {
+        assert!(
+            counters.retransmitted_frames > 0,
+            "{case:?}: no retransmission"
+        );
+    }
+    let outcome = (
+        sent.len(),
+        stats.frames_out,
+        stats.dma_write_bytes,
+        stats.cycles,
+    );
+    if case.dead_peer {
+        return outcome;
+    }
+    assert!(
+        sent.iter().all(|c| c.status == WcStatus::Success),
+        "{case:?}: {:?}",
+        sent.iter().find(|c| c.status != WcStatus::Success)
+    );
+    let memory = rtl.memory().clone();
+    let Node::Model(responder) = fabric.node(b_id) else {
+        unreachable!()
+    };
+    for (q, (va_a, _, va_b, _, data, b_init)) in bufs.iter().enumerate() {
+        let tail = region as usize - 8;
+        let mut counter = u64::from_le_bytes(b_init[tail..].try_into().unwrap());
+        for (n, m) in messages.iter().enumerate().filter(|(_, m)| m.qp == q) {
+            let range = m.offset as usize..(m.offset + m.len) as usize;
+            let mut got = vec![0u8; m.len as usize];
+            match m.kind {
+                Kind::Read => {
+                    memory.read_va(va_a + m.offset, &mut got).unwrap();
+                    assert!(got == b_init[range], "{case:?}: READ {n} bytes");
+                }
+                Kind::FetchAdd | Kind::CompareSwap => {
+                    memory.read_va(va_a + m.offset, &mut got).unwrap();
+                    let old = u64::from_le_bytes(got[..8].try_into().unwrap());
+                    assert_eq!(old, counter, "{case:?}: atomic {n}");
+                    if m.kind == Kind::FetchAdd {
+                        counter = counter.wrapping_add(n as u64 + 1);
+                    }
+                }
+                _ => {
+                    responder
+                        .memory()
+                        .read_va(va_b + m.offset, &mut got)
+                        .unwrap();
+                    assert!(got == data[range], "{case:?}: message {n} bytes");
+                }
+            }
+        }
+        let mut got = [0u8; 8];
+        responder
+            .memory()
+            .read_va(va_b + region - 8, &mut got)
+            .unwrap();
+        assert_eq!(u64::from_le_bytes(got), counter, "{case:?}: QP {q} counter");
+    }
+    outcome
+}
+
+fn check(case: Case) {
+    let (cqes, frames, dma, cycles) = run(case);
+    println!(
+        "{case:?}: {cqes} send CQEs, {frames} request frames, {dma} DMA write bytes, {cycles} core cycles"
+    );
+}
+
+#[test]
+fn lossless_mtu_4096() {
+    check(Case {
+        seed: 1,
+        mtu: 4096,
+        qps: 3,
+        msgs: 8,
+        loss: 0.0,
+        dup: 0.0,
+        reorder: 0.0,
+        dead_peer: false,
+        late_recv: false,
+    });
+}
+
+#[test]
+fn lossy_mtu_256() {
+    check(Case {
+        seed: 2,
+        mtu: 256,
+        qps: 3,
+        msgs: 8,
+        loss: 0.05,
+        dup: 0.02,
+        reorder: 0.05,
+        dead_peer: false,
+        late_recv: false,
+    });
+}
+
+#[test]
+fn dead_peer_exhausts_the_retries() {
+    check(Case {
+        seed: 3,
+        mtu: 1024,
+        qps: 2,
+        msgs: 3,
+        loss: 0.0,
+        dup: 0.0,
+        reorder: 0.0,
+        dead_peer: true,
+        late_recv: false,
+    });
+}
+
+#[test]
+fn lossy_mtu_4096_many_qps() {
+    check(Case {
+        seed: 4,
+        mtu: 4096,
+        qps: 6,
+        msgs: 10,
+        loss: 0.03,
+        dup: 0.03,
+        reorder: 0.03,
+        dead_peer: false,
+        late_recv: false,
+    });
+}
+
+#[test]
+fn lossy_mtu_1024_seeds() {
+    for seed in 11..14 {
+        check(Case {
+            seed,
+            mtu: 1024,
+            qps: 2,
+            msgs: 12,
+            loss: 0.05,
+            dup: 0.05,
+            reorder: 0.05,
+            dead_peer: false,
+            late_recv: false,
+        });
+    }
+}
+
+#[test]
+fn late_receive_wqes_make_sends_wait_out_rnr_naks() {
+    check(Case {
+        seed: 5,
+        mtu: 512,
+        qps: 2,
+        msgs: 6,
+        loss: 0.0,
+        dup: 0.0,
+        reorder: 0.0,
+        dead_peer: false,
+        late_recv: true,
+    });
+}
