@@ -421,6 +421,10 @@ pub struct ResponderDatapath {
     ra_access: DFF<Bits<4>>,
     /// A duplicate READ re-executed from its resource.
     ra_dup: DFF<Bit>,
+    /// Load a READ's range check this cycle, with this R_Key (the RETH's,
+    /// or a re-executed duplicate's recorded one).
+    load_read_check: Signal<Local, Bit>,
+    read_rkey: Signal<Local, Bits<32>>,
     /// A resources / atomic-unit command of this state was taken.
     ra_issued: DFF<Bit>,
     read_npsn: DFF<Bits<24>>,
@@ -585,6 +589,8 @@ impl Default for ResponderDatapath {
             ra_mode: Default::default(),
             ra_access: Default::default(),
             ra_dup: Default::default(),
+            load_read_check: Default::default(),
+            read_rkey: Default::default(),
             ra_issued: Default::default(),
             read_npsn: Default::default(),
             main_kind: Default::default(),
@@ -967,6 +973,8 @@ impl Logic for ResponderDatapath {
         self.job_fifo.data_in.next = self.job.q.val();
         self.emit.next = false;
         self.emit_room.next = false;
+        self.load_read_check.next = false;
+        self.read_rkey.next = self.reth_rkey.q.val();
 
         if self.state.q.val() == 0 {
             if self.rq_post.valid.val() & self.rq.cmd_ready.val() {
@@ -1114,11 +1122,7 @@ impl Logic for ResponderDatapath {
                 // A READ: its range through the R_Key with remote read
                 // (zero bytes check nothing), then its resource and its
                 // responses queued.
-                self.place_va.d.next = self.reth_va.q.val();
-                self.place_rkey.d.next = self.reth_rkey.q.val();
-                self.place_len.d.next = self.reth_dma_len.q.val();
-                self.ra_mode.d.next = true;
-                self.ra_access.d.next = bits::<4>(0b0100);
+                self.load_read_check.next = true;
                 if self.reth_dma_len.q.val() == 0 {
                     self.state.d.next = bits::<5>(19);
                 } else {
@@ -1357,12 +1361,9 @@ impl Logic for ResponderDatapath {
                     self.drop_psn.d.next = self.resources.res_first_psn.val();
                     self.drop_npsn.d.next = self.resources.res_npsn.val();
                     self.q_rkey.d.next = self.resources.res_rkey.val();
-                    self.place_va.d.next = self.reth_va.q.val();
-                    self.place_rkey.d.next = self.resources.res_rkey.val();
-                    self.place_len.d.next = self.reth_dma_len.q.val();
-                    self.ra_mode.d.next = true;
+                    self.load_read_check.next = true;
+                    self.read_rkey.next = self.resources.res_rkey.val();
                     self.ra_dup.d.next = true;
-                    self.ra_access.d.next = bits::<4>(0b0100);
                     if self.reth_dma_len.q.val() == 0 {
                         self.main_kind.d.next = bits::<2>(1);
                     } else if !self.old_context.q.val().access.get_bit(2) {
@@ -1441,6 +1442,15 @@ impl Logic for ResponderDatapath {
             }
         } else {
             self.state.d.next = bits::<5>(0);
+        }
+        // A READ's range check, new or re-executed: its RETH range through
+        // `read_rkey` with remote read.
+        if self.load_read_check.val() {
+            self.place_va.d.next = self.reth_va.q.val();
+            self.place_rkey.d.next = self.read_rkey.val();
+            self.place_len.d.next = self.reth_dma_len.q.val();
+            self.ra_mode.d.next = true;
+            self.ra_access.d.next = bits::<4>(0b0100);
         }
 
         // ---- placement jobs, one at a time: a write goes to the writer,
