@@ -233,7 +233,7 @@ fn run_case(seed: u64, jobs: usize, (p_job, p_in, p_dma, p_other): (f64, f64, f6
 #[test]
 fn random_jobs_with_back_pressure_write_the_models_segments() {
     let (mut beats, mut requests, mut cycles) = (0, 0, 0);
-    for seed in 0..24u64 {
+    for seed in 0..64u64 {
         let p = match seed % 3 {
             0 => (0.5, 0.6, 0.5, 0.1),
             1 => (0.9, 0.9, 0.3, 0.05),
@@ -246,7 +246,7 @@ fn random_jobs_with_back_pressure_write_the_models_segments() {
         cycles += r.cycles;
     }
     println!(
-        "dma_write_mover: 24 seeds, 960 jobs, {requests} requests, {beats} beats, {cycles} cycles"
+        "dma_write_mover: 64 seeds, 2560 jobs, {requests} requests, {beats} beats, {cycles} cycles"
     );
 }
 
