@@ -152,7 +152,7 @@ pub struct PlacementWork {
     pub has_payload: Bit,
 }
 
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct ResponsePlacement {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -236,79 +236,6 @@ pub struct ResponsePlacement {
     count_local_errors: DFF<Bits<32>>,
     count_dma_beats: DFF<Bits<32>>,
     count_discarded: DFF<Bits<32>>,
-}
-
-impl Default for ResponsePlacement {
-    fn default() -> Self {
-        ResponsePlacement {
-            clock: Default::default(),
-            reset: Default::default(),
-            rx: Default::default(),
-            hdr_valid: Default::default(),
-            hdr_ready: Default::default(),
-            hdr_qpn: Default::default(),
-            hdr_opcode: Default::default(),
-            hdr_psn: Default::default(),
-            hdr_has_aeth: Default::default(),
-            hdr_aeth_syndrome: Default::default(),
-            hdr_payload_len: Default::default(),
-            hdr_atomic_orig: Default::default(),
-            cmd_valid: Default::default(),
-            cmd_ready: Default::default(),
-            place_valid: Default::default(),
-            place_atomic: Default::default(),
-            place_atomic_orig: Default::default(),
-            place_lkey: Default::default(),
-            place_va: Default::default(),
-            place_len: Default::default(),
-            place_pd: Default::default(),
-            res_valid: Default::default(),
-            res_ready: Default::default(),
-            res_status: Default::default(),
-            res_mr_status: Default::default(),
-            cfg: Default::default(),
-            dma: Default::default(),
-            stat_select: Default::default(),
-            stat_count: Default::default(),
-            parser: Default::default(),
-            payload_fifo: Default::default(),
-            header_fifo: Default::default(),
-            work_fifo: Default::default(),
-            mr: Default::default(),
-            writer: Default::default(),
-            record_take: Default::default(),
-            is_response: Default::default(),
-            beyond_table: Default::default(),
-            state: Default::default(),
-            has_payload: Default::default(),
-            atomic: Default::default(),
-            orig: Default::default(),
-            lkey: Default::default(),
-            va: Default::default(),
-            len: Default::default(),
-            pd: Default::default(),
-            fault: Default::default(),
-            mr_status: Default::default(),
-            status: Default::default(),
-            then_discard: Default::default(),
-            seg0_phys: Default::default(),
-            seg0_len: Default::default(),
-            two_segments: Default::default(),
-            seg1_phys: Default::default(),
-            seg1_len: Default::default(),
-            mr_beat_fault: Default::default(),
-            mr_seg0: Default::default(),
-            mr_seg1: Default::default(),
-            count_frames: Default::default(),
-            count_parser_drops: Default::default(),
-            count_not_responses: Default::default(),
-            count_headers: Default::default(),
-            count_placed: Default::default(),
-            count_local_errors: Default::default(),
-            count_dma_beats: Default::default(),
-            count_discarded: Default::default(),
-        }
-    }
 }
 
 impl Logic for ResponsePlacement {
