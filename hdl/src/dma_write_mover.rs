@@ -49,6 +49,9 @@
 //! the previous job's last with no gap. The rotation is one
 //! [`ByteRotator`] and a lane merge of the previous input beat: no
 //! pipeline stage beyond the output buffer.
+//!
+//! Size (Yosys `synth_xilinx -family xcup`): 5,009 LUTs, 2,197
+//! flip-flops (the previous beat, the two-entry output buffer), no RAM.
 
 use crate::byte_lane_select::ByteLaneSelect;
 use crate::byte_rotator::ByteRotator;
