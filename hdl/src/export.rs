@@ -12,6 +12,7 @@ use crate::atomic_unit::AtomicUnit;
 use crate::completer_datapath::CompleterDatapathDefault;
 use crate::dma_read_arbiter::DmaReadArbiter;
 use crate::dma_write_arbiter::DmaWriteArbiter;
+use crate::dma_write_mover::DmaWriteMover;
 use crate::frame_arbiter::FrameArbiter;
 use crate::icrc_checker::IcrcChecker;
 use crate::icrc_generator::IcrcGenerator;
@@ -124,6 +125,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // Two posted DMA write clients onto one host write port, whole
         // bursts, round robin.
         ExportedBlock::new("dma_write_arbiter", DmaWriteArbiter::default()),
+        // A payload stream onto its page segments as DMA write requests
+        // (both receive paths' writer).
+        ExportedBlock::new("dma_write_mover", DmaWriteMover::default()),
         // Response descriptors to response frames: R_Key check, DMA
         // reassembly of READ data, TX builder; 8-packet buffer in block RAM.
         ExportedBlock::new("response_transmitter", ResponseTransmitter::default()),

@@ -60,6 +60,9 @@
 //! - [`payload_fetch`]: a transmit path's payload fetch, shared by both
 //!   transmit paths: key check and page split, tagged DMA reads
 //!   reassembled out of order in 8 packet slots, payload realigned;
+//! - [`dma_write_mover`]: a receive path's DMA write side, shared by both
+//!   receive paths: a payload stream rotated onto host address lanes and
+//!   written to its one or two page segments as framed DMA write requests;
 //! - [`completer_datapath`]: the completer path, one completer event
 //!   (response, timer expiry, send WQE posted, transmit grant and its
 //!   status) of one QP with its context fields through the response
@@ -118,6 +121,7 @@ pub mod crc32_math;
 pub mod dma_port;
 pub mod dma_read_arbiter;
 pub mod dma_write_arbiter;
+pub mod dma_write_mover;
 pub mod export;
 pub mod frame_arbiter;
 pub mod gf2_matrix;

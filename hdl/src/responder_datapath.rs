@@ -181,8 +181,8 @@
 //! one per newer entry walked).
 //!
 //! Data: the payload goes cut-through from the parser into a 256-beat
-//! FIFO (block RAM) and from there, one beat per cycle, through a byte
-//! rotator to the DMA port: `ceil((addr mod 64 + len) / 64)` beats per
+//! FIFO (block RAM) and from there, one beat per cycle, through the
+//! [`DmaWriteMover`] (byte rotation, page segments) to the DMA port: `ceil((addr mod 64 + len) / 64)` beats per
 //! packet, the next packet's first beat right after the previous one's
 //! last. Decisions run ahead of the data by up to 16 packets (the job
 //! FIFO). An MTU-4096 WRITE packet is 65 input beats with its headers
@@ -204,9 +204,8 @@
 //! entries x 177 bits) about 80.
 
 use crate::atomic_unit::AtomicUnit;
-use crate::byte_lane_select::ByteLaneSelect;
-use crate::byte_rotator::ByteRotator;
 use crate::dma_port::{DmaReadPort, DmaWritePort};
+use crate::dma_write_mover::DmaWriteMover;
 use crate::header_record::HeaderRecord;
 use crate::mr_translate::{MrConfigPortDefault, MrTranslateDefault};
 use crate::qp_context::{ContextConfig, QpContext, DEFAULT_QPN_BITS};
@@ -282,18 +281,6 @@ pub struct PlacementJob {
     pub seg1_len: Bits<13>,
 }
 
-/// One beat of the DMA write port.
-#[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
-pub struct DmaBeat {
-    pub addr: Bits<64>,
-    pub data: Bits<512>,
-    pub keep: Bits<64>,
-    pub first: Bit,
-    pub last: Bit,
-    pub req_addr: Bits<64>,
-    pub req_len: Bits<13>,
-}
-
 /// One frame's outcome.
 #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
 pub struct ResponderOutcome {
@@ -342,7 +329,7 @@ impl Logic for RecordFields {
     }
 }
 
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct ResponderDatapath {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -397,9 +384,7 @@ pub struct ResponderDatapath {
     atomic: AtomicUnit,
     payload_fifo: SyncFifo<PayloadWord, PAYLOAD_FIFO_BITS, 9>,
     job_fifo: SyncFifo<PlacementJob, JOB_FIFO_BITS, 5>,
-    rotator: ByteRotator<512>,
-    merge: ByteLaneSelect<512, 64>,
-    dma_out: SkidBuffer<DmaBeat>,
+    writer: DmaWriteMover,
     outcome_out: SkidBuffer<ResponderOutcome>,
 
     // ---- decision
@@ -436,6 +421,10 @@ pub struct ResponderDatapath {
     ra_access: DFF<Bits<4>>,
     /// A duplicate READ re-executed from its resource.
     ra_dup: DFF<Bit>,
+    /// Load a READ's range check this cycle, with this R_Key (the RETH's,
+    /// or a re-executed duplicate's recorded one).
+    load_read_check: Signal<Local, Bit>,
+    read_rkey: Signal<Local, Bits<32>>,
     /// A resources / atomic-unit command of this state was taken.
     ra_issued: DFF<Bit>,
     read_npsn: DFF<Bits<24>>,
@@ -515,32 +504,13 @@ pub struct ResponderDatapath {
     /// The outcome buffer and the job FIFO can take this frame now.
     emit_room: Signal<Local, Bit>,
 
-    // ---- data mover
-    /// 0 idle (take a job), 1 discard a payload segment, 2 write one.
-    mover: DFF<Bits<2>>,
-    shift: DFF<Bits<6>>,
-    inputs_left: DFF<Bits<7>>,
-    previous: DFF<Bits<512>>,
-    beat_addr: DFF<Bits<64>>,
-    lane: DFF<Bits<6>>,
-    seg_left: DFF<Bits<13>>,
-    seg_addr: DFF<Bits<64>>,
-    seg_len: DFF<Bits<13>>,
-    first_beat: DFF<Bit>,
-    second_pending: DFF<Bit>,
-    seg1_phys: DFF<Bits<64>>,
-    seg1_len: DFF<Bits<13>>,
-    have_input: Signal<Local, Bit>,
-    room: Signal<Local, Bits<7>>,
-    used: Signal<Local, Bits<7>>,
-    lane_end: Signal<Local, Bits<7>>,
-    keep: Signal<Local, Bits<64>>,
-    seg_done: Signal<Local, Bit>,
-    move_beat: Signal<Local, Bit>,
-    /// The current job ends this cycle.
-    finishing: Signal<Local, Bit>,
-    all_lanes: Constant<Bits<64>>,
-    low6: Constant<Bits<64>>,
+    // ---- placement jobs: written by `writer`, or discarded here
+    /// A payload segment is being discarded.
+    discarding: DFF<Bit>,
+    /// The discard ends this cycle.
+    discard_done: Signal<Local, Bit>,
+    /// Neither writing nor discarding past this cycle: a job may start.
+    job_start: Signal<Local, Bit>,
 
     // ---- counters
     count_frames: DFF<Bits<32>>,
@@ -551,164 +521,6 @@ pub struct ResponderDatapath {
     count_mr_faults: DFF<Bits<32>>,
     count_dma_beats: DFF<Bits<32>>,
     count_discarded: DFF<Bits<32>>,
-}
-
-impl Default for ResponderDatapath {
-    fn default() -> Self {
-        ResponderDatapath {
-            clock: Default::default(),
-            reset: Default::default(),
-            rx: Default::default(),
-            qp_host: Default::default(),
-            cfg: Default::default(),
-            rq_query: Default::default(),
-            rq_qpn: Default::default(),
-            rq_post: Default::default(),
-            cqe: Default::default(),
-            dma: Default::default(),
-            out_valid: Default::default(),
-            out_ready: Default::default(),
-            out_qpn: Default::default(),
-            out_psn: Default::default(),
-            out_opcode: Default::default(),
-            out_verdict: Default::default(),
-            out_dup_class: Default::default(),
-            out_response_valid: Default::default(),
-            out_response_syndrome: Default::default(),
-            out_response_psn: Default::default(),
-            out_response_msn: Default::default(),
-            out_take_wqe: Default::default(),
-            out_last: Default::default(),
-            out_mr_status: Default::default(),
-            out_place_va: Default::default(),
-            out_place_rkey: Default::default(),
-            out_place_len: Default::default(),
-            rspq: Default::default(),
-            atomic_dma: Default::default(),
-            stat_select: Default::default(),
-            stat_count: Default::default(),
-            parser: Default::default(),
-            contexts: Default::default(),
-            context_fields: Default::default(),
-            messages: Default::default(),
-            request_check: Default::default(),
-            mr: Default::default(),
-            rq: Default::default(),
-            resources: Default::default(),
-            atomic: Default::default(),
-            payload_fifo: Default::default(),
-            job_fifo: Default::default(),
-            rotator: ByteRotator::new(&(0..64).collect::<Vec<_>>()),
-            merge: Default::default(),
-            dma_out: Default::default(),
-            outcome_out: Default::default(),
-            state: Default::default(),
-            qpn: Default::default(),
-            opcode: Default::default(),
-            psn: Default::default(),
-            ack_req: Default::default(),
-            payload_len: Default::default(),
-            has_payload: Default::default(),
-            has_reth: Default::default(),
-            reth_va: Default::default(),
-            reth_rkey: Default::default(),
-            reth_dma_len: Default::default(),
-            has_atomic_eth: Default::default(),
-            atomic_va: Default::default(),
-            atomic_rkey: Default::default(),
-            atomic_swap_add: Default::default(),
-            atomic_compare: Default::default(),
-            ra_mode: Default::default(),
-            ra_access: Default::default(),
-            ra_dup: Default::default(),
-            ra_issued: Default::default(),
-            read_npsn: Default::default(),
-            main_kind: Default::default(),
-            q_value: Default::default(),
-            q_rkey: Default::default(),
-            q_len: Default::default(),
-            q_msn: Default::default(),
-            q_drop: Default::default(),
-            drop_psn: Default::default(),
-            drop_npsn: Default::default(),
-            done_drop: Default::default(),
-            done_main: Default::default(),
-            done_flush: Default::default(),
-            need_drop: Default::default(),
-            need_main: Default::default(),
-            need_flush: Default::default(),
-            commands_clear: Default::default(),
-            writes_drained: Default::default(),
-            old_context: Default::default(),
-            old_message: Default::default(),
-            fixed_context: Default::default(),
-            place_va: Default::default(),
-            place_rkey: Default::default(),
-            place_len: Default::default(),
-            whole_len: Default::default(),
-            mr_fault: Default::default(),
-            mr_status: Default::default(),
-            send_mode: Default::default(),
-            recv_offset: Default::default(),
-            sge_lkey: Default::default(),
-            sge_va: Default::default(),
-            sge_len: Default::default(),
-            send_short: Default::default(),
-            recv_fault: Default::default(),
-            nak_syndrome: Default::default(),
-            take_wqe: Default::default(),
-            last: Default::default(),
-            has_imm: Default::default(),
-            imm: Default::default(),
-            complete_status: Default::default(),
-            complete_opcode: Default::default(),
-            complete_byte_len: Default::default(),
-            complete_imm_valid: Default::default(),
-            then_flush: Default::default(),
-            rq_issued: Default::default(),
-            sge_room: Default::default(),
-            send_take: Default::default(),
-            outcome: Default::default(),
-            job: Default::default(),
-            record: Default::default(),
-            is_request: Default::default(),
-            beyond_table: Default::default(),
-            mr_beat_fault: Default::default(),
-            emit: Default::default(),
-            emit_room: Default::default(),
-            mover: Default::default(),
-            shift: Default::default(),
-            inputs_left: Default::default(),
-            previous: Default::default(),
-            beat_addr: Default::default(),
-            lane: Default::default(),
-            seg_left: Default::default(),
-            seg_addr: Default::default(),
-            seg_len: Default::default(),
-            first_beat: Default::default(),
-            second_pending: Default::default(),
-            seg1_phys: Default::default(),
-            seg1_len: Default::default(),
-            have_input: Default::default(),
-            room: Default::default(),
-            used: Default::default(),
-            lane_end: Default::default(),
-            keep: Default::default(),
-            seg_done: Default::default(),
-            move_beat: Default::default(),
-            finishing: Default::default(),
-            all_lanes: Constant::new(bits(u64::MAX)),
-            low6: Constant::new(bits(63)),
-            count_frames: Default::default(),
-            count_parser_drops: Default::default(),
-            count_not_handled: Default::default(),
-            count_writes: Default::default(),
-            count_responses: Default::default(),
-            count_mr_faults: Default::default(),
-            count_dma_beats: Default::default(),
-            count_discarded: Default::default(),
-        }
-    }
 }
 
 impl Logic for ResponderDatapath {
@@ -778,19 +590,7 @@ impl Logic for ResponderDatapath {
             rq_issued,
             outcome,
             job,
-            mover,
-            shift,
-            inputs_left,
-            previous,
-            beat_addr,
-            lane,
-            seg_left,
-            seg_addr,
-            seg_len,
-            first_beat,
-            second_pending,
-            seg1_phys,
-            seg1_len,
+            discarding,
             count_frames,
             count_parser_drops,
             count_not_handled,
@@ -812,7 +612,7 @@ impl Logic for ResponderDatapath {
             atomic,
             payload_fifo,
             job_fifo,
-            dma_out,
+            writer,
             outcome_out
         );
         self.messages.read_clock.next = self.clock.val();
@@ -826,7 +626,7 @@ impl Logic for ResponderDatapath {
         self.atomic.reset.next = self.reset.val();
         self.payload_fifo.reset.next = self.reset.val();
         self.job_fifo.reset.next = self.reset.val();
-        self.dma_out.reset.next = self.reset.val();
+        self.writer.reset.next = self.reset.val();
         self.outcome_out.reset.next = self.reset.val();
 
         // ---- configuration, passed through
@@ -966,7 +766,7 @@ impl Logic for ResponderDatapath {
         self.resources.cmd_path_mtu.next = self.old_context.q.val().path_mtu;
 
         // The atomic unit: its 8-byte read on the DMA read port, its write
-        // into the DMA write stream (the data mover is idle meanwhile).
+        // into the DMA write stream (the writer is idle meanwhile).
         self.atomic.in_valid.next = false;
         self.atomic.in_tag.next = 0.into();
         self.atomic.in_addr.next = self.job.q.val().seg0_phys;
@@ -976,7 +776,7 @@ impl Logic for ResponderDatapath {
         self.atomic.out_ready.next = false;
         DmaReadPort::link(&mut self.atomic_dma, &mut self.atomic.dma);
         self.writes_drained.next =
-            (self.mover.q.val() == 0) & self.job_fifo.empty.val() & !self.dma_out.down_valid.val();
+            !self.discarding.q.val() & self.writer.idle.val() & self.job_fifo.empty.val();
 
         // The response-queue commands of the frame, in the model's order:
         // drop-reads, then the ACK / NAK / READ / atomic ACK, then flush.
@@ -1035,6 +835,8 @@ impl Logic for ResponderDatapath {
         self.job_fifo.data_in.next = self.job.q.val();
         self.emit.next = false;
         self.emit_room.next = false;
+        self.load_read_check.next = false;
+        self.read_rkey.next = self.reth_rkey.q.val();
 
         if self.state.q.val() == 0 {
             if self.rq_post.valid.val() & self.rq.cmd_ready.val() {
@@ -1182,11 +984,7 @@ impl Logic for ResponderDatapath {
                 // A READ: its range through the R_Key with remote read
                 // (zero bytes check nothing), then its resource and its
                 // responses queued.
-                self.place_va.d.next = self.reth_va.q.val();
-                self.place_rkey.d.next = self.reth_rkey.q.val();
-                self.place_len.d.next = self.reth_dma_len.q.val();
-                self.ra_mode.d.next = true;
-                self.ra_access.d.next = bits::<4>(0b0100);
+                self.load_read_check.next = true;
                 if self.reth_dma_len.q.val() == 0 {
                     self.state.d.next = bits::<5>(19);
                 } else {
@@ -1425,12 +1223,9 @@ impl Logic for ResponderDatapath {
                     self.drop_psn.d.next = self.resources.res_first_psn.val();
                     self.drop_npsn.d.next = self.resources.res_npsn.val();
                     self.q_rkey.d.next = self.resources.res_rkey.val();
-                    self.place_va.d.next = self.reth_va.q.val();
-                    self.place_rkey.d.next = self.resources.res_rkey.val();
-                    self.place_len.d.next = self.reth_dma_len.q.val();
-                    self.ra_mode.d.next = true;
+                    self.load_read_check.next = true;
+                    self.read_rkey.next = self.resources.res_rkey.val();
                     self.ra_dup.d.next = true;
-                    self.ra_access.d.next = bits::<4>(0b0100);
                     if self.reth_dma_len.q.val() == 0 {
                         self.main_kind.d.next = bits::<2>(1);
                     } else if !self.old_context.q.val().access.get_bit(2) {
@@ -1510,139 +1305,53 @@ impl Logic for ResponderDatapath {
         } else {
             self.state.d.next = bits::<5>(0);
         }
-
-        // ---- data mover: one placement job at a time
-        self.payload_fifo.read.next = false;
-        self.job_fifo.read.next = false;
-        self.have_input.next = self.inputs_left.q.val() != 0;
-        self.rotator.operand.next = 0.into();
-        if self.have_input.val() {
-            self.rotator.operand.next = self.payload_fifo.data_out.val().data;
+        // A READ's range check, new or re-executed: its RETH range through
+        // `read_rkey` with remote read.
+        if self.load_read_check.val() {
+            self.place_va.d.next = self.reth_va.q.val();
+            self.place_rkey.d.next = self.read_rkey.val();
+            self.place_len.d.next = self.reth_dma_len.q.val();
+            self.ra_mode.d.next = true;
+            self.ra_access.d.next = bits::<4>(0b0100);
         }
-        // Rotate left by the host address's lane: right by 64 - shift.
-        self.rotator.amount.next = bits::<6>(0) - self.shift.q.val();
-        // Lanes at or above the shift come from this input beat, those
-        // below from the previous one.
-        self.merge.when_set.next = self.rotator.rotated.val();
-        self.merge.when_clear.next = self.previous.q.val();
-        self.merge.lane_select.next = !((bits::<64>(1) << self.shift.q.val()) - 1);
-        self.room.next = bits::<7>(64) - bit_cast::<7, 6>(self.lane.q.val());
-        self.used.next = self.room.val();
-        if self.seg_left.q.val() < bit_cast::<13, 7>(self.room.val()) {
-            self.used.next = bit_cast::<7, 13>(self.seg_left.q.val());
-        }
-        self.lane_end.next = bit_cast::<7, 6>(self.lane.q.val()) + self.used.val();
-        self.keep.next = (self.all_lanes.val() << self.lane.q.val())
-            & (self.all_lanes.val() >> (bits::<7>(64) - self.lane_end.val()));
-        self.seg_done.next = self.seg_left.q.val() == bit_cast::<13, 7>(self.used.val());
-        self.move_beat.next = false;
-        self.dma_out.up_valid.next = false;
-        self.dma_out.up_data.next.addr = self.beat_addr.q.val();
-        self.dma_out.up_data.next.data = self.merge.chosen.val();
-        self.dma_out.up_data.next.keep = self.keep.val();
-        self.dma_out.up_data.next.first = self.first_beat.q.val();
-        self.dma_out.up_data.next.last = self.seg_done.val();
-        self.dma_out.up_data.next.req_addr = self.seg_addr.q.val();
-        self.dma_out.up_data.next.req_len = self.seg_len.q.val();
 
-        self.finishing.next = false;
-        if self.mover.q.val() == 0 {
-            // Takes a job below.
-        } else if self.mover.q.val() == 1 {
-            if !self.payload_fifo.empty.val() {
-                self.payload_fifo.read.next = true;
-                self.count_discarded.d.next = self.count_discarded.q.val() + 1;
-                if self.payload_fifo.data_out.val().last {
-                    self.finishing.next = true;
-                    self.mover.d.next = bits::<2>(0);
-                }
+        // ---- placement jobs, one at a time: a write goes to the writer,
+        // a discard is done here.
+        self.payload_fifo.read.next = self.writer.in_ready.val();
+        self.writer.in_valid.next = !self.payload_fifo.empty.val();
+        self.writer.in_data.next = self.payload_fifo.data_out.val().data;
+        self.discard_done.next = false;
+        if self.discarding.q.val() & !self.payload_fifo.empty.val() {
+            self.payload_fifo.read.next = true;
+            self.count_discarded.d.next = self.count_discarded.q.val() + 1;
+            if self.payload_fifo.data_out.val().last {
+                self.discard_done.next = true;
+                self.discarding.d.next = false;
             }
-        } else if self.mover.q.val() == 2 {
-            self.move_beat.next = self.dma_out.up_ready.val()
-                & (!self.have_input.val() | !self.payload_fifo.empty.val());
-            if self.move_beat.val() {
-                self.dma_out.up_valid.next = true;
-                if self.have_input.val() {
-                    self.payload_fifo.read.next = true;
-                    self.inputs_left.d.next = self.inputs_left.q.val() - 1;
-                    self.previous.d.next = self.rotator.rotated.val();
-                }
-                self.seg_left.d.next = self.seg_left.q.val() - bit_cast::<13, 7>(self.used.val());
-                self.lane.d.next = 0.into();
-                self.beat_addr.d.next = self.beat_addr.q.val() + 64;
-                self.first_beat.d.next = false;
-                if self.seg_done.val() {
-                    if self.second_pending.q.val() {
-                        // The next page: its address is page aligned, so
-                        // its first byte is in lane 0 and the rotation
-                        // carries on unchanged.
-                        self.second_pending.d.next = false;
-                        self.beat_addr.d.next = self.seg1_phys.q.val() & !self.low6.val();
-                        self.lane.d.next =
-                            bit_cast::<6, 64>(self.seg1_phys.q.val() & self.low6.val());
-                        self.seg_addr.d.next = self.seg1_phys.q.val();
-                        self.seg_len.d.next = self.seg1_len.q.val();
-                        self.seg_left.d.next = self.seg1_len.q.val();
-                        self.first_beat.d.next = true;
-                    } else {
-                        self.finishing.next = true;
-                        self.mover.d.next = bits::<2>(0);
-                    }
-                }
-            }
-        } else {
-            self.mover.d.next = bits::<2>(0);
         }
         // The next job starts in the cycle the previous one ends, so
         // packets follow each other without an idle beat.
-        if ((self.mover.q.val() == 0) | self.finishing.val()) & !self.job_fifo.empty.val() {
-            self.job_fifo.read.next = true;
-            self.shift.d.next =
-                bit_cast::<6, 64>(self.job_fifo.data_out.val().seg0_phys & self.low6.val());
-            self.lane.d.next =
-                bit_cast::<6, 64>(self.job_fifo.data_out.val().seg0_phys & self.low6.val());
-            self.inputs_left.d.next =
-                bit_cast::<7, 14>((bit_cast::<14, 13>(self.job_fifo.data_out.val().len) + 63) >> 6);
-            self.previous.d.next = 0.into();
-            self.beat_addr.d.next = self.job_fifo.data_out.val().seg0_phys & !self.low6.val();
-            self.seg_addr.d.next = self.job_fifo.data_out.val().seg0_phys;
-            self.seg_len.d.next = self.job_fifo.data_out.val().seg0_len;
-            self.seg_left.d.next = self.job_fifo.data_out.val().seg0_len;
-            self.first_beat.d.next = true;
-            self.second_pending.d.next = self.job_fifo.data_out.val().two_segments;
-            self.seg1_phys.d.next = self.job_fifo.data_out.val().seg1_phys;
-            self.seg1_len.d.next = self.job_fifo.data_out.val().seg1_len;
-            if self.job_fifo.data_out.val().write {
-                self.mover.d.next = bits::<2>(2);
-            } else {
-                self.mover.d.next = bits::<2>(1);
-            }
+        self.job_start.next = (!self.discarding.q.val() | self.discard_done.val())
+            & self.writer.job_ready.val()
+            & !self.job_fifo.empty.val();
+        self.job_fifo.read.next = self.job_start.val();
+        self.writer.job_valid.next = self.job_start.val() & self.job_fifo.data_out.val().write;
+        self.writer.job_len.next = self.job_fifo.data_out.val().len;
+        self.writer.job_seg0_addr.next = self.job_fifo.data_out.val().seg0_phys;
+        self.writer.job_seg0_len.next = self.job_fifo.data_out.val().seg0_len;
+        self.writer.job_two_segments.next = self.job_fifo.data_out.val().two_segments;
+        self.writer.job_seg1_addr.next = self.job_fifo.data_out.val().seg1_phys;
+        self.writer.job_seg1_len.next = self.job_fifo.data_out.val().seg1_len;
+        if self.job_start.val() & !self.job_fifo.data_out.val().write {
+            self.discarding.d.next = true;
         }
 
-        // The atomic's posted write: the mover is idle while it runs.
-        self.atomic.dma_wr.ready.next = self.dma_out.up_ready.val();
-        if self.atomic.dma_wr.valid.val() {
-            self.dma_out.up_valid.next = true;
-            self.dma_out.up_data.next.addr = self.atomic.dma_wr.addr.val();
-            self.dma_out.up_data.next.data = self.atomic.dma_wr.data.val();
-            self.dma_out.up_data.next.keep = self.atomic.dma_wr.keep.val();
-            self.dma_out.up_data.next.first = self.atomic.dma_wr.first.val();
-            self.dma_out.up_data.next.last = self.atomic.dma_wr.last.val();
-            self.dma_out.up_data.next.req_addr = self.atomic.dma_wr.req_addr.val();
-            self.dma_out.up_data.next.req_len = self.atomic.dma_wr.req_len.val();
-        }
+        // The atomic's posted write: the writer is idle while it runs.
+        DmaWritePort::join(&mut self.atomic.dma_wr, &mut self.writer.other);
 
         // ---- outputs
-        self.dma_out.down_ready.next = self.dma.ready.val();
-        self.dma.valid.next = self.dma_out.down_valid.val();
-        self.dma.addr.next = self.dma_out.down_data.val().addr;
-        self.dma.data.next = self.dma_out.down_data.val().data;
-        self.dma.keep.next = self.dma_out.down_data.val().keep;
-        self.dma.first.next = self.dma_out.down_data.val().first;
-        self.dma.last.next = self.dma_out.down_data.val().last;
-        self.dma.req_addr.next = self.dma_out.down_data.val().req_addr;
-        self.dma.req_len.next = self.dma_out.down_data.val().req_len;
-        if self.dma_out.down_valid.val() & self.dma.ready.val() {
+        DmaWritePort::link(&mut self.dma, &mut self.writer.dma);
+        if self.dma.valid.val() & self.dma.ready.val() {
             self.count_dma_beats.d.next = self.count_dma_beats.q.val() + 1;
         }
 
@@ -1683,7 +1392,7 @@ impl Logic for ResponderDatapath {
 
         if self.reset.val() {
             self.state.d.next = bits::<5>(0);
-            self.mover.d.next = bits::<2>(0);
+            self.discarding.d.next = false;
             self.count_frames.d.next = 0.into();
             self.count_parser_drops.d.next = 0.into();
             self.count_not_handled.d.next = 0.into();

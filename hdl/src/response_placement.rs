@@ -7,7 +7,8 @@
 //! placement command per header says whether the payload (or an atomic
 //! ACK's original value) is written to the WQE's local buffer, which a
 //! local-write [`MrTranslate`](crate::mr_translate::MrTranslate) checks and
-//! splits at page boundaries before the bytes go out as DMA writes. The
+//! splits at page boundaries before the bytes go out as DMA writes (the
+//! [`DmaWriteMover`], as in `responder_datapath`). The
 //! RTL of the receive split of the model's `Nic::handle` (`frame_kind`) and
 //! of the placement in `completer::on_read_response` / `on_atomic_ack`
 //! (`completer::place_check`: the SGL through `MrTable::translate_local`
@@ -76,7 +77,7 @@
 //! [`RECORD_LATENCY`](crate::rx_parser::RECORD_LATENCY) after the frame's
 //! last ICRC beat): one to write the FIFO, one for its read. A placement
 //! takes the command, the MR round trip (about 7 cycles), then one DMA
-//! beat per cycle, `ceil((va mod 64 + len) / 64)` beats (plus one at a page
+//! beat per cycle from the [`DmaWriteMover`], `ceil((va mod 64 + len) / 64)` beats (plus one at a page
 //! boundary), and the result cycle: about 75 cycles for an MTU-4096 READ
 //! response, whose frame is 65 beats, so MTU-4096 responses come close to
 //! line rate and small ones are bounded by the ~10 cycles per placement.
@@ -88,17 +89,16 @@
 //! frame never waits for a command of its own header, so the FIFOs drain
 //! as long as the completer answers the headers it took.
 //!
-//! Size (Yosys `synth_xilinx -family xcup`, the parser included): 13,927
-//! LUTs, 10,139 flip-flops, 38 RAMB36 + 15 RAMB18 (payload FIFO, MR table,
+//! Size (Yosys `synth_xilinx -family xcup`, the parser included): 14,027
+//! LUTs, 10,214 flip-flops, 38 RAMB36 + 15 RAMB18 (payload FIFO, MR table,
 //! MTT, the parser's buffers); the two 32-entry frame FIFOs are LUT RAM.
+//! (The [`DmaWriteMover`] alone: 5,009 LUTs, 2,197 flip-flops.)
 
-use crate::byte_lane_select::ByteLaneSelect;
-use crate::byte_rotator::ByteRotator;
 use crate::dma_port::DmaWritePort;
+use crate::dma_write_mover::DmaWriteMover;
 use crate::mr_translate::{MrConfigPortDefault, MrTranslateDefault};
-use crate::responder_datapath::{DmaBeat, PayloadWord};
+use crate::responder_datapath::PayloadWord;
 use crate::rx_parser::RxParser;
-use crate::skid_buffer::SkidBuffer;
 use crate::stream::Axis512Sink;
 use crate::sync_fifo::SyncFifo;
 use rust_hdl::prelude::*;
@@ -153,7 +153,7 @@ pub struct PlacementWork {
     pub has_payload: Bit,
 }
 
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct ResponsePlacement {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -195,9 +195,7 @@ pub struct ResponsePlacement {
     header_fifo: SyncFifo<ResponseHeader, FRAME_FIFO_BITS, 6>,
     work_fifo: SyncFifo<PlacementWork, FRAME_FIFO_BITS, 6>,
     mr: MrTranslateDefault,
-    rotator: ByteRotator<512>,
-    merge: ByteLaneSelect<512, 64>,
-    dma_out: SkidBuffer<DmaBeat>,
+    writer: DmaWriteMover,
 
     // ---- receive split
     record_take: Signal<Local, Bit>,
@@ -223,31 +221,12 @@ pub struct ResponsePlacement {
     seg0_phys: DFF<Bits<64>>,
     seg0_len: DFF<Bits<13>>,
     two_segments: DFF<Bit>,
-    mr_beat_fault: Signal<Local, Bit>,
-
-    // ---- data mover (state 6)
-    shift: DFF<Bits<6>>,
-    inputs_left: DFF<Bits<7>>,
-    previous: DFF<Bits<512>>,
-    beat_addr: DFF<Bits<64>>,
-    lane: DFF<Bits<6>>,
-    seg_left: DFF<Bits<13>>,
-    seg_addr: DFF<Bits<64>>,
-    seg_len: DFF<Bits<13>>,
-    first_beat: DFF<Bit>,
-    second_pending: DFF<Bit>,
     seg1_phys: DFF<Bits<64>>,
     seg1_len: DFF<Bits<13>>,
-    have_input: Signal<Local, Bit>,
-    input_ready: Signal<Local, Bit>,
-    room: Signal<Local, Bits<7>>,
-    used: Signal<Local, Bits<7>>,
-    lane_end: Signal<Local, Bits<7>>,
-    keep: Signal<Local, Bits<64>>,
-    seg_done: Signal<Local, Bit>,
-    move_beat: Signal<Local, Bit>,
-    all_lanes: Constant<Bits<64>>,
-    low6: Constant<Bits<64>>,
+    mr_beat_fault: Signal<Local, Bit>,
+    /// The beat holds a segment, the first / the second.
+    mr_seg0: Signal<Local, Bit>,
+    mr_seg1: Signal<Local, Bit>,
 
     // ---- counters
     count_frames: DFF<Bits<32>>,
@@ -258,99 +237,6 @@ pub struct ResponsePlacement {
     count_local_errors: DFF<Bits<32>>,
     count_dma_beats: DFF<Bits<32>>,
     count_discarded: DFF<Bits<32>>,
-}
-
-impl Default for ResponsePlacement {
-    fn default() -> Self {
-        ResponsePlacement {
-            clock: Default::default(),
-            reset: Default::default(),
-            rx: Default::default(),
-            hdr_valid: Default::default(),
-            hdr_ready: Default::default(),
-            hdr_qpn: Default::default(),
-            hdr_opcode: Default::default(),
-            hdr_psn: Default::default(),
-            hdr_has_aeth: Default::default(),
-            hdr_aeth_syndrome: Default::default(),
-            hdr_payload_len: Default::default(),
-            hdr_atomic_orig: Default::default(),
-            cmd_valid: Default::default(),
-            cmd_ready: Default::default(),
-            place_valid: Default::default(),
-            place_atomic: Default::default(),
-            place_atomic_orig: Default::default(),
-            place_lkey: Default::default(),
-            place_va: Default::default(),
-            place_len: Default::default(),
-            place_pd: Default::default(),
-            res_valid: Default::default(),
-            res_ready: Default::default(),
-            res_status: Default::default(),
-            res_mr_status: Default::default(),
-            cfg: Default::default(),
-            dma: Default::default(),
-            stat_select: Default::default(),
-            stat_count: Default::default(),
-            parser: Default::default(),
-            payload_fifo: Default::default(),
-            header_fifo: Default::default(),
-            work_fifo: Default::default(),
-            mr: Default::default(),
-            rotator: ByteRotator::new(&(0..64).collect::<Vec<_>>()),
-            merge: Default::default(),
-            dma_out: Default::default(),
-            record_take: Default::default(),
-            is_response: Default::default(),
-            beyond_table: Default::default(),
-            state: Default::default(),
-            has_payload: Default::default(),
-            atomic: Default::default(),
-            orig: Default::default(),
-            lkey: Default::default(),
-            va: Default::default(),
-            len: Default::default(),
-            pd: Default::default(),
-            fault: Default::default(),
-            mr_status: Default::default(),
-            status: Default::default(),
-            then_discard: Default::default(),
-            seg0_phys: Default::default(),
-            seg0_len: Default::default(),
-            two_segments: Default::default(),
-            mr_beat_fault: Default::default(),
-            shift: Default::default(),
-            inputs_left: Default::default(),
-            previous: Default::default(),
-            beat_addr: Default::default(),
-            lane: Default::default(),
-            seg_left: Default::default(),
-            seg_addr: Default::default(),
-            seg_len: Default::default(),
-            first_beat: Default::default(),
-            second_pending: Default::default(),
-            seg1_phys: Default::default(),
-            seg1_len: Default::default(),
-            have_input: Default::default(),
-            input_ready: Default::default(),
-            room: Default::default(),
-            used: Default::default(),
-            lane_end: Default::default(),
-            keep: Default::default(),
-            seg_done: Default::default(),
-            move_beat: Default::default(),
-            all_lanes: Constant::new(bits(u64::MAX)),
-            low6: Constant::new(bits(63)),
-            count_frames: Default::default(),
-            count_parser_drops: Default::default(),
-            count_not_responses: Default::default(),
-            count_headers: Default::default(),
-            count_placed: Default::default(),
-            count_local_errors: Default::default(),
-            count_dma_beats: Default::default(),
-            count_discarded: Default::default(),
-        }
-    }
 }
 
 impl Logic for ResponsePlacement {
@@ -374,16 +260,6 @@ impl Logic for ResponsePlacement {
             seg0_phys,
             seg0_len,
             two_segments,
-            shift,
-            inputs_left,
-            previous,
-            beat_addr,
-            lane,
-            seg_left,
-            seg_addr,
-            seg_len,
-            first_beat,
-            second_pending,
             seg1_phys,
             seg1_len,
             count_frames,
@@ -403,14 +279,14 @@ impl Logic for ResponsePlacement {
             header_fifo,
             work_fifo,
             mr,
-            dma_out
+            writer
         );
         self.parser.reset.next = self.reset.val();
         self.payload_fifo.reset.next = self.reset.val();
         self.header_fifo.reset.next = self.reset.val();
         self.work_fifo.reset.next = self.reset.val();
         self.mr.reset.next = self.reset.val();
-        self.dma_out.reset.next = self.reset.val();
+        self.writer.reset.next = self.reset.val();
         MrConfigPortDefault::link(&mut self.cfg, &mut self.mr.cfg);
 
         // ---- frames into the parser; payload cut-through into the FIFO
@@ -478,7 +354,6 @@ impl Logic for ResponsePlacement {
 
         // ---- placement
         self.work_fifo.read.next = false;
-        self.payload_fifo.read.next = false;
         self.cmd_ready.next = false;
         self.res_valid.next = false;
         self.res_status.next = self.status.q.val();
@@ -494,41 +369,42 @@ impl Logic for ResponsePlacement {
         self.mr.resp_ready.next = false;
         self.mr_beat_fault.next = self.mr.resp_valid.val() & (self.mr.resp_status.val() != 0);
 
-        // The mover's datapath (used in state 6): the input beat (the FIFO's
-        // payload, or an atomic's value in lane 0..7) rotated left by the
-        // host address's lane, merged with the previous beat's rest.
-        self.have_input.next = self.inputs_left.q.val() != 0;
-        self.input_ready.next = self.atomic.q.val() | !self.payload_fifo.empty.val();
-        self.rotator.operand.next = 0.into();
-        if self.have_input.val() {
-            if self.atomic.q.val() {
-                self.rotator.operand.next = bit_cast::<512, 64>(self.orig.q.val());
-            } else {
-                self.rotator.operand.next = self.payload_fifo.data_out.val().data;
-            }
+        // The writer's input (state 6): the FIFO's payload, or an atomic's
+        // value in lanes 0..7. Its job is handed over as the MR's last
+        // response beat is taken (the segments are all in then), a
+        // one-page placement's segment being that beat; the writer is
+        // idle then, the previous placement having ended before its result.
+        self.writer.in_valid.next = self.atomic.q.val() | !self.payload_fifo.empty.val();
+        self.writer.in_data.next = self.payload_fifo.data_out.val().data;
+        if self.atomic.q.val() {
+            self.writer.in_data.next = bit_cast::<512, 64>(self.orig.q.val());
         }
-        self.rotator.amount.next = bits::<6>(0) - self.shift.q.val();
-        self.merge.when_set.next = self.rotator.rotated.val();
-        self.merge.when_clear.next = self.previous.q.val();
-        self.merge.lane_select.next = !((bits::<64>(1) << self.shift.q.val()) - 1);
-        self.room.next = bits::<7>(64) - bit_cast::<7, 6>(self.lane.q.val());
-        self.used.next = self.room.val();
-        if self.seg_left.q.val() < bit_cast::<13, 7>(self.room.val()) {
-            self.used.next = bit_cast::<7, 13>(self.seg_left.q.val());
+        self.payload_fifo.read.next = self.writer.in_ready.val() & !self.atomic.q.val();
+        self.mr_seg0.next = self.mr.resp_has_seg.val() & self.mr.resp_first.val();
+        self.mr_seg1.next = self.mr.resp_has_seg.val() & !self.mr.resp_first.val();
+        self.writer.job_valid.next = false;
+        self.writer.job_len.next = bit_cast::<13, 32>(self.len.q.val());
+        self.writer.job_seg0_addr.next = self.seg0_phys.q.val();
+        self.writer.job_seg0_len.next = self.seg0_len.q.val();
+        if self.mr_seg0.val() {
+            self.writer.job_seg0_addr.next = self.mr.resp_phys.val();
+            self.writer.job_seg0_len.next = bit_cast::<13, 32>(self.mr.resp_len.val());
         }
-        self.lane_end.next = bit_cast::<7, 6>(self.lane.q.val()) + self.used.val();
-        self.keep.next = (self.all_lanes.val() << self.lane.q.val())
-            & (self.all_lanes.val() >> (bits::<7>(64) - self.lane_end.val()));
-        self.seg_done.next = self.seg_left.q.val() == bit_cast::<13, 7>(self.used.val());
-        self.move_beat.next = false;
-        self.dma_out.up_valid.next = false;
-        self.dma_out.up_data.next.addr = self.beat_addr.q.val();
-        self.dma_out.up_data.next.data = self.merge.chosen.val();
-        self.dma_out.up_data.next.keep = self.keep.val();
-        self.dma_out.up_data.next.first = self.first_beat.q.val();
-        self.dma_out.up_data.next.last = self.seg_done.val();
-        self.dma_out.up_data.next.req_addr = self.seg_addr.q.val();
-        self.dma_out.up_data.next.req_len = self.seg_len.q.val();
+        self.writer.job_two_segments.next = self.two_segments.q.val() | self.mr_seg1.val();
+        self.writer.job_seg1_addr.next = self.seg1_phys.q.val();
+        self.writer.job_seg1_len.next = self.seg1_len.q.val();
+        if self.mr_seg1.val() {
+            self.writer.job_seg1_addr.next = self.mr.resp_phys.val();
+            self.writer.job_seg1_len.next = bit_cast::<13, 32>(self.mr.resp_len.val());
+        }
+        self.writer.other.valid.next = false;
+        self.writer.other.addr.next = 0.into();
+        self.writer.other.data.next = 0.into();
+        self.writer.other.keep.next = 0.into();
+        self.writer.other.first.next = false;
+        self.writer.other.last.next = false;
+        self.writer.other.req_addr.next = 0.into();
+        self.writer.other.req_len.next = 0.into();
 
         if self.state.q.val() == 0 {
             if !self.work_fifo.empty.val() {
@@ -600,42 +476,14 @@ impl Logic for ResponsePlacement {
                     self.state.d.next = bits::<3>(5);
                 } else {
                     self.then_discard.d.next = false;
+                    self.writer.job_valid.next = true;
                     self.state.d.next = bits::<3>(6);
                 }
             }
         } else if self.state.q.val() == 6 {
-            // Loaded on the first cycle here from the segments (the
-            // mover's registers keep `first_beat` low until then).
-            self.move_beat.next =
-                self.dma_out.up_ready.val() & (!self.have_input.val() | self.input_ready.val());
-            if self.move_beat.val() {
-                self.dma_out.up_valid.next = true;
-                if self.have_input.val() {
-                    self.payload_fifo.read.next = !self.atomic.q.val();
-                    self.inputs_left.d.next = self.inputs_left.q.val() - 1;
-                    self.previous.d.next = self.rotator.rotated.val();
-                }
-                self.seg_left.d.next = self.seg_left.q.val() - bit_cast::<13, 7>(self.used.val());
-                self.lane.d.next = 0.into();
-                self.beat_addr.d.next = self.beat_addr.q.val() + 64;
-                self.first_beat.d.next = false;
-                if self.seg_done.val() {
-                    if self.second_pending.q.val() {
-                        // The next page: page aligned, so the rotation
-                        // carries on unchanged.
-                        self.second_pending.d.next = false;
-                        self.beat_addr.d.next = self.seg1_phys.q.val() & !self.low6.val();
-                        self.lane.d.next =
-                            bit_cast::<6, 64>(self.seg1_phys.q.val() & self.low6.val());
-                        self.seg_addr.d.next = self.seg1_phys.q.val();
-                        self.seg_len.d.next = self.seg1_len.q.val();
-                        self.seg_left.d.next = self.seg1_len.q.val();
-                        self.first_beat.d.next = true;
-                    } else {
-                        self.count_placed.d.next = self.count_placed.q.val() + 1;
-                        self.state.d.next = bits::<3>(5);
-                    }
-                }
+            if self.writer.job_done.val() {
+                self.count_placed.d.next = self.count_placed.q.val() + 1;
+                self.state.d.next = bits::<3>(5);
             }
         } else if self.state.q.val() == 5 {
             self.res_valid.next = true;
@@ -658,49 +506,9 @@ impl Logic for ResponsePlacement {
             self.state.d.next = bits::<3>(0);
         }
 
-        // The mover's registers are loaded as the MR's last response beat
-        // is taken (the segments are all in then).
-        if ((self.state.q.val() == 2) | (self.state.q.val() == 3))
-            & self.mr.resp_valid.val()
-            & self.mr.resp_last.val()
-        {
-            self.shift.d.next = bit_cast::<6, 64>(self.seg0_phys.q.val() & self.low6.val());
-            self.lane.d.next = bit_cast::<6, 64>(self.seg0_phys.q.val() & self.low6.val());
-            self.beat_addr.d.next = self.seg0_phys.q.val() & !self.low6.val();
-            self.seg_addr.d.next = self.seg0_phys.q.val();
-            self.seg_len.d.next = self.seg0_len.q.val();
-            self.seg_left.d.next = self.seg0_len.q.val();
-            if self.mr.resp_has_seg.val() & self.mr.resp_first.val() {
-                // A one-page placement: its segment is this beat.
-                self.shift.d.next = bit_cast::<6, 64>(self.mr.resp_phys.val() & self.low6.val());
-                self.lane.d.next = bit_cast::<6, 64>(self.mr.resp_phys.val() & self.low6.val());
-                self.beat_addr.d.next = self.mr.resp_phys.val() & !self.low6.val();
-                self.seg_addr.d.next = self.mr.resp_phys.val();
-                self.seg_len.d.next = bit_cast::<13, 32>(self.mr.resp_len.val());
-                self.seg_left.d.next = bit_cast::<13, 32>(self.mr.resp_len.val());
-            }
-            self.second_pending.d.next = self.two_segments.q.val()
-                | (self.mr.resp_has_seg.val() & !self.mr.resp_first.val());
-            if self.mr.resp_has_seg.val() & !self.mr.resp_first.val() {
-                self.seg1_phys.d.next = self.mr.resp_phys.val();
-                self.seg1_len.d.next = bit_cast::<13, 32>(self.mr.resp_len.val());
-            }
-            self.inputs_left.d.next = bit_cast::<7, 32>((self.len.q.val() + 63) >> 6);
-            self.previous.d.next = 0.into();
-            self.first_beat.d.next = true;
-        }
-
         // ---- outputs
-        self.dma_out.down_ready.next = self.dma.ready.val();
-        self.dma.valid.next = self.dma_out.down_valid.val();
-        self.dma.addr.next = self.dma_out.down_data.val().addr;
-        self.dma.data.next = self.dma_out.down_data.val().data;
-        self.dma.keep.next = self.dma_out.down_data.val().keep;
-        self.dma.first.next = self.dma_out.down_data.val().first;
-        self.dma.last.next = self.dma_out.down_data.val().last;
-        self.dma.req_addr.next = self.dma_out.down_data.val().req_addr;
-        self.dma.req_len.next = self.dma_out.down_data.val().req_len;
-        if self.dma_out.down_valid.val() & self.dma.ready.val() {
+        DmaWritePort::link(&mut self.dma, &mut self.writer.dma);
+        if self.dma.valid.val() & self.dma.ready.val() {
             self.count_dma_beats.d.next = self.count_dma_beats.q.val() + 1;
         }
 

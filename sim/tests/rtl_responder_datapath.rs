@@ -53,8 +53,9 @@ use rocenic_model::verbs::{Access, CqId, PdId, Qpn, RecvWr, SendOp, SendWr, Sge}
 use rocenic_sim::rtl::dma_ports::DmaReadPorts;
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
 use rocenic_sim::rtl::mr_config::load_mr_table;
-use rocenic_sim::rtl::stream::{words_to_bytes, AxisInPorts, StreamSource, BEAT_WORDS};
+use rocenic_sim::rtl::stream::{AxisInPorts, StreamSource};
 use rocenic_wire::RoceFrame;
+use rtl_common::dma_write::DmaWriteCheck;
 use rtl_common::responder::{model_cqe, post_recvs, read_cqe, write_context, RtlCqe};
 use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{ResponderDatapath as Dut, Sim};
@@ -627,8 +628,7 @@ fn replay(
         dma_reads: 0,
     };
     let mut queries = 0usize;
-    // The write request in progress: start, length, bytes seen.
-    let mut request: Option<(u64, u64, u64)> = None;
+    let mut dma = DmaWriteCheck::<Dut>::named("dma", seed);
     let mut quiet = 0;
     let limit = 200_000 + 200 * src_beats(frames);
     while r.outcomes.len() < frames.len() || !src.is_idle() || quiet < 300 {
@@ -640,8 +640,8 @@ fn replay(
         );
         src.begin_cycle();
         rx.drive(sim.dut_mut(), src.current());
-        let dma_ready = host.write_ready() && (p_dma >= 1.0 || rng.gen_bool(p_dma));
-        sim.set_bit(Dut::DMA_READY, dma_ready);
+        let allow = host.write_ready() && (p_dma >= 1.0 || rng.gen_bool(p_dma));
+        let dma_ready = dma.drive(sim, host, allow);
         let out_ready = p_out >= 1.0 || rng.gen_bool(p_out);
         sim.set_bit(Dut::OUT_READY, out_ready);
         let cqe_ready = p_out >= 1.0 || rng.gen_bool(p_out);
@@ -667,52 +667,10 @@ fn replay(
         }
         let query = sim.get_bit(Dut::RQ_QUERY);
         quiet += 1;
-        if sim.get_bit(Dut::DMA_VALID) && dma_ready {
+        if let Some(moved) = dma.observe(sim, host, dma_ready) {
             quiet = 0;
-            let mut words = [0u64; BEAT_WORDS];
-            sim.get_into(Dut::DMA_DATA, &mut words);
-            let bytes = words_to_bytes(&words);
-            let keep = sim.get_u64(Dut::DMA_KEEP);
-            let addr = sim.get_u64(Dut::DMA_ADDR);
-            let req_addr = sim.get_u64(Dut::DMA_REQ_ADDR);
-            let req_len = sim.get_u64(Dut::DMA_REQ_LEN);
-            assert_ne!(keep, 0, "seed {seed}: a DMA beat without bytes");
-            assert_eq!(addr % 64, 0, "seed {seed}: beat address aligned");
-            let lo = keep.trailing_zeros() as u64;
-            let hi = 64 - u64::from(keep.leading_zeros());
-            let run = if hi - lo == 64 {
-                u64::MAX
-            } else {
-                ((1u64 << (hi - lo)) - 1) << lo
-            };
-            assert_eq!(keep, run, "seed {seed}: keep contiguous");
-            if sim.get_bit(Dut::DMA_FIRST) {
-                assert!(request.is_none(), "seed {seed}: first inside a request");
-                assert!((1..=4096).contains(&req_len), "seed {seed}: request length");
-                request = Some((req_addr, req_len, 0));
-            }
-            let (start, len, seen) = request.expect("a beat inside a request");
-            assert_eq!(
-                (req_addr, req_len),
-                (start, len),
-                "seed {seed}: request fields hold"
-            );
-            assert_eq!(
-                addr + lo,
-                start + seen,
-                "seed {seed}: bytes in address order"
-            );
-            let seen = seen + hi - lo;
-            assert!(seen <= len, "seed {seed}: request overrun");
-            request = Some((start, len, seen));
-            if sim.get_bit(Dut::DMA_LAST) {
-                assert_eq!(seen, len, "seed {seed}: request length delivered");
-                request = None;
-            }
-            host.write(addr + lo, &bytes[lo as usize..hi as usize])
-                .expect("host write");
             r.dma_beats += 1;
-            r.dma_bytes += hi - lo;
+            r.dma_bytes += moved.bytes;
             r.last_dma = r.cycles;
             r.first_dma.get_or_insert(r.cycles);
         }
@@ -752,7 +710,7 @@ fn replay(
         }
         r.cycles += 1;
     }
-    assert!(request.is_none(), "seed {seed}: a write request left open");
+    assert!(dma.idle(), "seed {seed}: a write request left open");
     assert_eq!(
         queries, want_queries,
         "seed {seed}: one RQ query per checked request"

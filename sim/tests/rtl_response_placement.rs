@@ -24,6 +24,7 @@
 
 #[path = "../model/tests/common/mod.rs"]
 mod harness;
+mod rtl_common;
 
 use harness::{bring_up, buffer, fill, make_side, pattern, Buf, ConnOpts, Faults, Pair};
 use rand::{Rng, SeedableRng};
@@ -35,8 +36,9 @@ use rocenic_model::nic::{frame_kind, FrameKind};
 use rocenic_model::verbs::{Access, PdId, Qpn, SendOp, SendWr, Sge, WcStatus};
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
 use rocenic_sim::rtl::mr_config::load_mr_table;
-use rocenic_sim::rtl::stream::{words_to_bytes, AxisInPorts, StreamSource, BEAT_WORDS};
+use rocenic_sim::rtl::stream::{AxisInPorts, StreamSource};
 use rocenic_wire::{DecodeOptions, RoceFrame};
+use rtl_common::dma_write::{expect_write, DmaWriteCheck};
 use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{ResponsePlacement as Dut, Sim};
 
@@ -446,9 +448,9 @@ fn run_case(seed: u64, mtu: u32, qps: usize, msgs: usize, p: (f64, f64, f64)) ->
     // Commands owed (header index), results owed (placement index).
     let mut commands: VecDeque<usize> = VecDeque::new();
     let mut results: VecDeque<usize> = VecDeque::new();
-    // The writes the model made, in order; the request in progress.
+    // The writes the model made, in order.
     let mut writes: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
-    let mut request: Option<(u64, u64, Vec<u8>)> = None;
+    let mut dma = DmaWriteCheck::<Dut>::named("dma", seed);
     let (mut headers, mut done_results, mut dma_beats, mut cycles) = (0usize, 0usize, 0u64, 0u64);
     let (mut quiet, mut rx_beats) = (0, 0);
     let limit = 100_000 + 40 * e.frames.iter().map(|f| f.len() as u64).sum::<u64>() / 64;
@@ -464,8 +466,8 @@ fn run_case(seed: u64, mtu: u32, qps: usize, msgs: usize, p: (f64, f64, f64)) ->
         sim.set_bit(Dut::HDR_READY, hdr_ready);
         let res_ready = rng.gen_bool(p_ready);
         sim.set_bit(Dut::RES_READY, res_ready);
-        let dma_ready = host.write_ready() && rng.gen_bool(p_dma);
-        sim.set_bit(Dut::DMA_READY, dma_ready);
+        let allow = host.write_ready() && rng.gen_bool(p_dma);
+        let dma_ready = dma.drive(&mut sim, &host, allow);
         let cmd = commands.front().copied().filter(|_| rng.gen_bool(p_ready));
         sim.set_bit(Dut::CMD_VALID, cmd.is_some());
         if let Some(k) = cmd {
@@ -524,56 +526,10 @@ fn run_case(seed: u64, mtu: u32, qps: usize, msgs: usize, p: (f64, f64, f64)) ->
             );
             done_results += 1;
         }
-        if sim.get_bit(Dut::DMA_VALID) && dma_ready {
+        if let Some(moved) = dma.observe(&sim, &mut host, dma_ready) {
             quiet = 0;
-            let mut words = [0u64; BEAT_WORDS];
-            sim.get_into(Dut::DMA_DATA, &mut words);
-            let bytes = words_to_bytes(&words);
-            let keep = sim.get_u64(Dut::DMA_KEEP);
-            let addr = sim.get_u64(Dut::DMA_ADDR);
-            let req_addr = sim.get_u64(Dut::DMA_REQ_ADDR);
-            let req_len = sim.get_u64(Dut::DMA_REQ_LEN);
-            assert_ne!(keep, 0, "seed {seed}: a DMA beat without bytes");
-            assert_eq!(addr % 64, 0, "seed {seed}: beat address aligned");
-            let lo = keep.trailing_zeros() as u64;
-            let hi = 64 - u64::from(keep.leading_zeros());
-            let run = if hi - lo == 64 {
-                u64::MAX
-            } else {
-                ((1u64 << (hi - lo)) - 1) << lo
-            };
-            assert_eq!(keep, run, "seed {seed}: keep contiguous");
-            if sim.get_bit(Dut::DMA_FIRST) {
-                assert!(request.is_none(), "seed {seed}: first inside a request");
-                request = Some((req_addr, req_len, Vec::new()));
-            }
-            let (start, len, mut seen) = request.take().expect("a beat inside a request");
-            assert_eq!(
-                (req_addr, req_len),
-                (start, len),
-                "seed {seed}: request fields"
-            );
-            assert_eq!(
-                addr + lo,
-                start + seen.len() as u64,
-                "seed {seed}: address order"
-            );
-            seen.extend_from_slice(&bytes[lo as usize..hi as usize]);
-            assert!(seen.len() as u64 <= len, "seed {seed}: request overrun");
-            host.write(addr + lo, &bytes[lo as usize..hi as usize])
-                .expect("host write");
-            if sim.get_bit(Dut::DMA_LAST) {
-                assert_eq!(seen.len() as u64, len, "seed {seed}: request length");
-                let want = writes
-                    .pop_front()
-                    .unwrap_or_else(|| panic!("seed {seed}: a DMA write the model did not make"));
-                assert_eq!(start, want.0, "seed {seed}: write address");
-                assert!(
-                    seen == want.1,
-                    "seed {seed}: bytes of the write at {start:#x}"
-                );
-            } else {
-                request = Some((start, len, seen));
+            if let Some(request) = moved.request {
+                expect_write(&request, writes.pop_front(), seed);
             }
             dma_beats += 1;
         }
@@ -586,10 +542,7 @@ fn run_case(seed: u64, mtu: u32, qps: usize, msgs: usize, p: (f64, f64, f64)) ->
         host.clock(false);
         cycles += 1;
     }
-    assert!(
-        request.is_none() && writes.is_empty(),
-        "seed {seed}: writes left"
-    );
+    assert!(dma.idle() && writes.is_empty(), "seed {seed}: writes left");
     assert!(
         commands.is_empty() && results.is_empty(),
         "seed {seed}: answers left"

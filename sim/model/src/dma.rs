@@ -5,7 +5,7 @@
 //! failed check happens before any byte is written.
 
 use crate::memory::HostMemory;
-use crate::mr::{DmaSegment, MrTable};
+use crate::mr::{segment_spans, DmaSegment, MrTable};
 use crate::verbs::{Access, PdId, Sge};
 
 /// Why a local scatter/gather access failed.
@@ -74,10 +74,7 @@ pub(crate) fn read_segments(mem: &HostMemory, segs: &[DmaSegment]) -> Vec<u8> {
 /// Writes `data` across `segs`, which must describe exactly `data.len()`
 /// bytes (the caller translated that length).
 pub(crate) fn write_segments(mem: &mut HostMemory, segs: &[DmaSegment], data: &[u8]) {
-    let mut at = 0;
-    for s in segs {
-        let n = (s.len as usize).min(data.len() - at);
-        mem.write_phys(s.phys, &data[at..at + n]);
-        at += n;
+    for (phys, range) in segment_spans(segs, data.len()) {
+        mem.write_phys(phys, &data[range]);
     }
 }

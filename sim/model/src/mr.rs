@@ -47,6 +47,24 @@ pub struct DmaSegment {
     pub len: u32,
 }
 
+/// Which bytes of a `len`-byte payload go to which physical address when
+/// it is written across `segs` (the translation of that length): one
+/// `(phys, range)` per segment that receives bytes, in payload order. What
+/// the DMA writes of `write_segments` do, one request per segment (the
+/// RTL's `dma_write_mover` sends exactly these requests).
+pub fn segment_spans(segs: &[DmaSegment], len: usize) -> Vec<(u64, std::ops::Range<usize>)> {
+    let mut spans = Vec::new();
+    let mut at = 0;
+    for s in segs {
+        let n = (s.len as usize).min(len - at);
+        if n > 0 {
+            spans.push((s.phys, at..at + n));
+        }
+        at += n;
+    }
+    spans
+}
+
 /// Why an access through a key was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, Serialize)]
 pub enum MrError {

@@ -1,10 +1,11 @@
 //! Shared pieces of the RTL lockstep tests: proptest strategies for frames,
-//! the known ICRC vectors and the drain check of the DMA-reading transmit
-//! paths.
+//! the known ICRC vectors, the drain check of the DMA-reading transmit
+//! paths and the DMA write port check of the writing blocks.
 
 #![allow(dead_code)]
 
 pub mod completer;
+pub mod dma_write;
 pub mod drain;
 pub mod responder;
 pub mod traffic;
