@@ -16,6 +16,7 @@ use crate::frame_arbiter::FrameArbiter;
 use crate::icrc_checker::IcrcChecker;
 use crate::icrc_generator::IcrcGenerator;
 use crate::mr_translate::MrTranslateDefault;
+use crate::nic_core::NicCore;
 use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
 use crate::qp_timers::QpTimers;
 use crate::rd_atomic_resources::RdAtomicResourcesDefault;
@@ -140,6 +141,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The requester half of a NIC: event loop, ready set, response
         // placement, address RAM, transmit datapath.
         ExportedBlock::new("requester_path", RequesterPathDefault::default()),
+        // The whole transport of one NIC: both halves, the rx copy, the
+        // frame and DMA arbiters, the ERR events between the halves.
+        ExportedBlock::new("nic_core", NicCore::default()),
     ]
 }
 
