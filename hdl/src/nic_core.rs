@@ -95,17 +95,20 @@
 //!
 //! # Size
 //!
-//! Yosys `synth_xilinx -family xcup` at 1024 QPs: `hdl/tests/nic_core.rs`
-//! (ignored: tens of minutes of Yosys). Not yet measured to the end (the
-//! run started for this commit had not finished at its deadline); the
-//! halves alone: `responder_path` 220 RAMB36 + 100 RAMB18, 35,739 LUTs,
-//! 26,661 FFs (before READ / atomic execution joined it).
+//! Yosys `synth_xilinx -family xcup` at 1024 QPs (`hdl/tests/nic_core.rs`,
+//! ignored: 26 minutes of Yosys): 75,878 LUTs, 56,090 FFs, 599 RAMB36 +
+//! 189 RAMB18, no DSP; distributed RAM only 145 RAM32M16 + 60 RAM64M8
+//! (32- and 64-deep cells, 105 Kibit: the FIFOs and buffers), so the QP
+//! contexts, rings, WQE bodies, address RAMs and the four MR / MTT table
+//! pairs are in block RAM. Four MR tables (two per half) are most of the
+//! block RAM; one shared table is a later step.
 //!
 //! # Verification
 //!
-//! Lint: Verilator `-Wall` clean (`make lint-rtl`, the TX builders' tkeep
-//! waivers for this file). A Verilator test of what the top adds (the rx
-//! copy, the ERR hand-overs) is not in yet.
+//! Verilator `-Wall` clean (the TX builders' tkeep waivers for this file),
+//! Yosys check clean. `sim/tests/rtl_nic_core.rs`: the rx copy (every
+//! frame reaches both halves, each takes exactly the opcodes the model's
+//! `nic::frame_kind` gives it) and the responder-to-requester ERR event.
 
 use crate::completer_datapath::{EV_RESPONSE, EV_SENT, EV_TIMER};
 use crate::dma_port::{DmaReadPort, DmaWritePort};
