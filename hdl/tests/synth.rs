@@ -44,6 +44,18 @@ fn export(args: &[&str]) -> Output {
         .expect("rocenic-hdl-export runs")
 }
 
+/// [`blocks`] on a thread with room for the composites' structs and the
+/// Verilog generator's recursion (`NicCore` outgrows a test thread's 2 MiB
+/// stack; the exporter and the build script run on a main thread).
+fn registered_blocks() -> Vec<rocenic_hdl::export::ExportedBlock> {
+    std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(blocks)
+        .expect("thread")
+        .join()
+        .expect("blocks exported")
+}
+
 #[test]
 fn exporter_writes_one_file_per_registered_block() {
     let dir = scratch("export");
@@ -53,7 +65,7 @@ fn exporter_writes_one_file_per_registered_block() {
     let out = export(&[out_dir]);
     assert!(out.status.success(), "{}", text(&out));
 
-    let registered = blocks();
+    let registered = registered_blocks();
     assert!(!registered.is_empty());
     let index = std::fs::read_to_string(dir.join("blocks.txt")).unwrap();
     let listed: Vec<&str> = index.lines().collect();
@@ -103,7 +115,10 @@ fn exporter_writes_one_file_per_registered_block() {
 fn exporter_lists_blocks_and_rejects_unknown_names() {
     let out = export(&["--list"]);
     assert!(out.status.success());
-    let names: Vec<String> = blocks().iter().map(|b| b.name.to_string()).collect();
+    let names: Vec<String> = registered_blocks()
+        .iter()
+        .map(|b| b.name.to_string())
+        .collect();
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         names.iter().map(|n| format!("{n}\n")).collect::<String>()
