@@ -17,6 +17,7 @@ use crate::frame_arbiter::FrameArbiter;
 use crate::icrc_checker::IcrcChecker;
 use crate::icrc_generator::IcrcGenerator;
 use crate::mr_translate::MrTranslateDefault;
+use crate::nic_core::NicCore;
 use crate::qp_context::{QpContext, DEFAULT_QPN_BITS};
 use crate::qp_timers::QpTimers;
 use crate::rd_atomic_resources::RdAtomicResourcesDefault;
@@ -143,27 +144,30 @@ pub fn blocks() -> Vec<ExportedBlock> {
         ExportedBlock::new("requester_events", RequesterEventsDefault::default()),
         // The requester half of a NIC: event loop, ready set, response
         // placement, address RAM, transmit datapath.
-        requester_path(),
+        large::<RequesterPathDefault>("requester_path"),
+        // The whole transport of one NIC: both halves, the rx copy, the
+        // frame and DMA arbiters, the ERR events between the halves.
+        large::<NicCore>("nic_core"),
     ]
 }
 
-/// `requester_path`, built and connected on a thread of its own: its
-/// construction (a 0.7 MB struct and its parts' temporaries) outgrows a
-/// test thread's 2 MiB stack.
-fn requester_path() -> ExportedBlock {
+/// A composite built boxed and connected on a thread of its own: the
+/// construction of `requester_path` (a 0.7 MB struct and its parts'
+/// temporaries) or `nic_core` outgrows a test thread's 2 MiB stack.
+fn large<B: Block + Default + 'static>(name: &'static str) -> ExportedBlock {
     std::thread::Builder::new()
         .stack_size(256 << 20)
-        .spawn(|| {
-            let mut block = Box::<RequesterPathDefault>::default();
+        .spawn(move || {
+            let mut block = Box::<B>::default();
             block.connect_all();
             ExportedBlock {
-                name: "requester_path",
+                name,
                 verilog: generate_verilog(&*block),
             }
         })
         .expect("a thread")
         .join()
-        .expect("requester_path's Verilog")
+        .unwrap_or_else(|_| panic!("{name}'s Verilog"))
 }
 
 /// A small configuration interface, so the bridge is exercised on rust-hdl's

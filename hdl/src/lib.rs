@@ -79,6 +79,9 @@
 //!   round robin, one at a time through its own QP context into the
 //!   completer datapath, with the WQE bodies ([`wqe_body_ram`]) joined to
 //!   the grants;
+//! - [`nic_core`]: the whole RC transport of one NIC, both halves with
+//!   the receive stream copied to each, the frame and DMA arbiters and the
+//!   ERR events between the halves;
 //! - [`requester_path`]: the requester half of a NIC, the event loop,
 //!   the ready set, the response placement path (its headers into the
 //!   event loop, one placement command each) and the transmit datapath
@@ -130,6 +133,7 @@ pub mod icrc_checker;
 pub mod icrc_generator;
 pub mod icrc_mask;
 pub mod mr_translate;
+pub mod nic_core;
 pub mod opcode_headers;
 pub mod payload_fetch;
 pub mod qp_address_ram;

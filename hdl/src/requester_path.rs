@@ -51,7 +51,9 @@
 //! - `dmaw` ([`DmaWritePort`]): the placement's DMA writes.
 //! - For a scoreboard: `rsp_fire` (the event loop takes a response header:
 //!   the frame's turn in the completer), `done_valid` / `done_qpn` /
-//!   `done_kind` (an event's write-back, `completer_datapath::EV_*`), and
+//!   `done_kind` (an event's write-back, `completer_datapath::EV_*`),
+//!   `done_state` (the state it wrote back: `NicCore` hands a move to ERR
+//!   to the responder side), and
 //!   the transmit datapath's grant status `status_valid`, `status_qpn`,
 //!   `status_next_psn`, `status_error` (the frames of the grant are the
 //!   QP's next request frames, up to that send cursor).
@@ -173,6 +175,7 @@ pub struct RequesterPath<const A: usize, const AP1: usize> {
     pub done_valid: Signal<Out, Bit>,
     pub done_qpn: Signal<Out, Bits<A>>,
     pub done_kind: Signal<Out, Bits<3>>,
+    pub done_state: Signal<Out, Bits<3>>,
     pub status_valid: Signal<Out, Bit>,
     pub status_qpn: Signal<Out, Bits<24>>,
     pub status_next_psn: Signal<Out, Bits<24>>,
@@ -262,6 +265,7 @@ impl<const A: usize, const AP1: usize> Default for RequesterPath<A, AP1> {
             done_valid: Default::default(),
             done_qpn: Default::default(),
             done_kind: Default::default(),
+            done_state: Default::default(),
             status_valid: Default::default(),
             status_qpn: Default::default(),
             status_next_psn: Default::default(),
@@ -349,6 +353,7 @@ impl<const A: usize, const AP1: usize> Logic for RequesterPath<A, AP1> {
         self.done_valid.next = self.events.done_valid.val();
         self.done_qpn.next = self.events.done_qpn.val();
         self.done_kind.next = self.events.done_kind.val();
+        self.done_state.next = self.events.done_record.val().get_bits::<3>(0);
 
         // ---- MR configuration, one table per inner block, written alike
         self.cfg.ready.next = self.datapath.cfg.ready.val() & self.placement.cfg.ready.val();
