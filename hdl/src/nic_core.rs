@@ -56,7 +56,7 @@
 //!   `queue_fire`, `desc_fire` / `desc_qpn`; the requester's `rsp_fire`,
 //!   `done_*`, `status_*` (their meaning in the two halves' docs).
 //! - Counters: `stat_select` to both halves (`rsp_stat_count`,
-//!   `req_stat_count`), `queue_overflows`, `read_errors`, both
+//!   `req_stat_count`), `queue_full_waits`, `read_errors`, both
 //!   `*_payload_last_errors`, `to_err_from_responder` /
 //!   `to_err_from_requester` (hand-overs made), `err_overflows` (requester
 //!   ERR moves lost to a full hand-over FIFO; 0 unless 16 QPs fail at once
@@ -213,7 +213,7 @@ pub struct NicCore {
     pub stat_select: Signal<In, Bits<3>>,
     pub rsp_stat_count: Signal<Out, Bits<32>>,
     pub req_stat_count: Signal<Out, Bits<32>>,
-    pub queue_overflows: Signal<Out, Bits<32>>,
+    pub queue_full_waits: Signal<Out, Bits<32>>,
     pub read_errors: Signal<Out, Bits<16>>,
     pub rsp_payload_last_errors: Signal<Out, Bits<16>>,
     pub req_payload_last_errors: Signal<Out, Bits<16>>,
@@ -346,7 +346,7 @@ impl Default for NicCore {
             stat_select: Default::default(),
             rsp_stat_count: Default::default(),
             req_stat_count: Default::default(),
-            queue_overflows: Default::default(),
+            queue_full_waits: Default::default(),
             read_errors: Default::default(),
             rsp_payload_last_errors: Default::default(),
             req_payload_last_errors: Default::default(),
@@ -590,7 +590,7 @@ impl Logic for NicCore {
         self.requester.stat_select.next = self.stat_select.val();
         self.rsp_stat_count.next = self.responder.stat_count.val();
         self.req_stat_count.next = self.requester.stat_count.val();
-        self.queue_overflows.next = self.responder.queue_overflows.val();
+        self.queue_full_waits.next = self.responder.queue_full_waits.val();
         self.read_errors.next = self.responder.read_errors.val();
         self.rsp_payload_last_errors.next = self.responder.payload_last_errors.val();
         self.req_payload_last_errors.next = self.requester.payload_last_errors.val();
