@@ -7,7 +7,7 @@
 use crate::bound::{goodput_bound_gbps, Transfer};
 use crate::rtl::host_dma::HostDmaConfig;
 use crate::rtl::nic::{Node, RtlNic, NS_PER_CYCLE};
-use crate::rtl::requester_nic::{RequesterNode, RtlRequesterNic};
+use crate::rtl::requester_nic::RtlRequesterNic;
 use anyhow::{bail, Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -74,7 +74,7 @@ pub fn run_backend(
                 bail!("--ecn: the RTL core has no CNP generation or DCQCN yet");
             }
             type Core = verilator_sys::ResponderPath;
-            let a = Node::<Core>::Model(Box::new(Nic::new(nic_config(1, config))));
+            let a = Node::<RtlNic<Core>>::Model(Box::new(Nic::new(nic_config(1, config))));
             let b = Node::Rtl(Box::new(RtlNic::<Core>::new(
                 nic_config(2, config),
                 HostDmaConfig::default(),
@@ -86,11 +86,11 @@ pub fn run_backend(
                 bail!("--ecn: the RTL core has no CNP generation or DCQCN yet");
             }
             type Core = verilator_sys::RequesterPath;
-            let a = RequesterNode::Rtl(Box::new(RtlRequesterNic::<Core>::new(
+            let a = Node::Rtl(Box::new(RtlRequesterNic::<Core>::new(
                 nic_config(1, config),
                 HostDmaConfig::default(),
             )));
-            let b = RequesterNode::<Core>::Model(Box::new(Nic::new(nic_config(2, config))));
+            let b = Node::<RtlRequesterNic<Core>>::Model(Box::new(Nic::new(nic_config(2, config))));
             run_on(backend.name(), a, b, pcap, config, |_, _| {})
         }
     }

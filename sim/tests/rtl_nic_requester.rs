@@ -18,7 +18,8 @@ use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, SwitchConfig};
 use rocenic_model::nic::Nic;
 use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
 use rocenic_sim::rtl::host_dma::HostDmaConfig;
-use rocenic_sim::rtl::requester_nic::{RequesterNode, RtlRequesterNic};
+use rocenic_sim::rtl::nic::Node as FabricNode;
+use rocenic_sim::rtl::requester_nic::RtlRequesterNic;
 use rocenic_sim::scenario::{connect, nic_config, ScenarioConfig};
 use std::collections::BTreeMap;
 use verilator_sys::RequesterPath;
@@ -26,7 +27,7 @@ use verilator_sys::RequesterPath;
 type Core = RequesterPath;
 
 /// A model responder or the RTL requester on one fabric.
-type Node = RequesterNode<Core>;
+type Node = FabricNode<RtlRequesterNic<Core>>;
 
 #[derive(Clone, Copy, Debug)]
 struct Case {

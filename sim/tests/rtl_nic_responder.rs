@@ -219,13 +219,13 @@ fn run(case: Case) -> Outcome {
         ..LinkConfig::default()
     };
     let mut fabric = Fabric::new(seed, SwitchConfig::default());
-    let a_id = fabric.add_node(Node::<Core>::Model(Box::new(a)), link.clone());
+    let a_id = fabric.add_node(Node::<RtlNic<Core>>::Model(Box::new(a)), link.clone());
     let b_id = fabric.add_node(Node::Rtl(Box::new(rtl)), link);
     let want_recv = messages.iter().filter(|m| consumes(m.kind)).count();
     let mut sent: Vec<Cqe> = Vec::new();
     let mut received: Vec<Cqe> = Vec::new();
     let limit = 50_000_000; // 50 ms of fabric time
-    let poll = |fabric: &mut Fabric<Node<Core>>, id: NodeId| -> Vec<Cqe> {
+    let poll = |fabric: &mut Fabric<Node<RtlNic<Core>>>, id: NodeId| -> Vec<Cqe> {
         match fabric.node_mut(id) {
             Node::Model(n) => n.poll_cq(a_cq, usize::MAX),
             Node::Rtl(n) => n.poll_cq(b_cq, usize::MAX),

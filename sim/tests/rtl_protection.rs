@@ -348,7 +348,10 @@ fn run(case: Case) -> Run {
     }
 
     let mut fabric = Fabric::new(seed, SwitchConfig::default());
-    let a_id = fabric.add_node(Node::<Core>::Model(Box::new(a)), LinkConfig::default());
+    let a_id = fabric.add_node(
+        Node::<RtlNic<Core>>::Model(Box::new(a)),
+        LinkConfig::default(),
+    );
     let b_id = fabric.add_node(Node::Rtl(Box::new(rtl)), LinkConfig::default());
     let mut sent = Vec::new();
     let mut received = Vec::new();

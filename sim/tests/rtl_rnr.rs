@@ -170,7 +170,10 @@ fn run(seed: u64, lens: &[(Kind, u64)], rnr_retry: u8, post: bool, post_after: u
     }
 
     let mut fabric = Fabric::new(seed, SwitchConfig::default());
-    let a_id = fabric.add_node(Node::<Core>::Model(Box::new(a)), LinkConfig::default());
+    let a_id = fabric.add_node(
+        Node::<RtlNic<Core>>::Model(Box::new(a)),
+        LinkConfig::default(),
+    );
     let b_id = fabric.add_node(Node::Rtl(Box::new(rtl)), LinkConfig::default());
     let mut sent = Vec::new();
     let mut received = Vec::new();

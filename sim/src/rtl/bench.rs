@@ -607,7 +607,7 @@ pub fn responder_ack_latency(message_bytes: u64) -> Result<AckLatency, RtlError>
 
     let mut fabric = Fabric::new(1, SwitchConfig::default());
     let a_id = fabric.add_node(
-        Node::<ResponderPath>::Model(Box::new(a)),
+        Node::<RtlNic<ResponderPath>>::Model(Box::new(a)),
         LinkConfig::default(),
     );
     let b_id = fabric.add_node(Node::Rtl(Box::new(rtl)), LinkConfig::default());

@@ -36,11 +36,10 @@ use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports;
 use super::mr_config::load_mr_table;
-use super::nic::{describe, RtlNicStats, NS_PER_CYCLE};
+use super::nic::{describe, RtlHarness, RtlNicStats, NS_PER_CYCLE};
 use super::qp_config::context_record;
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
-use crate::scenario::ScenarioNode;
 use rocenic_fabric::{Endpoint, Time};
 use rocenic_hdl::completer_datapath::EV_TIMER;
 use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
@@ -874,138 +873,45 @@ impl<B: Block> Endpoint for RtlRequesterNic<B> {
     }
 }
 
-/// A fabric node that is a model NIC or an RTL requester half, so both
-/// kinds share one fabric (the requester-side sibling of
-/// [`Node`](super::nic::Node)).
-pub enum RequesterNode<B: Block> {
-    Model(Box<Nic>),
-    Rtl(Box<RtlRequesterNic<B>>),
-}
-
-impl<B: Block> RequesterNode<B> {
-    pub fn model(&self) -> Option<&Nic> {
-        match self {
-            RequesterNode::Model(n) => Some(n),
-            RequesterNode::Rtl(_) => None,
-        }
+impl<B: Block> RtlHarness for RtlRequesterNic<B> {
+    fn setup(&mut self) -> Result<&mut Nic, RtlError> {
+        RtlRequesterNic::setup(self)
     }
 
-    pub fn rtl(&self) -> Option<&RtlRequesterNic<B>> {
-        match self {
-            RequesterNode::Rtl(n) => Some(n),
-            RequesterNode::Model(_) => None,
-        }
-    }
-
-    pub fn rtl_mut(&mut self) -> Option<&mut RtlRequesterNic<B>> {
-        match self {
-            RequesterNode::Rtl(n) => Some(n),
-            RequesterNode::Model(_) => None,
-        }
-    }
-}
-
-impl<B: Block> Endpoint for RequesterNode<B> {
-    fn mac(&self) -> [u8; 6] {
-        match self {
-            RequesterNode::Model(n) => n.mac(),
-            RequesterNode::Rtl(n) => n.mac(),
-        }
-    }
-
-    fn receive(&mut self, now: Time, frame: Vec<u8>) {
-        match self {
-            RequesterNode::Model(n) => n.receive(now, frame),
-            RequesterNode::Rtl(n) => n.receive(now, frame),
-        }
-    }
-
-    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
-        match self {
-            RequesterNode::Model(n) => n.transmit(now),
-            RequesterNode::Rtl(n) => n.transmit(now),
-        }
-    }
-
-    fn next_deadline(&self) -> Option<Time> {
-        match self {
-            RequesterNode::Model(n) => n.next_deadline(),
-            RequesterNode::Rtl(n) => n.next_deadline(),
-        }
-    }
-
-    fn advance(&mut self, now: Time) {
-        match self {
-            RequesterNode::Model(n) => n.advance(now),
-            RequesterNode::Rtl(n) => n.advance(now),
-        }
-    }
-}
-
-impl<B: Block> ScenarioNode for RequesterNode<B> {
-    fn verbs(&mut self) -> anyhow::Result<&mut Nic> {
-        match self {
-            RequesterNode::Model(n) => Ok(n),
-            RequesterNode::Rtl(n) => Ok(n.setup()?),
-        }
-    }
-
-    fn model_view(&self) -> &Nic {
-        match self {
-            RequesterNode::Model(n) => n,
-            RequesterNode::Rtl(n) => n.shadow(),
-        }
+    fn shadow(&self) -> &Nic {
+        RtlRequesterNic::shadow(self)
     }
 
     fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> anyhow::Result<()> {
-        match self {
-            RequesterNode::Model(n) => Ok(n.post_send(qpn, wr)?),
-            RequesterNode::Rtl(n) => {
-                n.post_send(qpn, wr);
-                Ok(())
-            }
-        }
+        RtlRequesterNic::post_send(self, qpn, wr);
+        Ok(())
     }
 
-    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> anyhow::Result<()> {
-        match self {
-            RequesterNode::Model(n) => Ok(n.post_recv(qpn, wr)?),
-            RequesterNode::Rtl(_) => {
-                anyhow::bail!("post_recv on the RTL requester half: it has no receive queue")
-            }
-        }
+    fn post_recv(&mut self, _: Qpn, _: RecvWr) -> anyhow::Result<()> {
+        anyhow::bail!("post_recv on the RTL requester half: it has no receive queue")
     }
 
     fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
-        match self {
-            RequesterNode::Model(n) => n.poll_cq(cq, max),
-            RequesterNode::Rtl(n) => n.poll_cq(cq, max),
-        }
+        RtlRequesterNic::poll_cq(self, cq, max)
     }
 
     fn cq_len(&self, cq: CqId) -> usize {
-        match self {
-            RequesterNode::Model(n) => n.cq_len(cq),
-            RequesterNode::Rtl(n) => n.cq_len(cq),
-        }
+        RtlRequesterNic::cq_len(self, cq)
     }
 
-    fn host_memory(&self) -> &HostMemory {
-        match self {
-            RequesterNode::Model(n) => n.memory(),
-            RequesterNode::Rtl(n) => n.memory(),
-        }
+    fn memory(&self) -> &HostMemory {
+        RtlRequesterNic::memory(self)
     }
 
-    fn mismatch(&self) -> Option<String> {
-        self.rtl().and_then(|n| n.mismatch().map(str::to_owned))
+    fn mismatch(&self) -> Option<&str> {
+        RtlRequesterNic::mismatch(self)
     }
 
     fn finish_check(&mut self) -> Result<(), String> {
-        self.rtl_mut().map_or(Ok(()), RtlRequesterNic::finish_check)
+        RtlRequesterNic::finish_check(self)
     }
 
-    fn core_cycles(&self) -> Option<u64> {
-        self.rtl().map(|n| n.stats().cycles)
+    fn cycles(&self) -> u64 {
+        self.stats().cycles
     }
 }
