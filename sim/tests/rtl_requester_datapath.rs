@@ -38,6 +38,7 @@ use rocenic_model::verbs::{
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
 use rocenic_sim::rtl::mr_config::load_mr_table;
 use rocenic_sim::rtl::qp_config::{qp_address, set_address};
+use rocenic_sim::rtl::requester_nic::op_fields;
 use rocenic_sim::rtl::stream::{bytes_to_words, AxisOutPorts, StreamSink};
 use rocenic_wire::{op, psn, RoceFrame};
 use rtl_common::drain::assert_drained;
@@ -77,33 +78,6 @@ struct Grant {
 struct Expected {
     frames: Vec<Vec<u8>>,
     failed: bool,
-}
-
-/// `(kind code, remote VA, R_Key, imm, compare, swap/add)` of an op.
-fn op_fields(op: &SendOp) -> (u64, u64, u32, u32, u64, u64) {
-    match *op {
-        SendOp::Send => (0, 0, 0, 0, 0, 0),
-        SendOp::SendWithImm { imm } => (1, 0, 0, imm, 0, 0),
-        SendOp::SendWithInv { rkey } => (2, 0, 0, rkey, 0, 0),
-        SendOp::Write { remote_addr, rkey } => (3, remote_addr, rkey, 0, 0, 0),
-        SendOp::WriteWithImm {
-            remote_addr,
-            rkey,
-            imm,
-        } => (4, remote_addr, rkey, imm, 0, 0),
-        SendOp::Read { remote_addr, rkey } => (5, remote_addr, rkey, 0, 0, 0),
-        SendOp::CompareSwap {
-            remote_addr,
-            rkey,
-            compare,
-            swap,
-        } => (6, remote_addr, rkey, 0, compare, swap),
-        SendOp::FetchAdd {
-            remote_addr,
-            rkey,
-            add,
-        } => (7, remote_addr, rkey, 0, 0, add),
-    }
 }
 
 /// How a batch is built and driven.

@@ -42,6 +42,10 @@ use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
 use rocenic_fabric::{Endpoint, Time};
 use rocenic_hdl::completer_datapath::EV_TIMER;
+use rocenic_hdl::request_segmenter::{
+    KIND_CMP_SWAP, KIND_FETCH_ADD, KIND_READ, KIND_SEND, KIND_SEND_IMM, KIND_SEND_INV, KIND_WRITE,
+    KIND_WRITE_IMM,
+};
 use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_model::completer::{wc_opcode, WqeKind};
 use rocenic_model::memory::HostMemory;
@@ -72,30 +76,32 @@ const KINDS: [WqeKind; 4] = [
     WqeKind::Atomic,
 ];
 
-/// `(request_segmenter::KIND_*, remote VA, R_Key, imm, compare, swap/add)`.
-fn op_fields(op: &SendOp) -> (u64, u64, u32, u32, u64, u64) {
+/// A send WQE's operation as the core's post port takes it: `(kind
+/// (`request_segmenter::KIND_*`), remote VA, R_Key, imm, compare,
+/// swap/add)`.
+pub fn op_fields(op: &SendOp) -> (u64, u64, u32, u32, u64, u64) {
     match *op {
-        SendOp::Send => (0, 0, 0, 0, 0, 0),
-        SendOp::SendWithImm { imm } => (1, 0, 0, imm, 0, 0),
-        SendOp::SendWithInv { rkey } => (2, 0, 0, rkey, 0, 0),
-        SendOp::Write { remote_addr, rkey } => (3, remote_addr, rkey, 0, 0, 0),
+        SendOp::Send => (KIND_SEND, 0, 0, 0, 0, 0),
+        SendOp::SendWithImm { imm } => (KIND_SEND_IMM, 0, 0, imm, 0, 0),
+        SendOp::SendWithInv { rkey } => (KIND_SEND_INV, 0, 0, rkey, 0, 0),
+        SendOp::Write { remote_addr, rkey } => (KIND_WRITE, remote_addr, rkey, 0, 0, 0),
         SendOp::WriteWithImm {
             remote_addr,
             rkey,
             imm,
-        } => (4, remote_addr, rkey, imm, 0, 0),
-        SendOp::Read { remote_addr, rkey } => (5, remote_addr, rkey, 0, 0, 0),
+        } => (KIND_WRITE_IMM, remote_addr, rkey, imm, 0, 0),
+        SendOp::Read { remote_addr, rkey } => (KIND_READ, remote_addr, rkey, 0, 0, 0),
         SendOp::CompareSwap {
             remote_addr,
             rkey,
             compare,
             swap,
-        } => (6, remote_addr, rkey, 0, compare, swap),
+        } => (KIND_CMP_SWAP, remote_addr, rkey, 0, compare, swap),
         SendOp::FetchAdd {
             remote_addr,
             rkey,
             add,
-        } => (7, remote_addr, rkey, 0, 0, add),
+        } => (KIND_FETCH_ADD, remote_addr, rkey, 0, 0, add),
     }
 }
 
