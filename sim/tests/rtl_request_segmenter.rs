@@ -16,11 +16,12 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::request_segmenter::{
-    mtu_code, DIVIDER_CYCLES, KIND_CMP_SWAP, KIND_FETCH_ADD, KIND_READ, KIND_SEND, KIND_SEND_IMM,
-    KIND_SEND_INV, KIND_WRITE, KIND_WRITE_IMM, LATENCY,
+    mtu_code, DIVIDER_CYCLES, KIND_CMP_SWAP, KIND_READ, KIND_SEND, KIND_SEND_IMM, KIND_SEND_INV,
+    KIND_WRITE, KIND_WRITE_IMM, LATENCY,
 };
 use rocenic_model::requester::{message_psns, segment_wqe, RequestPlan, WqePlanInput};
 use rocenic_model::verbs::SendOp;
+use rocenic_sim::rtl::requester_nic::op_fields;
 use rocenic_wire::psn;
 use std::collections::VecDeque;
 use verilator_sys::{RequestSegmenter as Dut, Sim};
@@ -116,29 +117,7 @@ fn expected(tag: u32, q: &Wqe) -> Vec<Desc> {
 }
 
 fn drive(sim: &mut Sim<Dut>, tag: u32, q: &Wqe) {
-    let (kind, va, rkey, imm, compare, swap_add) = match q.w.op {
-        SendOp::Send => (KIND_SEND, 0, 0, 0, 0, 0),
-        SendOp::SendWithImm { imm } => (KIND_SEND_IMM, 0, 0, imm, 0, 0),
-        SendOp::SendWithInv { rkey } => (KIND_SEND_INV, 0, 0, rkey, 0, 0),
-        SendOp::Write { remote_addr, rkey } => (KIND_WRITE, remote_addr, rkey, 0, 0, 0),
-        SendOp::WriteWithImm {
-            remote_addr,
-            rkey,
-            imm,
-        } => (KIND_WRITE_IMM, remote_addr, rkey, imm, 0, 0),
-        SendOp::Read { remote_addr, rkey } => (KIND_READ, remote_addr, rkey, 0, 0, 0),
-        SendOp::CompareSwap {
-            remote_addr,
-            rkey,
-            compare,
-            swap,
-        } => (KIND_CMP_SWAP, remote_addr, rkey, 0, compare, swap),
-        SendOp::FetchAdd {
-            remote_addr,
-            rkey,
-            add,
-        } => (KIND_FETCH_ADD, remote_addr, rkey, 0, 0, add),
-    };
+    let (kind, va, rkey, imm, compare, swap_add) = op_fields(&q.w.op);
     sim.set_u64(Dut::WQE_TAG, tag.into());
     sim.set_u64(Dut::WQE_KIND, kind);
     sim.set_u64(Dut::WQE_LEN, q.w.len);

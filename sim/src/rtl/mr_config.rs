@@ -3,8 +3,10 @@
 //! itself or a datapath that passes the port through. The port is found by
 //! name, so one loader serves every such block.
 
+use super::RtlError;
 use rocenic_hdl::mr_translate::{MR_STATE_FREE, MR_STATE_INVALIDATED, MR_STATE_VALID};
 use rocenic_model::mr::{MrState, MrTable};
+use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use verilator_sys::Sim;
 use verilator_sys::{Block, SimError};
 
@@ -59,4 +61,33 @@ pub fn load_mr_table<B: Block>(
     sim.set_bit(mr_write, false);
     sim.set_bit(mtt_write, false);
     Ok(())
+}
+
+/// A new core `B` out of reset (`reset` pulsed once), its MR tables swept
+/// (`cfg_ready`) and loaded with `table`: the first steps of every NIC
+/// harness.
+pub fn start_core<B: Block>(table: &MrTable) -> Result<Sim<B>, RtlError> {
+    let mut sim = Sim::<B>::new()?;
+    let reset = B::input("reset")?;
+    let cfg_ready = B::output("cfg_ready")?;
+    sim.set_bit(reset, true);
+    sim.tick();
+    sim.set_bit(reset, false);
+    let mut waited = 0;
+    loop {
+        sim.eval();
+        if sim.get_bit(cfg_ready) {
+            break;
+        }
+        sim.tick();
+        waited += 1;
+        if waited > 4 * DEFAULT_MAX_MRS as u64 {
+            return Err(RtlError::Stuck {
+                cycle: sim.cycle(),
+                what: "cfg_ready after reset".into(),
+            });
+        }
+    }
+    load_mr_table(&mut sim, table, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES)?;
+    Ok(sim)
 }

@@ -35,7 +35,7 @@
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports::{self, RecvPostPorts};
-use super::mr_config::load_mr_table;
+use super::mr_config::start_core;
 use super::qp_config::context_record;
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
@@ -45,7 +45,6 @@ use rocenic_hdl::receive_queue::DEFAULT_SLOT_BITS as RECV_SLOT_BITS;
 use rocenic_hdl::response_queue::{mtu_code as queue_mtu_code, OP_CONFIGURE};
 use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_model::memory::HostMemory;
-use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::nic::{Nic, NicConfig, TxClass};
 use rocenic_model::verbs::{
     CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError, WcOpcode, WcStatus,
@@ -91,8 +90,6 @@ pub struct PortLog {
 
 /// The named ports of the core `B`.
 struct Ports<B: Block> {
-    reset: Input<B>,
-    cfg_ready: Output<B>,
     rx: AxisInPorts<B>,
     frame: AxisOutPorts<B>,
     dma_read: DmaReadPorts<B>,
@@ -117,8 +114,6 @@ struct Ports<B: Block> {
 impl<B: Block> Ports<B> {
     fn named() -> Result<Self, RtlError> {
         Ok(Ports {
-            reset: B::input("reset")?,
-            cfg_ready: B::output("cfg_ready")?,
             rx: AxisInPorts::named("rx")?,
             frame: AxisOutPorts::named("frame", &[])?,
             dma_read: DmaReadPorts::named("dma")?,
@@ -391,32 +386,8 @@ impl<B: Block> RtlNic<B> {
 
     /// Programs the core from the shadow's state (see the module doc).
     fn start(&mut self) -> Result<(), RtlError> {
-        let mut sim = Sim::<B>::new()?;
+        let mut sim = start_core::<B>(self.shadow.mr_table())?;
         let p = Ports::<B>::named()?;
-        sim.set_bit(p.reset, true);
-        sim.tick();
-        sim.set_bit(p.reset, false);
-        let mut waited = 0;
-        loop {
-            sim.eval();
-            if sim.get_bit(p.cfg_ready) {
-                break;
-            }
-            sim.tick();
-            waited += 1;
-            if waited > 4 * DEFAULT_MAX_MRS as u64 {
-                return Err(RtlError::Stuck {
-                    cycle: sim.cycle(),
-                    what: "cfg_ready after reset".into(),
-                });
-            }
-        }
-        load_mr_table(
-            &mut sim,
-            self.shadow.mr_table(),
-            DEFAULT_MAX_MRS,
-            DEFAULT_MAX_MTT_ENTRIES,
-        )?;
         for qpn in self.shadow.qpns() {
             self.program_qp(&mut sim, qpn)?;
         }

@@ -35,7 +35,7 @@
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports;
-use super::mr_config::load_mr_table;
+use super::mr_config::start_core;
 use super::nic::{describe, RtlHarness, RtlNicStats, NS_PER_CYCLE};
 use super::qp_config::context_record;
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
@@ -49,7 +49,6 @@ use rocenic_hdl::request_segmenter::{
 use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_model::completer::{wc_opcode, WqeKind};
 use rocenic_model::memory::HostMemory;
-use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
 use rocenic_model::requester::{message_psns, send_window};
 use rocenic_model::verbs::{
@@ -107,8 +106,6 @@ pub fn op_fields(op: &SendOp) -> (u64, u64, u32, u32, u64, u64) {
 
 /// The named ports of the core `B` beyond the shared helpers'.
 struct Ports<B: Block> {
-    reset: Input<B>,
-    cfg_ready: Output<B>,
     cfg_window: Input<B>,
     cfg_ack_req_interval: Input<B>,
     rx: AxisInPorts<B>,
@@ -168,8 +165,6 @@ impl<B: Block> Ports<B> {
             post.push(B::input(f)?);
         }
         Ok(Ports {
-            reset: B::input("reset")?,
-            cfg_ready: B::output("cfg_ready")?,
             cfg_window: B::input("cfg_window")?,
             cfg_ack_req_interval: B::input("cfg_ack_req_interval")?,
             rx: AxisInPorts::named("rx")?,
@@ -441,32 +436,8 @@ impl<B: Block> RtlRequesterNic<B> {
     }
 
     fn start(&mut self) -> Result<(), RtlError> {
-        let mut sim = Sim::<B>::new()?;
+        let mut sim = start_core::<B>(self.shadow.mr_table())?;
         let p = Ports::<B>::named()?;
-        sim.set_bit(p.reset, true);
-        sim.tick();
-        sim.set_bit(p.reset, false);
-        let mut waited = 0;
-        loop {
-            sim.eval();
-            if sim.get_bit(p.cfg_ready) {
-                break;
-            }
-            sim.tick();
-            waited += 1;
-            if waited > 4 * DEFAULT_MAX_MRS as u64 {
-                return Err(RtlError::Stuck {
-                    cycle: sim.cycle(),
-                    what: "cfg_ready after reset".into(),
-                });
-            }
-        }
-        load_mr_table(
-            &mut sim,
-            self.shadow.mr_table(),
-            DEFAULT_MAX_MRS,
-            DEFAULT_MAX_MTT_ENTRIES,
-        )?;
         let config = self.shadow.config().clone();
         sim.set_u64(
             p.cfg_window,
