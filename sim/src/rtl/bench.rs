@@ -1048,7 +1048,8 @@ pub fn table(rows: &[BenchRow]) -> String {
             out,
             "{:<20} {:<44} {:>6} {:>5} {:>4} {:>10.3} {:<12} {:>8} {:>9}",
             r.block,
-            r.metric,
+            r.operation
+                .map_or_else(|| r.metric.to_string(), |o| format!("{} ({o})", r.metric)),
             r.frame_bytes
                 .map(|b| b as u64)
                 .or(r.message_bytes)
