@@ -10,6 +10,7 @@
 //! so a figure is never reported for a block that got the frames wrong.
 
 use super::gen::{frame_of_len, frame_with};
+use super::host_dma::HostDmaConfig;
 use super::icrc::{run_icrc_checker, IcrcDrive};
 use super::rx::{compare_rx, run_rx_parser, RxDrive};
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource, BEAT_BYTES};
@@ -68,6 +69,14 @@ pub struct BenchRow {
     /// latency rows that include DMA writes (0: posted, one beat a cycle).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dma_write_latency_cycles: Option<u64>,
+    /// The host model's DMA read latency (`HostDmaConfig::read_latency`:
+    /// from a read request taken to its first data beat offered), for the
+    /// rows of a core that reads its payload from host memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dma_read_latency_cycles: Option<u64>,
+    /// The verb of a latency row: "write", "read" or "send".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<&'static str>,
     /// Frames in the run.
     pub frames: usize,
     /// The physical limit of the metric, where one exists.
@@ -94,6 +103,8 @@ fn row(block: &'static str, metric: &'static str, value: f64, unit: &'static str
         mtu: None,
         peer: None,
         dma_write_latency_cycles: None,
+        dma_read_latency_cycles: None,
+        operation: None,
         frames: 1,
         bound: None,
         ethernet_100g_gbps: None,
@@ -119,10 +130,10 @@ impl BenchRow {
         self
     }
 
-    fn goodput(mut self, message: u64, mtu: u32) -> BenchRow {
+    fn goodput(mut self, message: u64, mtu: u32, peer: &'static str) -> BenchRow {
         self.message_bytes = Some(message);
         self.mtu = Some(mtu);
-        self.peer = Some("model requester");
+        self.peer = Some(peer);
         self
     }
 
@@ -453,6 +464,8 @@ pub fn run_bench(count: usize) -> Result<Vec<BenchRow>, RtlError> {
     bench_register_slice(count, &mut rows)?;
     bench_responder_goodput(count, &mut rows)?;
     bench_responder_ack_latency(&mut rows)?;
+    bench_requester_goodput(count, &mut rows)?;
+    bench_requester_first_frame_latency(&mut rows)?;
     Ok(rows)
 }
 
@@ -460,42 +473,118 @@ pub fn run_bench(count: usize) -> Result<Vec<BenchRow>, RtlError> {
 pub const GOODPUT_SIZES: [u64; 6] = [64, 1024, 4096, 65536, 256 << 10, 1 << 20];
 
 /// WRITE and READ goodput with the RTL responder half on the fabric
-/// (`rocenic sim --backend rtl-responder`): one QP, MTU 4096, IPv4,
-/// lossless 100 GbE links, `count` (at most 16) messages of each size,
-/// against the framing bound of back-to-back messages. The requester is
-/// the model until the RTL requester half exists, so these rows measure
-/// the responder's side: WRITE placement keeping up with the wire, READ
-/// responses fetched by DMA and framed at line rate. Every run is
-/// verified (completions, memory, the core against its shadow).
+/// (`rocenic sim --backend rtl-responder`) and a model requester: the
+/// responder's side, WRITE placement keeping up with the wire, READ
+/// responses fetched by DMA and framed at line rate. See [`bench_goodput`].
 fn bench_responder_goodput(count: usize, rows: &mut Vec<BenchRow>) -> Result<(), RtlError> {
-    use crate::scenario::{run_backend, Backend, ScenarioConfig, Workload};
-    for (workload, metric) in [
-        (Workload::Write, "write_goodput"),
-        (Workload::Read, "read_goodput"),
+    use crate::scenario::Backend;
+    bench_goodput(
+        Backend::RtlResponder,
+        "responder_path",
+        "model requester",
+        count,
+        rows,
+    )
+}
+
+/// WRITE and READ goodput with the RTL requester half on the fabric
+/// (`rocenic sim --backend rtl-requester`) and a model responder: WRITE
+/// payload read from host memory by DMA (the host model's read latency
+/// in the row) and framed, READ responses placed by
+/// `response_placement`. See [`bench_goodput`].
+fn bench_requester_goodput(count: usize, rows: &mut Vec<BenchRow>) -> Result<(), RtlError> {
+    use crate::scenario::Backend;
+    let start = rows.len();
+    bench_goodput(
+        Backend::RtlRequester,
+        "requester_path",
+        "model responder",
+        count,
+        rows,
+    )?;
+    for r in &mut rows[start..] {
+        r.dma_read_latency_cycles = Some(HostDmaConfig::default().read_latency);
+    }
+    Ok(())
+}
+
+/// Smallest message of the steady goodput rows: below it a run of at
+/// most 16 messages is mostly fill and drain, and the difference of two
+/// such runs says more about their ends than about the rate.
+pub const STEADY_MIN_BYTES: u64 = 65536;
+
+/// Goodput rows of `backend` (one QP, MTU 4096, IPv4, lossless 100 GbE
+/// links, `count` (at most 16) messages of each [`GOODPUT_SIZES`] size)
+/// against the framing bound of back-to-back messages:
+///
+/// - `<verb>_goodput`: the scenario report's `goodput_gbps`, from the
+///   start of the run to the last completion, so the pipeline fill before
+///   the first frame and the round trip after the last are in it;
+/// - `<verb>_goodput_steady`, at [`STEADY_MIN_BYTES`] and more: the same
+///   run against one with half the messages, the extra bytes over the
+///   extra time to the last completion. Fill and drain cancel, so it is
+///   the rate a long run tends to, and any bubble per message or per
+///   window stays in it. The two runs' ends differ by a few ns of ACK
+///   timing, so it may pass the bound by a few parts in 10^4 (2 ns in the
+///   10.7 us between 2 and 4 messages of 64 KiB).
+///
+/// Every run is verified (completions, memory, the core against its
+/// shadow).
+fn bench_goodput(
+    backend: crate::scenario::Backend,
+    block: &'static str,
+    peer: &'static str,
+    count: usize,
+    rows: &mut Vec<BenchRow>,
+) -> Result<(), RtlError> {
+    use crate::scenario::{run_backend, Report, ScenarioConfig, Workload};
+    let count = count.clamp(2, 16) as u32;
+    for (workload, metric, steady) in [
+        (Workload::Write, "write_goodput", "write_goodput_steady"),
+        (Workload::Read, "read_goodput", "read_goodput_steady"),
     ] {
         for size in GOODPUT_SIZES {
-            let config = ScenarioConfig {
-                workload,
-                size,
-                count: count.min(16) as u32,
-                mtu: 4096,
-                page_size: 2 << 20,
-                ..ScenarioConfig::default()
+            let run = |count: u32| -> Result<Report, RtlError> {
+                let config = ScenarioConfig {
+                    workload,
+                    size,
+                    count,
+                    mtu: 4096,
+                    page_size: 2 << 20,
+                    ..ScenarioConfig::default()
+                };
+                let what = || format!("{block} {workload:?} {count} x {size} B");
+                let report = run_backend(backend, &config, None)
+                    .map_err(|e| RtlError::Mismatch(format!("{}: {e:#}", what())))?;
+                if !report.data_verified || report.messages_completed != report.messages_posted {
+                    return Err(RtlError::Mismatch(format!(
+                        "{}: {:?}",
+                        what(),
+                        report.mismatches
+                    )));
+                }
+                Ok(report)
             };
-            let report = run_backend(Backend::RtlResponder, &config, None)
-                .map_err(|e| RtlError::Mismatch(format!("{workload:?} {size} B: {e:#}")))?;
-            if !report.data_verified || report.messages_completed != report.messages_posted {
-                return Err(RtlError::Mismatch(format!(
-                    "{workload:?} {size} B: {:?}",
-                    report.mismatches
-                )));
-            }
-            let mut r = row("responder_path", metric, report.goodput_gbps, "Gb/s")
+            let full = run(count)?;
+            let mut r = row(block, metric, full.goodput_gbps, "Gb/s")
                 .ip(false)
-                .goodput(size, config.mtu);
-            r.frames = report.frames as usize;
-            r.bound = report.goodput_bound_gbps;
+                .goodput(size, 4096, peer);
+            r.frames = full.frames as usize;
+            r.bound = full.goodput_bound_gbps;
+            let steady = if size >= STEADY_MIN_BYTES {
+                let half = run(count / 2)?;
+                let extra_ns = full.sim_time_ns.saturating_sub(half.sim_time_ns);
+                Some(BenchRow {
+                    metric: steady,
+                    value: (full.bytes - half.bytes) as f64 * 8.0 / extra_ns.max(1) as f64,
+                    frames: (full.frames - half.frames) as usize,
+                    ..r.clone()
+                })
+            } else {
+                None
+            };
             rows.push(r);
+            rows.extend(steady);
         }
     }
     Ok(())
@@ -538,7 +627,6 @@ pub const ACK_LATENCY_DMA_WRITE_CYCLES: u64 = 0;
 /// the WRITE, place its bytes, and the core must answer with exactly one
 /// frame, an ACK of the last PSN to the requester's QP.
 pub fn responder_ack_latency(message_bytes: u64) -> Result<AckLatency, RtlError> {
-    use super::host_dma::HostDmaConfig;
     use super::nic::{Node, RtlNic};
     use crate::scenario::{connect, nic_config, ScenarioConfig};
     use rand::{Rng, SeedableRng};
@@ -679,9 +767,270 @@ fn bench_responder_ack_latency(rows: &mut Vec<BenchRow>) -> Result<(), RtlError>
         let l = responder_ack_latency(size)?;
         let mut r = row("responder_path", "ack_latency", l.cycles() as f64, "cycles")
             .ip(false)
-            .goodput(size, 4096);
+            .goodput(size, 4096, "model requester");
         r.frames = l.request_frames;
         r.dma_write_latency_cycles = Some(ACK_LATENCY_DMA_WRITE_CYCLES);
+        rows.push(r);
+    }
+    Ok(())
+}
+
+/// The verbs of the first-frame latency rows: WRITE at each
+/// [`FIRST_FRAME_SIZES`] size, then a 64-byte READ and a 64-byte SEND.
+pub const FIRST_FRAME_CASES: [(FirstFrameVerb, u64); 5] = [
+    (FirstFrameVerb::Write, 64),
+    (FirstFrameVerb::Write, 4096),
+    (FirstFrameVerb::Write, 65536),
+    (FirstFrameVerb::Read, 64),
+    (FirstFrameVerb::Send, 64),
+];
+
+/// The verb of a first-frame latency run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstFrameVerb {
+    Write,
+    Read,
+    Send,
+}
+
+impl FirstFrameVerb {
+    pub fn name(self) -> &'static str {
+        match self {
+            FirstFrameVerb::Write => "write",
+            FirstFrameVerb::Read => "read",
+            FirstFrameVerb::Send => "send",
+        }
+    }
+}
+
+/// One send WQE through the RTL requester half
+/// ([`requester_first_frame_latency`]).
+#[derive(Clone, Debug)]
+pub struct FirstFrameLatency {
+    /// Request frames the core emitted.
+    pub request_frames: usize,
+    /// Core cycle in which the core took the WQE on its post port.
+    pub wqe_taken: u64,
+    /// Core cycle in which the first beat of the first request frame left
+    /// its tx port.
+    pub first_beat: u64,
+    /// That frame, as on the wire.
+    pub first_frame: Vec<u8>,
+    /// The host model's DMA read latency of the run.
+    pub dma_read_latency: u64,
+}
+
+impl FirstFrameLatency {
+    /// From the WQE taken to the first request beat out.
+    pub fn cycles(&self) -> u64 {
+        self.first_beat - self.wqe_taken
+    }
+}
+
+/// The RTL requester half (`requester_path` in an `RtlRequesterNic`,
+/// scored against its shadow, `HostDmaConfig::default()`) posts one
+/// signaled `verb` of `message_bytes` (MTU 4096, IPv4, lossless 100 GbE
+/// links) to a model responder; the core's port log gives the cycles. The
+/// run must complete the WQE successfully with the data in place, and the
+/// core's first frame must be the message's first packet (PSN of the
+/// QP's start, the verb's FIRST or ONLY opcode).
+pub fn requester_first_frame_latency(
+    verb: FirstFrameVerb,
+    message_bytes: u64,
+) -> Result<FirstFrameLatency, RtlError> {
+    use super::nic::Node;
+    use super::requester_nic::RtlRequesterNic;
+    use crate::scenario::{connect, nic_config, ScenarioConfig};
+    use rand::{Rng, SeedableRng};
+    use rocenic_fabric::{Fabric, LinkConfig, SwitchConfig};
+    use rocenic_model::nic::Nic;
+    use rocenic_model::verbs::{Access, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
+    use rocenic_wire::op;
+    use verilator_sys::RequesterPath;
+
+    let fail = |what: String| {
+        RtlError::Mismatch(format!(
+            "first-frame latency, {} {message_bytes} B: {what}",
+            verb.name()
+        ))
+    };
+    let verbs = |e: rocenic_model::verbs::VerbsError| fail(e.to_string());
+    let config = ScenarioConfig {
+        mtu: 4096,
+        ..ScenarioConfig::default()
+    };
+    let dma = HostDmaConfig::default();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(message_bytes);
+    let mut rtl = RtlRequesterNic::<RequesterPath>::new(nic_config(1, &config), dma);
+    rtl.log_port_frames();
+    let mut b = Nic::new(nic_config(2, &config));
+    let a = rtl.setup()?;
+    let caps = QpCaps {
+        max_send_wr: 1,
+        max_recv_wr: 1,
+        max_sge: 1,
+    };
+    let (a_pd, b_pd) = (a.alloc_pd(), b.alloc_pd());
+    let (a_cq, b_cq) = (a.create_cq(4), b.create_cq(4));
+    let qa = a.create_qp(a_pd, a_cq, a_cq, caps).map_err(verbs)?;
+    let qb = b.create_qp(b_pd, b_cq, b_cq, caps).map_err(verbs)?;
+    connect(a, qa, &mut b, qb, &config, &mut rng).map_err(|e| fail(e.to_string()))?;
+    let a_data: Vec<u8> = (0..message_bytes).map(|_| rng.gen()).collect();
+    let b_data: Vec<u8> = (0..message_bytes).map(|_| rng.gen()).collect();
+    let a_va = a.memory_mut().alloc(message_bytes, 4096);
+    a.memory_mut()
+        .write_va(a_va, &a_data)
+        .map_err(|e| fail(e.to_string()))?;
+    let a_key = a
+        .reg_mr(a_pd, a_va, message_bytes, Access::LOCAL_WRITE)
+        .map_err(verbs)?;
+    let b_va = b.memory_mut().alloc(message_bytes, 4096);
+    b.memory_mut()
+        .write_va(b_va, &b_data)
+        .map_err(|e| fail(e.to_string()))?;
+    let b_key = b
+        .reg_mr(
+            b_pd,
+            b_va,
+            message_bytes,
+            Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ,
+        )
+        .map_err(verbs)?;
+    let start_psn = a.qp_context(qa).map(|v| v.sq_send_psn);
+    let (send_op, opcodes) = match verb {
+        FirstFrameVerb::Write => (
+            SendOp::Write {
+                remote_addr: b_va,
+                rkey: b_key.rkey,
+            },
+            [op::WRITE_ONLY, op::WRITE_FIRST],
+        ),
+        FirstFrameVerb::Read => (
+            SendOp::Read {
+                remote_addr: b_va,
+                rkey: b_key.rkey,
+            },
+            [op::READ_REQUEST, op::READ_REQUEST],
+        ),
+        FirstFrameVerb::Send => {
+            b.post_recv(
+                qb,
+                RecvWr {
+                    wr_id: 7,
+                    sgl: vec![Sge {
+                        addr: b_va,
+                        length: message_bytes as u32,
+                        lkey: b_key.lkey,
+                    }],
+                },
+            )
+            .map_err(verbs)?;
+            (SendOp::Send, [op::SEND_ONLY, op::SEND_FIRST])
+        }
+    };
+    rtl.post_send(
+        qa,
+        SendWr {
+            wr_id: 1,
+            op: send_op,
+            sgl: vec![Sge {
+                addr: a_va,
+                length: message_bytes as u32,
+                lkey: a_key.lkey,
+            }],
+            signaled: true,
+            solicited: false,
+        },
+    );
+
+    let mut fabric = Fabric::new(1, SwitchConfig::default());
+    let a_id = fabric.add_node(Node::Rtl(Box::new(rtl)), LinkConfig::default());
+    let b_id = fabric.add_node(
+        Node::<RtlRequesterNic<RequesterPath>>::Model(Box::new(b)),
+        LinkConfig::default(),
+    );
+    let mut done = Vec::new();
+    while done.is_empty() && fabric.now() < 1_000_000 {
+        let until = fabric.now() + 1_000;
+        fabric.run_until(until);
+        let Some(rtl) = fabric.node_mut(a_id).rtl_mut() else {
+            return Err(fail("no RTL node".into()));
+        };
+        if let Some(m) = rtl.mismatch() {
+            return Err(fail(m.to_owned()));
+        }
+        done = rtl.poll_cq(a_cq, 1);
+    }
+    if done.first().map(|c| c.status) != Some(WcStatus::Success) {
+        return Err(fail(format!("the WQE completed as {done:?}")));
+    }
+    let b_memory = fabric
+        .node(b_id)
+        .model()
+        .ok_or_else(|| fail("no model node".into()))?
+        .memory()
+        .clone();
+    let rtl = fabric
+        .node_mut(a_id)
+        .rtl_mut()
+        .ok_or_else(|| fail("no RTL node".into()))?;
+    rtl.finish_check().map_err(fail)?;
+    // A WRITE or SEND moves A's bytes to B, a READ B's to A.
+    let (memory, va, want) = match verb {
+        FirstFrameVerb::Read => (rtl.memory(), a_va, &b_data),
+        _ => (&b_memory, b_va, &a_data),
+    };
+    let mut placed = vec![0; message_bytes as usize];
+    memory
+        .read_va(va, &mut placed)
+        .map_err(|e| fail(e.to_string()))?;
+    if placed != *want {
+        return Err(fail("the message's bytes are not in place".into()));
+    }
+    let log = rtl.port_log().ok_or_else(|| fail("no port log".into()))?;
+    let [(wqe_taken, _, 1)] = log.posts[..] else {
+        return Err(fail(format!("posts taken: {:?}", log.posts)));
+    };
+    let (first_beat, first_frame) = log
+        .tx
+        .first()
+        .cloned()
+        .ok_or_else(|| fail("no request frame".into()))?;
+    let f = rocenic_wire::RoceFrame::decode(&first_frame).map_err(|e| fail(e.to_string()))?;
+    let want_opcode = opcodes[usize::from(message_bytes > 4096)];
+    if f.bth.opcode != want_opcode || f.bth.dest_qp != qb || Some(f.bth.psn) != start_psn {
+        return Err(fail(format!(
+            "the first frame is not the message's first packet: {:?}",
+            f.bth
+        )));
+    }
+    Ok(FirstFrameLatency {
+        request_frames: log.tx.len(),
+        wqe_taken,
+        first_beat,
+        first_frame,
+        dma_read_latency: dma.read_latency,
+    })
+}
+
+/// The requester's first-frame latency rows: cycles from the core taking
+/// a WQE on its post port to the first beat of its first request frame
+/// out, for [`FIRST_FRAME_CASES`], MTU 4096, the host model's DMA read
+/// latency in the row.
+fn bench_requester_first_frame_latency(rows: &mut Vec<BenchRow>) -> Result<(), RtlError> {
+    for (verb, size) in FIRST_FRAME_CASES {
+        let l = requester_first_frame_latency(verb, size)?;
+        let mut r = row(
+            "requester_path",
+            "wqe_to_first_frame",
+            l.cycles() as f64,
+            "cycles",
+        )
+        .ip(false)
+        .goodput(size, 4096, "model responder");
+        r.frames = l.request_frames;
+        r.operation = Some(verb.name());
+        r.dma_read_latency_cycles = Some(l.dma_read_latency);
         rows.push(r);
     }
     Ok(())
@@ -699,7 +1048,8 @@ pub fn table(rows: &[BenchRow]) -> String {
             out,
             "{:<20} {:<44} {:>6} {:>5} {:>4} {:>10.3} {:<12} {:>8} {:>9}",
             r.block,
-            r.metric,
+            r.operation
+                .map_or_else(|| r.metric.to_string(), |o| format!("{} ({o})", r.metric)),
             r.frame_bytes
                 .map(|b| b as u64)
                 .or(r.message_bytes)

@@ -297,6 +297,20 @@ pub struct RtlRequesterNic<B: Block> {
     run: Option<Running<B>>,
     mismatch: Option<String>,
     busy: bool,
+    /// Posts taken and frames out, kept once `log_port_frames` asked.
+    port_log: Option<RequesterPortLog>,
+}
+
+/// The core's post and frame ports with their core cycles, for latency
+/// figures ([`RtlRequesterNic::log_port_frames`]); a post or beat moves at
+/// the clock edge that ends the cycle it is counted in.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequesterPortLog {
+    /// Send WQEs the core took on its post port: `(cycle, qpn, wr_id)`.
+    pub posts: Vec<(u64, Qpn, u64)>,
+    /// Frames the core emitted, in order, each with the cycle its first
+    /// beat left.
+    pub tx: Vec<(u64, Vec<u8>)>,
 }
 
 /// The core's parser passes `frame` on as a response header.
@@ -319,7 +333,19 @@ impl<B: Block> RtlRequesterNic<B> {
             run: None,
             mismatch: None,
             busy: false,
+            port_log: None,
         }
+    }
+
+    /// Keeps every post taken and frame out from now on with its port
+    /// cycle (see [`RequesterPortLog`]).
+    pub fn log_port_frames(&mut self) {
+        self.port_log.get_or_insert_with(Default::default);
+    }
+
+    /// What was logged since [`RtlRequesterNic::log_port_frames`].
+    pub fn port_log(&self) -> Option<&RequesterPortLog> {
+        self.port_log.as_ref()
     }
 
     pub fn shadow(&self) -> &Nic {
@@ -669,6 +695,7 @@ impl<B: Block> RtlRequesterNic<B> {
                 r.tx.observe(r.sim.cycle(), valid, &beat, &[])
                     .map_err(|e| e.to_string())?;
         }
+        let post_cycle = r.sim.cycle();
         r.sim.tick();
         r.host.clock(read_taken);
         if r.rx.end_cycle(r.sim.cycle(), rx_ready).is_some() {
@@ -676,6 +703,9 @@ impl<B: Block> RtlRequesterNic<B> {
         }
         for f in r.tx.take_frames() {
             r.stats.frames_out += 1;
+            if let Some(log) = self.port_log.as_mut() {
+                log.tx.push((f.first_cycle, f.bytes.clone()));
+            }
             r.core_frames.push_back(f.bytes.clone());
             r.out.push_back(f.bytes);
         }
@@ -685,6 +715,9 @@ impl<B: Block> RtlRequesterNic<B> {
         if post_taken_now {
             let (qpn, wr, in_shadow) = post.expect("offered");
             r.post_taken = true;
+            if let Some(log) = self.port_log.as_mut() {
+                log.posts.push((post_cycle, qpn, wr.wr_id));
+            }
             if !in_shadow {
                 self.shadow.post_send(qpn, wr).map_err(|e| {
                     format!("QP {qpn}: the shadow refuses a WQE the core took: {e}")
