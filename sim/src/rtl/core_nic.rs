@@ -36,8 +36,9 @@
 
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::harness::{
-    confirm_writes, leftover_checks, match_receive_cqes, match_send_cqes, Bookkeeping, CoreSendCqe,
-    FrameMatch, ShadowCqes,
+    confirm_writes, leftover_checks, match_receive_cqes, match_send_cqes, shadow_sends,
+    timers_running, Bookkeeping, CoreSendCqe, FrameMatch, ReceiveCqePorts, SendCqePorts,
+    ShadowCqes,
 };
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports::{self, RecvPostPorts};
@@ -55,9 +56,7 @@ use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
 use rocenic_model::requester::send_window;
-use rocenic_model::verbs::{
-    CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError, WcOpcode, WcStatus,
-};
+use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
 use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{Block, Input, Output, Sim};
 
@@ -81,26 +80,12 @@ struct Ports<B: Block> {
     queue_fire: Output<B>,
     desc_fire: Output<B>,
     desc_qpn: Output<B>,
-    rcqe_valid: Output<B>,
-    rcqe_ready: Input<B>,
-    rcqe_qpn: Output<B>,
-    rcqe_wr_id: Output<B>,
-    rcqe_status: Output<B>,
-    rcqe_opcode: Output<B>,
-    rcqe_byte_len: Output<B>,
-    rcqe_imm_valid: Output<B>,
-    rcqe_imm: Output<B>,
+    rcqe: ReceiveCqePorts<B>,
     rq_post: RecvPostPorts<B>,
     queue_full_waits: Output<B>,
     // ---- the requester half
     post: SendPostPorts<B>,
-    scqe_valid: Output<B>,
-    scqe_ready: Input<B>,
-    scqe_qpn: Output<B>,
-    scqe_slot: Output<B>,
-    scqe_status: Output<B>,
-    scqe_opcode: Output<B>,
-    scqe_byte_len: Output<B>,
+    scqe: SendCqePorts<B>,
     rsp_fire: Output<B>,
     done_valid: Output<B>,
     done_qpn: Output<B>,
@@ -126,25 +111,11 @@ impl<B: Block> Ports<B> {
             queue_fire: B::output("queue_fire")?,
             desc_fire: B::output("desc_fire")?,
             desc_qpn: B::output("desc_qpn")?,
-            rcqe_valid: B::output("rcqe_valid")?,
-            rcqe_ready: B::input("rcqe_ready")?,
-            rcqe_qpn: B::output("rcqe_qpn")?,
-            rcqe_wr_id: B::output("rcqe_wr_id")?,
-            rcqe_status: B::output("rcqe_status")?,
-            rcqe_opcode: B::output("rcqe_opcode")?,
-            rcqe_byte_len: B::output("rcqe_byte_len")?,
-            rcqe_imm_valid: B::output("rcqe_imm_valid")?,
-            rcqe_imm: B::output("rcqe_imm")?,
+            rcqe: ReceiveCqePorts::named("rcqe")?,
             rq_post: RecvPostPorts::named()?,
             queue_full_waits: B::output("queue_full_waits")?,
             post: SendPostPorts::named()?,
-            scqe_valid: B::output("scqe_valid")?,
-            scqe_ready: B::input("scqe_ready")?,
-            scqe_qpn: B::output("scqe_qpn")?,
-            scqe_slot: B::output("scqe_slot")?,
-            scqe_status: B::output("scqe_status")?,
-            scqe_opcode: B::output("scqe_opcode")?,
-            scqe_byte_len: B::output("scqe_byte_len")?,
+            scqe: SendCqePorts::named("scqe")?,
             rsp_fire: B::output("rsp_fire")?,
             done_valid: B::output("done_valid")?,
             done_qpn: B::output("done_qpn")?,
@@ -463,55 +434,6 @@ impl<B: Block> RtlCoreNic<B> {
         }
     }
 
-    /// A QP in RTS has unacknowledged PSNs: the core's timers count.
-    fn timers_running(&self) -> bool {
-        let shadow = &self.book.shadow;
-        shadow.qpns().into_iter().any(|q| {
-            shadow
-                .qp_context(q)
-                .is_some_and(|v| v.state == QpState::Rts && v.sq_una_psn != v.sq_next_psn)
-        })
-    }
-
-    /// The shadow sends what the core's grant of `qpn` sent (see
-    /// `RtlRequesterNic`).
-    fn shadow_sends(
-        &mut self,
-        now: Time,
-        qpn: Qpn,
-        next_psn: u32,
-        error: bool,
-    ) -> Result<(), String> {
-        let shadow = &mut self.book.shadow;
-        let mut frames = Vec::new();
-        loop {
-            let view = shadow.qp_context(qpn).ok_or("a status of no QP")?;
-            if view.state != QpState::Rts || view.sq_send_psn == next_psn {
-                break;
-            }
-            match shadow.transmit_from(now, TxClass::Request, qpn) {
-                Some(f) => frames.push(f),
-                None => {
-                    return Err(format!(
-                        "QP {qpn}: the shadow stops at PSN {} before the core's {next_psn}",
-                        view.sq_send_psn
-                    ))
-                }
-            }
-        }
-        if error {
-            if let Some(f) = shadow.transmit_from(now, TxClass::Request, qpn) {
-                return Err(format!(
-                    "QP {qpn}: the core's grant failed a local check, the shadow sends {}",
-                    super::nic::describe(&f)
-                ));
-            }
-        }
-        let r = self.run.as_mut().expect("started");
-        r.requests.expected.extend(frames);
-        Ok(())
-    }
-
     /// One clock cycle of the core with its scoreboard.
     fn cycle(&mut self) -> Result<(), String> {
         let r = self.run.as_mut().expect("started");
@@ -544,8 +466,8 @@ impl<B: Block> RtlCoreNic<B> {
         p.dma_read.drive(&mut r.sim, &r.host);
         let write_ready = r.dma_write.drive(&mut r.sim, &r.host, true);
         r.sim.set_bit(p.out_ready, true);
-        r.sim.set_bit(p.rcqe_ready, true);
-        r.sim.set_bit(p.scqe_ready, true);
+        r.sim.set_bit(p.rcqe.ready, true);
+        r.sim.set_bit(p.scqe.ready, true);
         r.sim.eval();
 
         // ---- outputs
@@ -571,47 +493,13 @@ impl<B: Block> RtlCoreNic<B> {
         {
             return Err("a TX builder's payload ended off its frame".into());
         }
-        let code = |status: u64, opcode: u64| {
-            WcStatus::from_repr(status as usize).zip(WcOpcode::from_repr(opcode as usize))
-        };
-        if r.sim.get_bit(p.rcqe_valid) {
-            let qpn = r.sim.get_u64(p.rcqe_qpn) as Qpn;
-            let Some((status, opcode)) =
-                code(r.sim.get_u64(p.rcqe_status), r.sim.get_u64(p.rcqe_opcode))
-            else {
-                return Err(format!("receive CQE of QP {qpn} with an unknown code"));
-            };
-            let cqe = Cqe {
-                wr_id: r.sim.get_u64(p.rcqe_wr_id),
-                status,
-                opcode,
-                qpn,
-                byte_len: r.sim.get_u64(p.rcqe_byte_len) as u32,
-                imm: r
-                    .sim
-                    .get_bit(p.rcqe_imm_valid)
-                    .then(|| r.sim.get_u64(p.rcqe_imm) as u32),
-                invalidated_rkey: None,
-            };
+        if let Some(cqe) = p.rcqe.take(&r.sim)? {
             r.receive_cqes.push((r.sim.cycle(), cqe));
             r.stats.cqes += 1;
             active = true;
         }
-        if r.sim.get_bit(p.scqe_valid) {
-            let qpn = r.sim.get_u64(p.scqe_qpn) as Qpn;
-            let Some((status, opcode)) =
-                code(r.sim.get_u64(p.scqe_status), r.sim.get_u64(p.scqe_opcode))
-            else {
-                return Err(format!("send CQE of QP {qpn} with an unknown code"));
-            };
-            r.send_cqes.push(CoreSendCqe {
-                cycle: r.sim.cycle(),
-                qpn,
-                slot: r.sim.get_u64(p.scqe_slot),
-                status,
-                opcode,
-                byte_len: r.sim.get_u64(p.scqe_byte_len) as u32,
-            });
+        if let Some(c) = p.scqe.take(&r.sim)? {
+            r.send_cqes.push(c);
             r.stats.cqes += 1;
             active = true;
         }
@@ -750,10 +638,12 @@ impl<B: Block> RtlCoreNic<B> {
             shadow.fire_timers(now, done_qpn);
         }
         if let Some((qpn, next_psn, error)) = status {
-            self.shadow_sends(now, qpn, next_psn, error)?;
+            let frames = shadow_sends(&mut self.book.shadow, now, qpn, next_psn, error)?;
+            let r = self.run.as_mut().expect("started");
+            r.requests.expected.extend(frames);
         }
         self.confirm()?;
-        let timers = self.timers_running();
+        let timers = timers_running(&self.book.shadow);
         let r = self.run.as_mut().expect("started");
         r.quiet = if active { 0 } else { r.quiet + 1 };
         self.book.busy = !r.rx.is_idle()

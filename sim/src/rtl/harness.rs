@@ -5,10 +5,12 @@
 
 use super::RtlError;
 use crate::rtl::nic::describe;
+use rocenic_fabric::Time;
 use rocenic_model::memory::HostMemory;
-use rocenic_model::nic::Nic;
-use rocenic_model::verbs::{CqId, Cqe, Qpn, WcOpcode, WcStatus};
+use rocenic_model::nic::{Nic, TxClass};
+use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, WcOpcode, WcStatus};
 use std::collections::{BTreeMap, VecDeque};
+use verilator_sys::{Block, Input, Output, Sim, SimError};
 
 /// What a harness keeps besides its core: the shadow, the completions
 /// the host may poll, the first difference and whether the core has work.
@@ -253,4 +255,154 @@ pub fn match_send_cqes(
     }
     *core = kept;
     Ok(())
+}
+
+/// The requester side's clock: a QP in RTS has unacknowledged PSNs in the
+/// shadow, so the core's timers count and the core must run every cycle.
+pub fn timers_running(shadow: &Nic) -> bool {
+    shadow.qpns().into_iter().any(|q| {
+        shadow
+            .qp_context(q)
+            .is_some_and(|v| v.state == QpState::Rts && v.sq_una_psn != v.sq_next_psn)
+    })
+}
+
+/// The requester side's feed at a grant status of `qpn`: the shadow sends
+/// what the core's grant sent, frames until its cursor reaches `next_psn`,
+/// then its local error if the core found one (the shadow must then send
+/// nothing). The frames the core must emit next.
+pub fn shadow_sends(
+    shadow: &mut Nic,
+    now: Time,
+    qpn: Qpn,
+    next_psn: u32,
+    error: bool,
+) -> Result<Vec<Vec<u8>>, String> {
+    let mut frames = Vec::new();
+    loop {
+        let view = shadow.qp_context(qpn).ok_or("a status of no QP")?;
+        if view.state != QpState::Rts || view.sq_send_psn == next_psn {
+            break;
+        }
+        match shadow.transmit_from(now, TxClass::Request, qpn) {
+            Some(f) => frames.push(f),
+            None => {
+                return Err(format!(
+                    "QP {qpn}: the shadow stops at PSN {} before the core's {next_psn}",
+                    view.sq_send_psn
+                ))
+            }
+        }
+    }
+    if error {
+        if let Some(f) = shadow.transmit_from(now, TxClass::Request, qpn) {
+            return Err(format!(
+                "QP {qpn}: the core's grant failed a local check, the shadow sends {}",
+                describe(&f)
+            ));
+        }
+    }
+    Ok(frames)
+}
+
+/// A receive CQE stream (`<prefix>_valid/ready/qpn/wr_id/status/opcode/
+/// byte_len/imm_valid/imm`): `rcqe` on a NIC core, `cqe` on the
+/// responder half.
+pub struct ReceiveCqePorts<B: Block> {
+    pub valid: Output<B>,
+    pub ready: Input<B>,
+    qpn: Output<B>,
+    wr_id: Output<B>,
+    status: Output<B>,
+    opcode: Output<B>,
+    byte_len: Output<B>,
+    imm_valid: Output<B>,
+    imm: Output<B>,
+}
+
+impl<B: Block> ReceiveCqePorts<B> {
+    pub fn named(prefix: &str) -> Result<Self, SimError> {
+        let o = |n: &str| B::output(&format!("{prefix}_{n}"));
+        Ok(ReceiveCqePorts {
+            valid: o("valid")?,
+            ready: B::input(&format!("{prefix}_ready"))?,
+            qpn: o("qpn")?,
+            wr_id: o("wr_id")?,
+            status: o("status")?,
+            opcode: o("opcode")?,
+            byte_len: o("byte_len")?,
+            imm_valid: o("imm_valid")?,
+            imm: o("imm")?,
+        })
+    }
+
+    /// After `eval`, with `ready` high: the CQE taken this cycle.
+    pub fn take(&self, sim: &Sim<B>) -> Result<Option<Cqe>, String> {
+        if !sim.get_bit(self.valid) {
+            return Ok(None);
+        }
+        let qpn = sim.get_u64(self.qpn) as Qpn;
+        let (status, opcode) = codes(sim.get_u64(self.status), sim.get_u64(self.opcode))
+            .ok_or_else(|| format!("receive CQE of QP {qpn} with an unknown code"))?;
+        Ok(Some(Cqe {
+            wr_id: sim.get_u64(self.wr_id),
+            status,
+            opcode,
+            qpn,
+            byte_len: sim.get_u64(self.byte_len) as u32,
+            imm: sim
+                .get_bit(self.imm_valid)
+                .then(|| sim.get_u64(self.imm) as u32),
+            invalidated_rkey: None,
+        }))
+    }
+}
+
+/// A send CQE stream (`<prefix>_valid/ready/qpn/slot/status/opcode/
+/// byte_len`): `scqe` on a NIC core, `cqe` on the requester half.
+pub struct SendCqePorts<B: Block> {
+    pub valid: Output<B>,
+    pub ready: Input<B>,
+    qpn: Output<B>,
+    slot: Output<B>,
+    status: Output<B>,
+    opcode: Output<B>,
+    byte_len: Output<B>,
+}
+
+impl<B: Block> SendCqePorts<B> {
+    pub fn named(prefix: &str) -> Result<Self, SimError> {
+        let o = |n: &str| B::output(&format!("{prefix}_{n}"));
+        Ok(SendCqePorts {
+            valid: o("valid")?,
+            ready: B::input(&format!("{prefix}_ready"))?,
+            qpn: o("qpn")?,
+            slot: o("slot")?,
+            status: o("status")?,
+            opcode: o("opcode")?,
+            byte_len: o("byte_len")?,
+        })
+    }
+
+    /// After `eval`, with `ready` high: the CQE taken this cycle.
+    pub fn take(&self, sim: &Sim<B>) -> Result<Option<CoreSendCqe>, String> {
+        if !sim.get_bit(self.valid) {
+            return Ok(None);
+        }
+        let qpn = sim.get_u64(self.qpn) as Qpn;
+        let (status, opcode) = codes(sim.get_u64(self.status), sim.get_u64(self.opcode))
+            .ok_or_else(|| format!("send CQE of QP {qpn} with an unknown code"))?;
+        Ok(Some(CoreSendCqe {
+            cycle: sim.cycle(),
+            qpn,
+            slot: sim.get_u64(self.slot),
+            status,
+            opcode,
+            byte_len: sim.get_u64(self.byte_len) as u32,
+        }))
+    }
+}
+
+fn codes(status: u64, opcode: u64) -> Option<(WcStatus, WcOpcode)> {
+    WcStatus::from_repr(status as usize).zip(WcOpcode::from_repr(opcode as usize))
 }

@@ -34,7 +34,7 @@
 
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::harness::{
-    confirm_writes, leftover_checks, match_receive_cqes, Bookkeeping, ShadowCqes,
+    confirm_writes, leftover_checks, match_receive_cqes, Bookkeeping, ReceiveCqePorts, ShadowCqes,
 };
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports::{self, RecvPostPorts};
@@ -49,9 +49,7 @@ use rocenic_hdl::response_queue::{mtu_code as queue_mtu_code, OP_CONFIGURE};
 use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{Nic, NicConfig, TxClass};
-use rocenic_model::verbs::{
-    CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError, WcOpcode, WcStatus,
-};
+use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
 use std::collections::VecDeque;
 use verilator_sys::{Block, Input, Output, Sim};
 
@@ -101,15 +99,7 @@ struct Ports<B: Block> {
     queue_fire: Output<B>,
     desc_fire: Output<B>,
     desc_qpn: Output<B>,
-    cqe_valid: Output<B>,
-    cqe_ready: Input<B>,
-    cqe_qpn: Output<B>,
-    cqe_wr_id: Output<B>,
-    cqe_status: Output<B>,
-    cqe_opcode: Output<B>,
-    cqe_byte_len: Output<B>,
-    cqe_imm_valid: Output<B>,
-    cqe_imm: Output<B>,
+    cqe: ReceiveCqePorts<B>,
     rq_post: RecvPostPorts<B>,
     queue_full_waits: Output<B>,
 }
@@ -125,15 +115,7 @@ impl<B: Block> Ports<B> {
             queue_fire: B::output("queue_fire")?,
             desc_fire: B::output("desc_fire")?,
             desc_qpn: B::output("desc_qpn")?,
-            cqe_valid: B::output("cqe_valid")?,
-            cqe_ready: B::input("cqe_ready")?,
-            cqe_qpn: B::output("cqe_qpn")?,
-            cqe_wr_id: B::output("cqe_wr_id")?,
-            cqe_status: B::output("cqe_status")?,
-            cqe_opcode: B::output("cqe_opcode")?,
-            cqe_byte_len: B::output("cqe_byte_len")?,
-            cqe_imm_valid: B::output("cqe_imm_valid")?,
-            cqe_imm: B::output("cqe_imm")?,
+            cqe: ReceiveCqePorts::named("cqe")?,
             rq_post: RecvPostPorts::named()?,
             queue_full_waits: B::output("queue_full_waits")?,
         })
@@ -478,7 +460,7 @@ impl<B: Block> RtlNic<B> {
         p.dma_read.drive(&mut r.sim, &r.host);
         let write_ready = r.dma_write.drive(&mut r.sim, &r.host, true);
         r.sim.set_bit(p.out_ready, true);
-        r.sim.set_bit(p.cqe_ready, true);
+        r.sim.set_bit(p.cqe.ready, true);
         r.sim.eval();
         let mut active = false;
         let rx_ready = p.rx.ready(r.sim.dut());
@@ -497,25 +479,7 @@ impl<B: Block> RtlNic<B> {
             r.writes.push(w);
             active = true;
         }
-        if r.sim.get_bit(p.cqe_valid) {
-            let qpn = r.sim.get_u64(p.cqe_qpn) as Qpn;
-            let status = WcStatus::from_repr(r.sim.get_u64(p.cqe_status) as usize);
-            let opcode = WcOpcode::from_repr(r.sim.get_u64(p.cqe_opcode) as usize);
-            let (Some(status), Some(opcode)) = (status, opcode) else {
-                return Err(format!("CQE of QP {qpn} with an unknown code"));
-            };
-            let cqe = Cqe {
-                wr_id: r.sim.get_u64(p.cqe_wr_id),
-                status,
-                opcode,
-                qpn,
-                byte_len: r.sim.get_u64(p.cqe_byte_len) as u32,
-                imm: r
-                    .sim
-                    .get_bit(p.cqe_imm_valid)
-                    .then(|| r.sim.get_u64(p.cqe_imm) as u32),
-                invalidated_rkey: None,
-            };
+        if let Some(cqe) = p.cqe.take(&r.sim)? {
             r.core_cqes.push((r.sim.cycle(), cqe));
             r.stats.cqes += 1;
             active = true;

@@ -34,13 +34,13 @@
 
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::harness::{
-    confirm_writes, leftover_checks, match_send_cqes, Bookkeeping, CoreSendCqe, FrameMatch,
-    ShadowCqes,
+    confirm_writes, leftover_checks, match_send_cqes, shadow_sends, timers_running, Bookkeeping,
+    CoreSendCqe, FrameMatch, SendCqePorts, ShadowCqes,
 };
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports;
 use super::mr_config::start_core;
-use super::nic::{describe, RtlHarness, RtlNicStats, NS_PER_CYCLE};
+use super::nic::{RtlHarness, RtlNicStats, NS_PER_CYCLE};
 use super::qp_config::context_record;
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
@@ -53,11 +53,9 @@ use rocenic_hdl::request_segmenter::{
 use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_model::completer::{wc_opcode, WqeKind};
 use rocenic_model::memory::HostMemory;
-use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
+use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig};
 use rocenic_model::requester::{message_psns, send_window};
-use rocenic_model::verbs::{
-    CqId, Cqe, QpState, Qpn, RecvWr, SendOp, SendWr, Sge, WcOpcode, WcStatus,
-};
+use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendOp, SendWr, Sge};
 use rocenic_wire::{DecodeOptions, RoceFrame};
 use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{Block, Input, Output, Sim};
@@ -216,13 +214,7 @@ struct Ports<B: Block> {
     post: SendPostPorts<B>,
     err_valid: Input<B>,
     err_qpn: Input<B>,
-    cqe_valid: Output<B>,
-    cqe_ready: Input<B>,
-    cqe_qpn: Output<B>,
-    cqe_slot: Output<B>,
-    cqe_status: Output<B>,
-    cqe_opcode: Output<B>,
-    cqe_byte_len: Output<B>,
+    cqe: SendCqePorts<B>,
     rsp_fire: Output<B>,
     done_valid: Output<B>,
     done_qpn: Output<B>,
@@ -245,13 +237,7 @@ impl<B: Block> Ports<B> {
             post: SendPostPorts::named()?,
             err_valid: B::input("err_valid")?,
             err_qpn: B::input("err_qpn")?,
-            cqe_valid: B::output("cqe_valid")?,
-            cqe_ready: B::input("cqe_ready")?,
-            cqe_qpn: B::output("cqe_qpn")?,
-            cqe_slot: B::output("cqe_slot")?,
-            cqe_status: B::output("cqe_status")?,
-            cqe_opcode: B::output("cqe_opcode")?,
-            cqe_byte_len: B::output("cqe_byte_len")?,
+            cqe: SendCqePorts::named("cqe")?,
             rsp_fire: B::output("rsp_fire")?,
             done_valid: B::output("done_valid")?,
             done_qpn: B::output("done_qpn")?,
@@ -529,64 +515,6 @@ impl<B: Block> RtlRequesterNic<B> {
         }
     }
 
-    /// The shadow has unacknowledged PSNs on a QP in RTS: the core's
-    /// timers are counting.
-    fn timers_running(&self) -> bool {
-        self.book.shadow.qpns().into_iter().any(|q| {
-            self.book
-                .shadow
-                .qp_context(q)
-                .is_some_and(|v| v.state == QpState::Rts && v.sq_una_psn != v.sq_next_psn)
-        })
-    }
-
-    /// The shadow sends what the core's grant of `qpn` sent: frames until
-    /// its cursor reaches `next_psn`, then its local error if the core
-    /// found one.
-    fn shadow_sends(
-        &mut self,
-        now: Time,
-        qpn: Qpn,
-        next_psn: u32,
-        error: bool,
-    ) -> Result<(), String> {
-        let mut frames = Vec::new();
-        loop {
-            let view = self
-                .book
-                .shadow
-                .qp_context(qpn)
-                .ok_or("a status of no QP")?;
-            if view.state != QpState::Rts || view.sq_send_psn == next_psn {
-                break;
-            }
-            match self.book.shadow.transmit_from(now, TxClass::Request, qpn) {
-                Some(f) => frames.push(f),
-                None => {
-                    return Err(format!(
-                        "QP {qpn}: the shadow stops at PSN {} before the core's {next_psn}",
-                        view.sq_send_psn
-                    ))
-                }
-            }
-        }
-        if error {
-            if let Some(f) = self.book.shadow.transmit_from(now, TxClass::Request, qpn) {
-                return Err(format!(
-                    "QP {qpn}: the core's grant failed a local check, the shadow sends {}",
-                    describe(&f)
-                ));
-            }
-        }
-        self.run
-            .as_mut()
-            .expect("started")
-            .frames
-            .expected
-            .extend(frames);
-        Ok(())
-    }
-
     fn cycle(&mut self) -> Result<(), String> {
         let r = self.run.as_mut().expect("started");
         let p = &r.p;
@@ -608,7 +536,7 @@ impl<B: Block> RtlRequesterNic<B> {
         p.frame.set_ready(r.sim.dut_mut(), mac_ready);
         p.dma_read.drive(&mut r.sim, &r.host);
         let write_ready = r.dma_write.drive(&mut r.sim, &r.host, true);
-        r.sim.set_bit(p.cqe_ready, true);
+        r.sim.set_bit(p.cqe.ready, true);
         r.sim.eval();
         let mut active = false;
         let rx_ready = p.rx.ready(r.sim.dut());
@@ -630,21 +558,8 @@ impl<B: Block> RtlRequesterNic<B> {
         if r.sim.get_u64(p.payload_last_errors) != 0 {
             return Err("the TX builder's payload ended off its frame".into());
         }
-        if r.sim.get_bit(p.cqe_valid) {
-            let qpn = r.sim.get_u64(p.cqe_qpn) as Qpn;
-            let status = WcStatus::from_repr(r.sim.get_u64(p.cqe_status) as usize);
-            let opcode = WcOpcode::from_repr(r.sim.get_u64(p.cqe_opcode) as usize);
-            let (Some(status), Some(opcode)) = (status, opcode) else {
-                return Err(format!("CQE of QP {qpn} with an unknown code"));
-            };
-            r.core_cqes.push(CoreSendCqe {
-                cycle: r.sim.cycle(),
-                qpn,
-                slot: r.sim.get_u64(p.cqe_slot),
-                status,
-                opcode,
-                byte_len: r.sim.get_u64(p.cqe_byte_len) as u32,
-            });
+        if let Some(c) = p.cqe.take(&r.sim)? {
+            r.core_cqes.push(c);
             r.stats.cqes += 1;
             active = true;
         }
@@ -717,11 +632,13 @@ impl<B: Block> RtlRequesterNic<B> {
             self.book.shadow.fire_timers(now, done_qpn);
         }
         if let Some((qpn, next_psn, error)) = status {
-            self.shadow_sends(now, qpn, next_psn, error)?;
+            let frames = shadow_sends(&mut self.book.shadow, now, qpn, next_psn, error)?;
+            let r = self.run.as_mut().expect("started");
+            r.frames.expected.extend(frames);
         }
         self.collect_shadow_cqes();
         self.confirm()?;
-        let timers = self.timers_running();
+        let timers = timers_running(&self.book.shadow);
         let r = self.run.as_mut().expect("started");
         r.quiet = if active { 0 } else { r.quiet + 1 };
         self.book.busy = !r.rx.is_idle()
