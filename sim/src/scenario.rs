@@ -5,6 +5,7 @@
 //! straightforward sequential execution of the same verbs predicts.
 
 use crate::bound::{goodput_bound_gbps, Transfer};
+use crate::rtl::core_nic::RtlCoreNic;
 use crate::rtl::host_dma::HostDmaConfig;
 use crate::rtl::nic::{Node, RtlNic, NS_PER_CYCLE};
 use crate::rtl::requester_nic::RtlRequesterNic;
@@ -49,6 +50,9 @@ pub enum Backend {
     /// core (`requester_path`), scored frame by frame against its shadow
     /// model; NIC B, the responder, is the model.
     RtlRequester,
+    /// Both NICs are the whole Verilated core (`nic_core`: both halves,
+    /// one DMA port per direction), each scored by its own shadow model.
+    Rtl,
 }
 
 impl Backend {
@@ -57,6 +61,7 @@ impl Backend {
             Backend::Model => "model",
             Backend::RtlResponder => "rtl-responder",
             Backend::RtlRequester => "rtl-requester",
+            Backend::Rtl => "rtl",
         }
     }
 }
@@ -92,6 +97,19 @@ pub fn run_backend(
             )));
             let b = Node::<RtlRequesterNic<Core>>::Model(Box::new(Nic::new(nic_config(2, config))));
             run_on(backend.name(), a, b, pcap, config, |_, _| {})
+        }
+        Backend::Rtl => {
+            if config.ecn {
+                bail!("--ecn: the RTL core has no CNP generation or DCQCN yet");
+            }
+            type Core = verilator_sys::NicCore;
+            let node = |n: u8| {
+                Node::Rtl(Box::new(RtlCoreNic::<Core>::new(
+                    nic_config(n, config),
+                    HostDmaConfig::default(),
+                )))
+            };
+            run_on(backend.name(), node(1), node(2), pcap, config, |_, _| {})
         }
     }
 }

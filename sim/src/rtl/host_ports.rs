@@ -42,17 +42,29 @@ pub fn write_context<B: Block>(
     qpn: Qpn,
     record: &QpContextRecord,
 ) -> Result<(), RtlError> {
-    let valid = B::input("qp_host_valid")?;
+    write_context_at(sim, "qp_host", qpn, record)
+}
+
+/// [`write_context`] through the context port named `port` (a NIC core
+/// has one per direction: `rsp_qp_host`, `req_qp_host`).
+pub fn write_context_at<B: Block>(
+    sim: &mut Sim<B>,
+    port: &str,
+    qpn: Qpn,
+    record: &QpContextRecord,
+) -> Result<(), RtlError> {
+    let valid = B::input(&format!("{port}_valid"))?;
     let words = record
         .pack()
         .map_err(|e| RtlError::Unsupported(format!("QP {qpn} context: {e:?}")))?;
     let mut mask = [u64::MAX; 5];
     mask[4] = u64::from(u32::MAX);
     sim.set_bit(valid, true);
-    sim.set_u64(B::input("qp_host_qpn")?, u64::from(qpn));
-    sim.set(B::input("qp_host_mask")?, &mask);
-    sim.set(B::input("qp_host_data")?, &words);
-    tick_until(sim, B::output("qp_host_done")?, 20, "qp_host_done")?;
+    sim.set_u64(B::input(&format!("{port}_qpn"))?, u64::from(qpn));
+    sim.set(B::input(&format!("{port}_mask"))?, &mask);
+    sim.set(B::input(&format!("{port}_data"))?, &words);
+    let done = B::output(&format!("{port}_done"))?;
+    tick_until(sim, done, 20, "qp_host_done")?;
     sim.set_bit(valid, false);
     sim.tick();
     Ok(())

@@ -6,9 +6,11 @@
 //! give the same cycles, so a failure replays.
 
 pub mod bench;
+pub mod core_nic;
 pub mod decode;
 pub mod dma_ports;
 pub mod gen;
+pub mod harness;
 pub mod host_dma;
 pub mod host_ports;
 pub mod icrc;

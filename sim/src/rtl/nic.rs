@@ -33,6 +33,9 @@
 //! own; the core's DMA ports are `dma` (reads) and `dmaw` (writes).
 
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
+use super::harness::{
+    confirm_writes, leftover_checks, match_receive_cqes, Bookkeeping, ReceiveCqePorts, ShadowCqes,
+};
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports::{self, RecvPostPorts};
 use super::mr_config::start_core;
@@ -46,10 +49,8 @@ use rocenic_hdl::response_queue::{mtu_code as queue_mtu_code, OP_CONFIGURE};
 use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{Nic, NicConfig, TxClass};
-use rocenic_model::verbs::{
-    CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError, WcOpcode, WcStatus,
-};
-use std::collections::{BTreeMap, VecDeque};
+use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
+use std::collections::VecDeque;
 use verilator_sys::{Block, Input, Output, Sim};
 
 /// Core clock period: 250 MHz.
@@ -98,15 +99,7 @@ struct Ports<B: Block> {
     queue_fire: Output<B>,
     desc_fire: Output<B>,
     desc_qpn: Output<B>,
-    cqe_valid: Output<B>,
-    cqe_ready: Input<B>,
-    cqe_qpn: Output<B>,
-    cqe_wr_id: Output<B>,
-    cqe_status: Output<B>,
-    cqe_opcode: Output<B>,
-    cqe_byte_len: Output<B>,
-    cqe_imm_valid: Output<B>,
-    cqe_imm: Output<B>,
+    cqe: ReceiveCqePorts<B>,
     rq_post: RecvPostPorts<B>,
     queue_full_waits: Output<B>,
 }
@@ -122,15 +115,7 @@ impl<B: Block> Ports<B> {
             queue_fire: B::output("queue_fire")?,
             desc_fire: B::output("desc_fire")?,
             desc_qpn: B::output("desc_qpn")?,
-            cqe_valid: B::output("cqe_valid")?,
-            cqe_ready: B::input("cqe_ready")?,
-            cqe_qpn: B::output("cqe_qpn")?,
-            cqe_wr_id: B::output("cqe_wr_id")?,
-            cqe_status: B::output("cqe_status")?,
-            cqe_opcode: B::output("cqe_opcode")?,
-            cqe_byte_len: B::output("cqe_byte_len")?,
-            cqe_imm_valid: B::output("cqe_imm_valid")?,
-            cqe_imm: B::output("cqe_imm")?,
+            cqe: ReceiveCqePorts::named("cqe")?,
             rq_post: RecvPostPorts::named()?,
             queue_full_waits: B::output("queue_full_waits")?,
         })
@@ -158,7 +143,7 @@ struct Running<B: Block> {
     writes: Vec<(u64, Vec<u8>)>,
     /// The shadow's CQEs per QP not yet matched, and the core's waiting
     /// for the shadow's.
-    shadow_cqes: BTreeMap<Qpn, VecDeque<Cqe>>,
+    shadow_cqes: ShadowCqes,
     core_cqes: Vec<(u64, Cqe)>,
     /// Receive WQEs posted while the core runs, oldest first; the front
     /// one is with the core once `post_taken`.
@@ -180,13 +165,9 @@ impl<B: Block> Running<B> {
 /// A Verilated core on the fabric with its shadow model (see the module
 /// doc). `B` is the Verilated core (`verilator_sys::ResponderPath`).
 pub struct RtlNic<B: Block> {
-    shadow: Nic,
+    book: Bookkeeping,
     dma: HostDmaConfig,
-    /// The core's CQEs per CQ, for `poll_cq`.
-    cqs: BTreeMap<CqId, VecDeque<Cqe>>,
     run: Option<Running<B>>,
-    mismatch: Option<String>,
-    busy: bool,
     /// Frames in and out, kept once `log_port_frames` asked for them; the
     /// cycles of the frames in are filled in by `port_log`.
     port_log: Option<PortLog>,
@@ -217,12 +198,9 @@ impl<B: Block> RtlNic<B> {
         config.max_sge = 1;
         config.max_qp_rd_atom = 16;
         RtlNic {
-            shadow: Nic::new(config),
+            book: Bookkeeping::new(Nic::new(config)),
             dma,
-            cqs: BTreeMap::new(),
             run: None,
-            mismatch: None,
-            busy: false,
             port_log: None,
         }
     }
@@ -251,12 +229,12 @@ impl<B: Block> RtlNic<B> {
     /// The shadow model: the host's view of PDs, QPs, MRs and memory, and
     /// what the core must do.
     pub fn shadow(&self) -> &Nic {
-        &self.shadow
+        &self.book.shadow
     }
 
     /// The first difference between the core and its shadow, if any.
     pub fn mismatch(&self) -> Option<&str> {
-        self.mismatch.as_deref()
+        self.book.mismatch.as_deref()
     }
 
     pub fn stats(&self) -> RtlNicStats {
@@ -270,7 +248,7 @@ impl<B: Block> RtlNic<B> {
     pub fn memory(&self) -> &HostMemory {
         match &self.run {
             Some(r) => r.host.memory(),
-            None => self.shadow.memory(),
+            None => self.book.shadow.memory(),
         }
     }
 
@@ -280,22 +258,13 @@ impl<B: Block> RtlNic<B> {
     /// first calls the endpoint; from then on this is an error (the core's
     /// host ports for changes while it runs are not driven yet).
     pub fn setup(&mut self) -> Result<&mut Nic, RtlError> {
-        if self.run.is_some() {
-            return Err(RtlError::Unsupported(
-                "configuration changes while the RTL core runs".into(),
-            ));
-        }
-        Ok(&mut self.shadow)
+        self.book.setup(self.run.is_some())
     }
 
     /// Up to `max` completions the core wrote to `cq`, each checked
     /// against the shadow's.
     pub fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
-        let Some(q) = self.cqs.get_mut(&cq) else {
-            return Vec::new();
-        };
-        let n = max.min(q.len());
-        q.drain(..n).collect()
+        self.book.poll_cq(cq, max)
     }
 
     /// Posts a receive WQE: before the run to the shadow (the core gets
@@ -309,22 +278,22 @@ impl<B: Block> RtlNic<B> {
     /// does not flush posts yet).
     pub fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> Result<(), VerbsError> {
         let Some(r) = self.run.as_mut() else {
-            return self.shadow.post_recv(qpn, wr);
+            return self.book.shadow.post_recv(qpn, wr);
         };
-        let state = self.shadow.qp_state(qpn)?;
+        let state = self.book.shadow.qp_state(qpn)?;
         if state == QpState::Err {
             return Err(VerbsError::WrongQpState { qpn, state });
         }
         let queued = r.posts.iter().filter(|(q, _)| *q == qpn).count();
-        self.shadow.check_post_recv(qpn, &wr, queued)?;
+        self.book.shadow.check_post_recv(qpn, &wr, queued)?;
         r.posts.push_back((qpn, wr));
-        self.busy = true;
+        self.book.busy = true;
         Ok(())
     }
 
     /// Completions waiting in `cq`.
     pub fn cq_len(&self, cq: CqId) -> usize {
-        self.cqs.get(&cq).map_or(0, VecDeque::len)
+        self.book.cq_len(cq)
     }
 
     /// Checks what only the end of a run can tell: every frame emitted and
@@ -336,14 +305,14 @@ impl<B: Block> RtlNic<B> {
         for _ in 0..FINISH_CYCLES {
             let Some(r) = self.run.as_mut() else { break };
             r.out.clear();
-            if !self.busy || self.mismatch.is_some() {
+            if !self.book.busy || self.book.mismatch.is_some() {
                 break;
             }
             if let Err(e) = self.cycle() {
                 self.fail(e);
             }
         }
-        if let Some(m) = &self.mismatch {
+        if let Some(m) = &self.book.mismatch {
             return Err(m.clone());
         }
         let Some(r) = &self.run else {
@@ -358,41 +327,34 @@ impl<B: Block> RtlNic<B> {
                 describe(first)
             ));
         }
-        if let Some((addr, bytes)) = r.writes.first() {
-            return fail(format!(
-                "DMA write of {} bytes at {addr:#x} the shadow never made ({} such writes)",
-                bytes.len(),
-                r.writes.len()
-            ));
-        }
         if let Some((_, c)) = r.core_cqes.first() {
             return fail(format!("CQE {c:?} the shadow never made"));
         }
-        if let Some((q, c)) = r.shadow_cqes.iter().find(|(_, c)| !c.is_empty()) {
-            return fail(format!("QP {q}: the shadow's CQE {:?} never came", c[0]));
+        match leftover_checks(
+            &r.writes,
+            &r.shadow_cqes,
+            r.host.memory(),
+            &self.book.shadow,
+        ) {
+            Some(what) => fail(what),
+            None => Ok(()),
         }
-        if r.host.memory() != self.shadow.memory() {
-            return fail("host memory differs from the shadow's".into());
-        }
-        Ok(())
     }
 
     fn fail(&mut self, what: String) {
-        if self.mismatch.is_none() {
-            let cycle = self.run.as_ref().map_or(0, |r| r.sim.cycle());
-            self.mismatch = Some(format!("cycle {cycle}: {what}"));
-        }
+        let cycle = self.run.as_ref().map_or(0, |r| r.sim.cycle());
+        self.book.fail(cycle, what);
     }
 
     /// Programs the core from the shadow's state (see the module doc).
     fn start(&mut self) -> Result<(), RtlError> {
-        let mut sim = start_core::<B>(self.shadow.mr_table())?;
+        let mut sim = start_core::<B>(self.book.shadow.mr_table())?;
         let p = Ports::<B>::named()?;
-        for qpn in self.shadow.qpns() {
+        for qpn in self.book.shadow.qpns() {
             self.program_qp(&mut sim, qpn)?;
         }
-        for qpn in self.shadow.qpns() {
-            for wr in self.shadow.recv_queue(qpn).unwrap_or_default() {
+        for qpn in self.book.shadow.qpns() {
+            for wr in self.book.shadow.recv_queue(qpn).unwrap_or_default() {
                 if !host_ports::post_recv(&mut sim, qpn, &wr)? {
                     return Err(RtlError::Mismatch(format!(
                         "the core refused receive WQE {} of QP {qpn} the shadow took",
@@ -401,7 +363,7 @@ impl<B: Block> RtlNic<B> {
                 }
             }
         }
-        let host = HostDma::new(self.dma, self.shadow.memory().clone());
+        let host = HostDma::new(self.dma, self.book.shadow.memory().clone());
         let offset = -(sim.cycle() as i64);
         self.run = Some(Running {
             sim,
@@ -415,7 +377,7 @@ impl<B: Block> RtlNic<B> {
             out: VecDeque::new(),
             expected: VecDeque::new(),
             writes: Vec::new(),
-            shadow_cqes: BTreeMap::new(),
+            shadow_cqes: ShadowCqes::default(),
             core_cqes: Vec::new(),
             posts: VecDeque::new(),
             post_taken: false,
@@ -427,17 +389,17 @@ impl<B: Block> RtlNic<B> {
     }
 
     fn program_qp(&self, sim: &mut Sim<B>, qpn: Qpn) -> Result<(), RtlError> {
-        let Some(view) = self.shadow.qp_context(qpn) else {
+        let Some(view) = self.book.shadow.qp_context(qpn) else {
             return Ok(());
         };
         if view.state == QpState::Reset {
             return Ok(());
         }
         host_ports::write_context(sim, qpn, &context_record(&view))?;
-        let Some(attrs) = self.shadow.qp_tx_attrs(qpn) else {
+        let Some(attrs) = self.book.shadow.qp_tx_attrs(qpn) else {
             return Ok(());
         };
-        let config = self.shadow.config();
+        let config = self.book.shadow.config();
         host_ports::write_address(sim, qpn, &attrs, config.mac, config.dscp, config.ecn)?;
         if matches!(view.state, QpState::Rtr | QpState::Rts) {
             host_ports::queue_command(sim, OP_CONFIGURE, qpn, queue_mtu_code(attrs.mtu).into())?;
@@ -448,7 +410,7 @@ impl<B: Block> RtlNic<B> {
     /// Runs the core up to fabric time `now` (its cycles, or a jump over
     /// them while it is idle), feeding the scoreboard.
     fn run_to(&mut self, now: Time) {
-        if self.mismatch.is_some() {
+        if self.book.mismatch.is_some() {
             return;
         }
         if self.run.is_none() {
@@ -463,7 +425,7 @@ impl<B: Block> RtlNic<B> {
             if r.fabric_cycle() >= target {
                 break;
             }
-            if !self.busy {
+            if !self.book.busy {
                 // Nothing in flight and nothing in the responder path
                 // counts time: move the origin instead of simulating idle
                 // cycles.
@@ -498,7 +460,7 @@ impl<B: Block> RtlNic<B> {
         p.dma_read.drive(&mut r.sim, &r.host);
         let write_ready = r.dma_write.drive(&mut r.sim, &r.host, true);
         r.sim.set_bit(p.out_ready, true);
-        r.sim.set_bit(p.cqe_ready, true);
+        r.sim.set_bit(p.cqe.ready, true);
         r.sim.eval();
         let mut active = false;
         let rx_ready = p.rx.ready(r.sim.dut());
@@ -517,25 +479,7 @@ impl<B: Block> RtlNic<B> {
             r.writes.push(w);
             active = true;
         }
-        if r.sim.get_bit(p.cqe_valid) {
-            let qpn = r.sim.get_u64(p.cqe_qpn) as Qpn;
-            let status = WcStatus::from_repr(r.sim.get_u64(p.cqe_status) as usize);
-            let opcode = WcOpcode::from_repr(r.sim.get_u64(p.cqe_opcode) as usize);
-            let (Some(status), Some(opcode)) = (status, opcode) else {
-                return Err(format!("CQE of QP {qpn} with an unknown code"));
-            };
-            let cqe = Cqe {
-                wr_id: r.sim.get_u64(p.cqe_wr_id),
-                status,
-                opcode,
-                qpn,
-                byte_len: r.sim.get_u64(p.cqe_byte_len) as u32,
-                imm: r
-                    .sim
-                    .get_bit(p.cqe_imm_valid)
-                    .then(|| r.sim.get_u64(p.cqe_imm) as u32),
-                invalidated_rkey: None,
-            };
+        if let Some(cqe) = p.cqe.take(&r.sim)? {
             r.core_cqes.push((r.sim.cycle(), cqe));
             r.stats.cqes += 1;
             active = true;
@@ -551,7 +495,7 @@ impl<B: Block> RtlNic<B> {
         active |= decided | queued;
         if r.sim.get_bit(p.desc_fire) {
             let qpn = r.sim.get_u64(p.desc_qpn) as Qpn;
-            match self.shadow.transmit_from(now, TxClass::Response, qpn) {
+            match self.book.shadow.transmit_from(now, TxClass::Response, qpn) {
                 Some(f) => r.expected.push_back(f),
                 None => {
                     return Err(format!(
@@ -601,7 +545,7 @@ impl<B: Block> RtlNic<B> {
                 .pop_front()
                 .ok_or("an outcome with no frame behind it")?;
             if !std::mem::take(&mut r.front_fed) {
-                self.shadow.receive(now, frame);
+                self.book.shadow.receive(now, frame);
             }
         }
         let r = self.run.as_mut().expect("started");
@@ -612,7 +556,7 @@ impl<B: Block> RtlNic<B> {
                 .ok_or("a queue command with no frame behind it")?
                 .clone();
             r.front_fed = true;
-            self.shadow.receive(now, frame);
+            self.book.shadow.receive(now, frame);
         }
         if let Some(accepted) = post_result {
             let r = self.run.as_mut().expect("started");
@@ -627,7 +571,8 @@ impl<B: Block> RtlNic<B> {
                     wr.wr_id
                 ));
             }
-            self.shadow
+            self.book
+                .shadow
                 .post_recv(qpn, wr)
                 .map_err(|e| format!("the shadow refused a receive WQE of QP {qpn}: {e}"))?;
         }
@@ -637,7 +582,7 @@ impl<B: Block> RtlNic<B> {
         self.confirm();
         let r = self.run.as_mut().expect("started");
         r.quiet = if active { 0 } else { r.quiet + 1 };
-        self.busy = !r.rx.is_idle()
+        self.book.busy = !r.rx.is_idle()
             || !r.rx_frames.is_empty()
             || !r.posts.is_empty()
             || r.host.reads_in_flight() > 0
@@ -651,41 +596,14 @@ impl<B: Block> RtlNic<B> {
     /// Moves the shadow's new CQEs into the per-QP expectations.
     fn collect_shadow_cqes(&mut self) {
         let r = self.run.as_mut().expect("started");
-        for cq in self.shadow.cq_ids() {
-            for c in self.shadow.poll_cq(cq, usize::MAX) {
-                r.shadow_cqes.entry(c.qpn).or_default().push_back(c);
-            }
-        }
+        r.shadow_cqes.collect(&mut self.book.shadow);
     }
 
     /// Confirms the core's writes and CQEs the shadow has caught up with.
     fn confirm(&mut self) {
         let r = self.run.as_mut().expect("started");
-        let memory = self.shadow.memory();
-        r.writes.retain(|(addr, bytes)| {
-            let mut held = vec![0u8; bytes.len()];
-            memory.read_phys(*addr, &mut held);
-            held != *bytes
-        });
-        let mut mismatch = None;
-        let mut kept = Vec::new();
-        for (cycle, c) in r.core_cqes.drain(..) {
-            match r.shadow_cqes.get_mut(&c.qpn).and_then(|q| q.pop_front()) {
-                Some(want) if want == c => {
-                    if let Some((_, recv_cq)) = self.shadow.qp_cqs(c.qpn) {
-                        self.cqs.entry(recv_cq).or_default().push_back(c);
-                    }
-                }
-                Some(want) => {
-                    mismatch.get_or_insert(format!(
-                        "cycle {cycle}: CQE {c:?}, the shadow's is {want:?}"
-                    ));
-                }
-                None => kept.push((cycle, c)),
-            }
-        }
-        r.core_cqes = kept;
-        if let Some(m) = mismatch {
+        confirm_writes(self.book.shadow.memory(), &mut r.writes);
+        if let Err(m) = match_receive_cqes(&mut r.core_cqes, &mut r.shadow_cqes, &mut self.book) {
             self.fail(m);
         }
     }
@@ -693,7 +611,7 @@ impl<B: Block> RtlNic<B> {
 
 impl<B: Block> Endpoint for RtlNic<B> {
     fn mac(&self) -> [u8; 6] {
-        self.shadow.config().mac
+        self.book.shadow.config().mac
     }
 
     fn receive(&mut self, now: Time, frame: Vec<u8>) {
@@ -707,7 +625,7 @@ impl<B: Block> Endpoint for RtlNic<B> {
             }
             r.rx_frames.push_back(frame);
             r.stats.frames_in += 1;
-            self.busy = true;
+            self.book.busy = true;
         }
     }
 
@@ -716,14 +634,15 @@ impl<B: Block> Endpoint for RtlNic<B> {
         let r = self.run.as_mut()?;
         let f = r.out.pop_front();
         if f.is_some() {
-            self.busy = true;
+            self.book.busy = true;
         }
         f
     }
 
     fn next_deadline(&self) -> Option<Time> {
         let r = self.run.as_ref()?;
-        (self.busy && self.mismatch.is_none()).then(|| (r.fabric_cycle() + 1) * NS_PER_CYCLE)
+        (self.book.busy && self.book.mismatch.is_none())
+            .then(|| (r.fabric_cycle() + 1) * NS_PER_CYCLE)
     }
 
     fn advance(&mut self, now: Time) {

@@ -33,10 +33,14 @@
 //! stretches otherwise.
 
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
+use super::harness::{
+    confirm_writes, leftover_checks, match_send_cqes, shadow_sends, timers_running, Bookkeeping,
+    CoreSendCqe, FrameMatch, SendCqePorts, ShadowCqes,
+};
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports;
 use super::mr_config::start_core;
-use super::nic::{describe, RtlHarness, RtlNicStats, NS_PER_CYCLE};
+use super::nic::{RtlHarness, RtlNicStats, NS_PER_CYCLE};
 use super::qp_config::context_record;
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
@@ -49,11 +53,9 @@ use rocenic_hdl::request_segmenter::{
 use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_model::completer::{wc_opcode, WqeKind};
 use rocenic_model::memory::HostMemory;
-use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
+use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig};
 use rocenic_model::requester::{message_psns, send_window};
-use rocenic_model::verbs::{
-    CqId, Cqe, QpState, Qpn, RecvWr, SendOp, SendWr, Sge, WcOpcode, WcStatus,
-};
+use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendOp, SendWr, Sge};
 use rocenic_wire::{DecodeOptions, RoceFrame};
 use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{Block, Input, Output, Sim};
@@ -104,41 +106,21 @@ pub fn op_fields(op: &SendOp) -> (u64, u64, u32, u32, u64, u64) {
     }
 }
 
-/// The named ports of the core `B` beyond the shared helpers'.
-struct Ports<B: Block> {
-    cfg_window: Input<B>,
-    cfg_ack_req_interval: Input<B>,
-    rx: AxisInPorts<B>,
-    frame: AxisOutPorts<B>,
-    dma_read: DmaReadPorts<B>,
-    post: [Input<B>; 17],
-    post_valid: Input<B>,
-    post_ready: Output<B>,
-    post_result_valid: Output<B>,
-    post_result_qpn: Output<B>,
-    post_result_accepted: Output<B>,
-    post_result_slot: Output<B>,
-    err_valid: Input<B>,
-    cqe_valid: Output<B>,
-    cqe_ready: Input<B>,
-    cqe_qpn: Output<B>,
-    cqe_slot: Output<B>,
-    cqe_status: Output<B>,
-    cqe_opcode: Output<B>,
-    cqe_byte_len: Output<B>,
-    rsp_fire: Output<B>,
-    done_valid: Output<B>,
-    done_qpn: Output<B>,
-    done_kind: Output<B>,
-    status_valid: Output<B>,
-    status_qpn: Output<B>,
-    status_next_psn: Output<B>,
-    status_error: Output<B>,
-    payload_last_errors: Output<B>,
+/// The send-WQE post port (`post_*`): a WQE offered with `post_valid` is
+/// taken in a cycle `post_ready` is high; its ring's answer comes later on
+/// `post_result_*`. Shared by every harness with a requester half.
+pub struct SendPostPorts<B: Block> {
+    fields: [Input<B>; 16],
+    pub valid: Input<B>,
+    pub ready: Output<B>,
+    pub result_valid: Output<B>,
+    pub result_qpn: Output<B>,
+    pub result_accepted: Output<B>,
+    pub result_slot: Output<B>,
 }
 
-/// The post port's fields, in [`Ports::post`] order.
-const POST_FIELDS: [&str; 17] = [
+/// The post port's fields, in [`SendPostPorts::drive`]'s order.
+const POST_FIELDS: [&str; 16] = [
     "post_qpn",
     "post_kind",
     "post_opcode",
@@ -155,52 +137,29 @@ const POST_FIELDS: [&str; 17] = [
     "post_compare",
     "post_swap_add",
     "post_solicited",
-    "err_qpn",
 ];
 
-impl<B: Block> Ports<B> {
-    fn named() -> Result<Self, RtlError> {
-        let mut post = Vec::new();
+impl<B: Block> SendPostPorts<B> {
+    pub fn named() -> Result<Self, RtlError> {
+        let mut fields = Vec::new();
         for f in POST_FIELDS {
-            post.push(B::input(f)?);
+            fields.push(B::input(f)?);
         }
-        Ok(Ports {
-            cfg_window: B::input("cfg_window")?,
-            cfg_ack_req_interval: B::input("cfg_ack_req_interval")?,
-            rx: AxisInPorts::named("rx")?,
-            frame: AxisOutPorts::named("frame", &[])?,
-            dma_read: DmaReadPorts::named("dma")?,
-            post: post
+        Ok(SendPostPorts {
+            fields: fields
                 .try_into()
                 .map_err(|_| RtlError::Mismatch("ports".into()))?,
-            post_valid: B::input("post_valid")?,
-            post_ready: B::output("post_ready")?,
-            post_result_valid: B::output("post_result_valid")?,
-            post_result_qpn: B::output("post_result_qpn")?,
-            post_result_accepted: B::output("post_result_accepted")?,
-            post_result_slot: B::output("post_result_slot")?,
-            err_valid: B::input("err_valid")?,
-            cqe_valid: B::output("cqe_valid")?,
-            cqe_ready: B::input("cqe_ready")?,
-            cqe_qpn: B::output("cqe_qpn")?,
-            cqe_slot: B::output("cqe_slot")?,
-            cqe_status: B::output("cqe_status")?,
-            cqe_opcode: B::output("cqe_opcode")?,
-            cqe_byte_len: B::output("cqe_byte_len")?,
-            rsp_fire: B::output("rsp_fire")?,
-            done_valid: B::output("done_valid")?,
-            done_qpn: B::output("done_qpn")?,
-            done_kind: B::output("done_kind")?,
-            status_valid: B::output("status_valid")?,
-            status_qpn: B::output("status_qpn")?,
-            status_next_psn: B::output("status_next_psn")?,
-            status_error: B::output("status_error")?,
-            payload_last_errors: B::output("payload_last_errors")?,
+            valid: B::input("post_valid")?,
+            ready: B::output("post_ready")?,
+            result_valid: B::output("post_result_valid")?,
+            result_qpn: B::output("post_result_qpn")?,
+            result_accepted: B::output("post_result_accepted")?,
+            result_slot: B::output("post_result_slot")?,
         })
     }
 
     /// Drives the post port with `wr` of `qpn` (`mtu` the QP's path MTU).
-    fn drive_post(&self, sim: &mut Sim<B>, qpn: Qpn, wr: &SendWr, mtu: u32) {
+    pub fn drive(&self, sim: &mut Sim<B>, qpn: Qpn, wr: &SendWr, mtu: u32) {
         let len: u64 = wr.sgl.iter().map(|s| u64::from(s.length)).sum();
         let kind = WqeKind::of(&wr.op);
         let sge = wr.sgl.first().copied().unwrap_or(Sge {
@@ -226,23 +185,70 @@ impl<B: Block> Ports<B> {
             compare,
             swap_add,
             u64::from(wr.solicited),
-            0,
         ];
-        for (port, v) in self.post.iter().zip(values) {
+        for (port, v) in self.fields.iter().zip(values) {
             sim.set_u64(*port, v);
         }
     }
+
+    /// After `eval`: `(qpn, accepted, slot)` in the cycle a post's answer
+    /// comes.
+    pub fn result(&self, sim: &Sim<B>) -> Option<(Qpn, bool, u64)> {
+        sim.get_bit(self.result_valid).then(|| {
+            (
+                sim.get_u64(self.result_qpn) as Qpn,
+                sim.get_bit(self.result_accepted),
+                sim.get_u64(self.result_slot),
+            )
+        })
+    }
 }
 
-/// A core send CQE before its ring slot is mapped to the wr_id.
-#[derive(Clone, Copy, Debug)]
-struct CoreCqe {
-    cycle: u64,
-    qpn: Qpn,
-    slot: u64,
-    status: WcStatus,
-    opcode: WcOpcode,
-    byte_len: u32,
+/// The named ports of the core `B` beyond the shared helpers'.
+struct Ports<B: Block> {
+    cfg_window: Input<B>,
+    cfg_ack_req_interval: Input<B>,
+    rx: AxisInPorts<B>,
+    frame: AxisOutPorts<B>,
+    dma_read: DmaReadPorts<B>,
+    post: SendPostPorts<B>,
+    err_valid: Input<B>,
+    err_qpn: Input<B>,
+    cqe: SendCqePorts<B>,
+    rsp_fire: Output<B>,
+    done_valid: Output<B>,
+    done_qpn: Output<B>,
+    done_kind: Output<B>,
+    status_valid: Output<B>,
+    status_qpn: Output<B>,
+    status_next_psn: Output<B>,
+    status_error: Output<B>,
+    payload_last_errors: Output<B>,
+}
+
+impl<B: Block> Ports<B> {
+    fn named() -> Result<Self, RtlError> {
+        Ok(Ports {
+            cfg_window: B::input("cfg_window")?,
+            cfg_ack_req_interval: B::input("cfg_ack_req_interval")?,
+            rx: AxisInPorts::named("rx")?,
+            frame: AxisOutPorts::named("frame", &[])?,
+            dma_read: DmaReadPorts::named("dma")?,
+            post: SendPostPorts::named()?,
+            err_valid: B::input("err_valid")?,
+            err_qpn: B::input("err_qpn")?,
+            cqe: SendCqePorts::named("cqe")?,
+            rsp_fire: B::output("rsp_fire")?,
+            done_valid: B::output("done_valid")?,
+            done_qpn: B::output("done_qpn")?,
+            done_kind: B::output("done_kind")?,
+            status_valid: B::output("status_valid")?,
+            status_qpn: B::output("status_qpn")?,
+            status_next_psn: B::output("status_next_psn")?,
+            status_error: B::output("status_error")?,
+            payload_last_errors: B::output("payload_last_errors")?,
+        })
+    }
 }
 
 /// The core once programmed, and the scoreboard's queues.
@@ -260,12 +266,11 @@ struct Running<B: Block> {
     out: VecDeque<Vec<u8>>,
     /// Core frames not yet predicted, and the shadow's frames not yet
     /// emitted (one of the two is empty).
-    core_frames: VecDeque<Vec<u8>>,
-    expected: VecDeque<Vec<u8>>,
+    frames: FrameMatch,
     /// Core write beats not yet confirmed by the shadow's memory.
     writes: Vec<(u64, Vec<u8>)>,
-    shadow_cqes: BTreeMap<Qpn, VecDeque<Cqe>>,
-    core_cqes: Vec<CoreCqe>,
+    shadow_cqes: ShadowCqes,
+    core_cqes: Vec<CoreSendCqe>,
     /// Each QP's ring slots: the wr_id posted into each.
     slots: BTreeMap<(Qpn, u64), u64>,
     /// Send WQEs for the core, oldest first, and whether the shadow has
@@ -289,14 +294,11 @@ impl<B: Block> Running<B> {
 /// the module doc). `B` is the Verilated core
 /// (`verilator_sys::RequesterPath`).
 pub struct RtlRequesterNic<B: Block> {
-    shadow: Nic,
+    book: Bookkeeping,
     dma: HostDmaConfig,
     /// Posts before the run, for the core once programmed.
     pending_posts: Vec<(Qpn, SendWr)>,
-    cqs: BTreeMap<CqId, VecDeque<Cqe>>,
     run: Option<Running<B>>,
-    mismatch: Option<String>,
-    busy: bool,
     /// Posts taken and frames out, kept once `log_port_frames` asked.
     port_log: Option<RequesterPortLog>,
 }
@@ -314,7 +316,7 @@ pub struct RequesterPortLog {
 }
 
 /// The core's parser passes `frame` on as a response header.
-fn is_core_response(frame: &[u8]) -> bool {
+pub(crate) fn is_core_response(frame: &[u8]) -> bool {
     RoceFrame::decode_with(frame, DecodeOptions::NIC)
         .is_ok_and(|f| frame_kind(f.bth.opcode) == FrameKind::Response && f.bth.dest_qp < CORE_QPNS)
 }
@@ -326,13 +328,10 @@ impl<B: Block> RtlRequesterNic<B> {
         config.max_qp_wr = 1 << SEND_SLOT_BITS;
         config.max_sge = 1;
         RtlRequesterNic {
-            shadow: Nic::new(config),
+            book: Bookkeeping::new(Nic::new(config)),
             dma,
             pending_posts: Vec::new(),
-            cqs: BTreeMap::new(),
             run: None,
-            mismatch: None,
-            busy: false,
             port_log: None,
         }
     }
@@ -349,11 +348,11 @@ impl<B: Block> RtlRequesterNic<B> {
     }
 
     pub fn shadow(&self) -> &Nic {
-        &self.shadow
+        &self.book.shadow
     }
 
     pub fn mismatch(&self) -> Option<&str> {
-        self.mismatch.as_deref()
+        self.book.mismatch.as_deref()
     }
 
     pub fn stats(&self) -> RtlNicStats {
@@ -366,18 +365,13 @@ impl<B: Block> RtlRequesterNic<B> {
     pub fn memory(&self) -> &HostMemory {
         match &self.run {
             Some(r) => r.host.memory(),
-            None => self.shadow.memory(),
+            None => self.book.shadow.memory(),
         }
     }
 
     /// The shadow, to set the NIC up before the run.
     pub fn setup(&mut self) -> Result<&mut Nic, RtlError> {
-        if self.run.is_some() {
-            return Err(RtlError::Unsupported(
-                "configuration changes while the RTL core runs".into(),
-            ));
-        }
-        Ok(&mut self.shadow)
+        self.book.setup(self.run.is_some())
     }
 
     /// Posts a send WQE: it goes to the core's post port (in posting
@@ -387,20 +381,16 @@ impl<B: Block> RtlRequesterNic<B> {
             Some(r) => r.posts.push_back((qpn, wr, false)),
             None => self.pending_posts.push((qpn, wr)),
         }
-        self.busy = true;
+        self.book.busy = true;
     }
 
     /// Completions waiting in `cq`.
     pub fn cq_len(&self, cq: CqId) -> usize {
-        self.cqs.get(&cq).map_or(0, VecDeque::len)
+        self.book.cq_len(cq)
     }
 
     pub fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
-        let Some(q) = self.cqs.get_mut(&cq) else {
-            return Vec::new();
-        };
-        let n = max.min(q.len());
-        q.drain(..n).collect()
+        self.book.poll_cq(cq, max)
     }
 
     /// Checks what only the end of a run can tell (see `RtlNic`'s).
@@ -408,71 +398,60 @@ impl<B: Block> RtlRequesterNic<B> {
         for _ in 0..FINISH_CYCLES {
             let Some(r) = self.run.as_mut() else { break };
             r.out.clear();
-            if !self.busy || self.mismatch.is_some() {
+            if !self.book.busy || self.book.mismatch.is_some() {
                 break;
             }
             if let Err(e) = self.cycle() {
                 self.fail(e);
             }
         }
-        if let Some(m) = &self.mismatch {
+        if let Some(m) = &self.book.mismatch {
             return Err(m.clone());
         }
         let Some(r) = &self.run else {
             return Ok(());
         };
         let cycle = r.sim.cycle();
-        let fail = |what: String| Err(format!("cycle {cycle}: {what}"));
-        if let Some(first) = r.expected.front() {
-            return fail(format!(
-                "{} predicted frames never emitted, the first {}",
-                r.expected.len(),
-                describe(first)
-            ));
+        let leftover = r
+            .frames
+            .leftover("request")
+            .or_else(|| {
+                r.core_cqes
+                    .first()
+                    .map(|c| format!("CQE {c:?} the shadow never made"))
+            })
+            .or_else(|| {
+                leftover_checks(
+                    &r.writes,
+                    &r.shadow_cqes,
+                    r.host.memory(),
+                    &self.book.shadow,
+                )
+            });
+        match leftover {
+            Some(what) => Err(format!("cycle {cycle}: {what}")),
+            None => Ok(()),
         }
-        if let Some(first) = r.core_frames.front() {
-            return fail(format!(
-                "a frame the shadow never sent: {}",
-                describe(first)
-            ));
-        }
-        if let Some((addr, bytes)) = r.writes.first() {
-            return fail(format!(
-                "DMA write of {} bytes at {addr:#x} the shadow never made",
-                bytes.len()
-            ));
-        }
-        if let Some(c) = r.core_cqes.first() {
-            return fail(format!("CQE {c:?} the shadow never made"));
-        }
-        if let Some((q, c)) = r.shadow_cqes.iter().find(|(_, c)| !c.is_empty()) {
-            return fail(format!("QP {q}: the shadow's CQE {:?} never came", c[0]));
-        }
-        if r.host.memory() != self.shadow.memory() {
-            return fail("host memory differs from the shadow's".into());
-        }
-        Ok(())
     }
 
     fn fail(&mut self, what: String) {
-        if self.mismatch.is_none() {
-            let cycle = self.run.as_ref().map_or(0, |r| r.sim.cycle());
-            self.mismatch = Some(format!("cycle {cycle}: {what}"));
-        }
+        let cycle = self.run.as_ref().map_or(0, |r| r.sim.cycle());
+        self.book.fail(cycle, what);
     }
 
     fn start(&mut self) -> Result<(), RtlError> {
-        let mut sim = start_core::<B>(self.shadow.mr_table())?;
+        let mut sim = start_core::<B>(self.book.shadow.mr_table())?;
         let p = Ports::<B>::named()?;
-        let config = self.shadow.config().clone();
+        let config = self.book.shadow.config().clone();
         sim.set_u64(
             p.cfg_window,
             send_window(config.max_outstanding_psns).into(),
         );
         sim.set_u64(p.cfg_ack_req_interval, config.ack_req_interval.into());
         sim.set_bit(p.err_valid, false);
-        for qpn in self.shadow.qpns() {
-            let Some(view) = self.shadow.qp_context(qpn) else {
+        sim.set_u64(p.err_qpn, 0);
+        for qpn in self.book.shadow.qpns() {
+            let Some(view) = self.book.shadow.qp_context(qpn) else {
                 continue;
             };
             if view.state == QpState::Reset {
@@ -483,7 +462,7 @@ impl<B: Block> RtlRequesterNic<B> {
             let mut record = context_record(&view);
             record.sq_next_psn = view.sq_send_psn;
             host_ports::write_context(&mut sim, qpn, &record)?;
-            if let Some(attrs) = self.shadow.qp_tx_attrs(qpn) {
+            if let Some(attrs) = self.book.shadow.qp_tx_attrs(qpn) {
                 host_ports::write_address(
                     &mut sim,
                     qpn,
@@ -498,8 +477,8 @@ impl<B: Block> RtlRequesterNic<B> {
         // posts through the verbs) go to the core first, in posting order
         // per QP.
         let mut posts: VecDeque<(Qpn, SendWr, bool)> = VecDeque::new();
-        for qpn in self.shadow.qpns() {
-            for wr in self.shadow.send_queue(qpn).unwrap_or_default() {
+        for qpn in self.book.shadow.qpns() {
+            for wr in self.book.shadow.send_queue(qpn).unwrap_or_default() {
                 posts.push_back((qpn, wr, true));
             }
         }
@@ -508,7 +487,7 @@ impl<B: Block> RtlRequesterNic<B> {
                 .into_iter()
                 .map(|(q, wr)| (q, wr, false)),
         );
-        let host = HostDma::new(self.dma, self.shadow.memory().clone());
+        let host = HostDma::new(self.dma, self.book.shadow.memory().clone());
         let offset = -(sim.cycle() as i64);
         self.run = Some(Running {
             sim,
@@ -519,10 +498,9 @@ impl<B: Block> RtlRequesterNic<B> {
             rx_frames: VecDeque::new(),
             tx: StreamSink::new("frame", 1.0, 0),
             out: VecDeque::new(),
-            core_frames: VecDeque::new(),
-            expected: VecDeque::new(),
+            frames: FrameMatch::default(),
             writes: Vec::new(),
-            shadow_cqes: BTreeMap::new(),
+            shadow_cqes: ShadowCqes::default(),
             core_cqes: Vec::new(),
             slots: BTreeMap::new(),
             posts,
@@ -535,7 +513,7 @@ impl<B: Block> RtlRequesterNic<B> {
     }
 
     fn run_to(&mut self, now: Time) {
-        if self.mismatch.is_some() {
+        if self.book.mismatch.is_some() {
             return;
         }
         if self.run.is_none() {
@@ -544,7 +522,7 @@ impl<B: Block> RtlRequesterNic<B> {
                 return;
             }
             // WQEs the shadow holds go in first.
-            self.busy = true;
+            self.book.busy = true;
         }
         loop {
             let r = self.run.as_mut().expect("started");
@@ -552,7 +530,7 @@ impl<B: Block> RtlRequesterNic<B> {
             if r.fabric_cycle() >= target {
                 break;
             }
-            if !self.busy {
+            if !self.book.busy {
                 r.offset = target as i64 - r.sim.cycle() as i64;
                 break;
             }
@@ -563,54 +541,6 @@ impl<B: Block> RtlRequesterNic<B> {
         }
     }
 
-    /// The shadow has unacknowledged PSNs on a QP in RTS: the core's
-    /// timers are counting.
-    fn timers_running(&self) -> bool {
-        self.shadow.qpns().into_iter().any(|q| {
-            self.shadow
-                .qp_context(q)
-                .is_some_and(|v| v.state == QpState::Rts && v.sq_una_psn != v.sq_next_psn)
-        })
-    }
-
-    /// The shadow sends what the core's grant of `qpn` sent: frames until
-    /// its cursor reaches `next_psn`, then its local error if the core
-    /// found one.
-    fn shadow_sends(
-        &mut self,
-        now: Time,
-        qpn: Qpn,
-        next_psn: u32,
-        error: bool,
-    ) -> Result<(), String> {
-        let mut frames = Vec::new();
-        loop {
-            let view = self.shadow.qp_context(qpn).ok_or("a status of no QP")?;
-            if view.state != QpState::Rts || view.sq_send_psn == next_psn {
-                break;
-            }
-            match self.shadow.transmit_from(now, TxClass::Request, qpn) {
-                Some(f) => frames.push(f),
-                None => {
-                    return Err(format!(
-                        "QP {qpn}: the shadow stops at PSN {} before the core's {next_psn}",
-                        view.sq_send_psn
-                    ))
-                }
-            }
-        }
-        if error {
-            if let Some(f) = self.shadow.transmit_from(now, TxClass::Request, qpn) {
-                return Err(format!(
-                    "QP {qpn}: the core's grant failed a local check, the shadow sends {}",
-                    describe(&f)
-                ));
-            }
-        }
-        self.run.as_mut().expect("started").expected.extend(frames);
-        Ok(())
-    }
-
     fn cycle(&mut self) -> Result<(), String> {
         let r = self.run.as_mut().expect("started");
         let p = &r.p;
@@ -619,16 +549,20 @@ impl<B: Block> RtlRequesterNic<B> {
         p.rx.drive(r.sim.dut_mut(), r.rx.current());
         let post = r.posts.front().filter(|_| !r.post_taken).cloned();
         if let Some((q, wr, _)) = &post {
-            let mtu = self.shadow.qp_context(*q).map_or(4096, |v| v.mtu.max(256));
-            p.drive_post(&mut r.sim, *q, wr, mtu);
+            let mtu = self
+                .book
+                .shadow
+                .qp_context(*q)
+                .map_or(4096, |v| v.mtu.max(256));
+            p.post.drive(&mut r.sim, *q, wr, mtu);
         }
-        r.sim.set_bit(p.post_valid, post.is_some());
+        r.sim.set_bit(p.post.valid, post.is_some());
         r.tx.begin_cycle();
         let mac_ready = r.out.len() < MAC_FRAMES;
         p.frame.set_ready(r.sim.dut_mut(), mac_ready);
         p.dma_read.drive(&mut r.sim, &r.host);
         let write_ready = r.dma_write.drive(&mut r.sim, &r.host, true);
-        r.sim.set_bit(p.cqe_ready, true);
+        r.sim.set_bit(p.cqe.ready, true);
         r.sim.eval();
         let mut active = false;
         let rx_ready = p.rx.ready(r.sim.dut());
@@ -650,32 +584,13 @@ impl<B: Block> RtlRequesterNic<B> {
         if r.sim.get_u64(p.payload_last_errors) != 0 {
             return Err("the TX builder's payload ended off its frame".into());
         }
-        if r.sim.get_bit(p.cqe_valid) {
-            let qpn = r.sim.get_u64(p.cqe_qpn) as Qpn;
-            let status = WcStatus::from_repr(r.sim.get_u64(p.cqe_status) as usize);
-            let opcode = WcOpcode::from_repr(r.sim.get_u64(p.cqe_opcode) as usize);
-            let (Some(status), Some(opcode)) = (status, opcode) else {
-                return Err(format!("CQE of QP {qpn} with an unknown code"));
-            };
-            r.core_cqes.push(CoreCqe {
-                cycle: r.sim.cycle(),
-                qpn,
-                slot: r.sim.get_u64(p.cqe_slot),
-                status,
-                opcode,
-                byte_len: r.sim.get_u64(p.cqe_byte_len) as u32,
-            });
+        if let Some(c) = p.cqe.take(&r.sim)? {
+            r.core_cqes.push(c);
             r.stats.cqes += 1;
             active = true;
         }
-        let post_taken_now = post.is_some() && r.sim.get_bit(p.post_ready);
-        let post_result = r.sim.get_bit(p.post_result_valid).then(|| {
-            (
-                r.sim.get_u64(p.post_result_qpn) as Qpn,
-                r.sim.get_bit(p.post_result_accepted),
-                r.sim.get_u64(p.post_result_slot),
-            )
-        });
+        let post_taken_now = post.is_some() && r.sim.get_bit(p.post.ready);
+        let post_result = p.post.result(&r.sim);
         let rsp_fire = r.sim.get_bit(p.rsp_fire);
         let timer_done = r.sim.get_bit(p.done_valid) && r.sim.get_u64(p.done_kind) == EV_TIMER;
         let done_qpn = r.sim.get_u64(p.done_qpn) as Qpn;
@@ -706,7 +621,7 @@ impl<B: Block> RtlRequesterNic<B> {
             if let Some(log) = self.port_log.as_mut() {
                 log.tx.push((f.first_cycle, f.bytes.clone()));
             }
-            r.core_frames.push_back(f.bytes.clone());
+            r.frames.core.push_back(f.bytes.clone());
             r.out.push_back(f.bytes);
         }
         r.stats.cycles += 1;
@@ -719,7 +634,7 @@ impl<B: Block> RtlRequesterNic<B> {
                 log.posts.push((post_cycle, qpn, wr.wr_id));
             }
             if !in_shadow {
-                self.shadow.post_send(qpn, wr).map_err(|e| {
+                self.book.shadow.post_send(qpn, wr).map_err(|e| {
                     format!("QP {qpn}: the shadow refuses a WQE the core took: {e}")
                 })?;
             }
@@ -744,20 +659,22 @@ impl<B: Block> RtlRequesterNic<B> {
                 .rx_frames
                 .pop_front()
                 .ok_or("a response header with no frame behind it")?;
-            self.shadow.receive(now, frame);
+            self.book.shadow.receive(now, frame);
         }
         if timer_done {
-            self.shadow.fire_timers(now, done_qpn);
+            self.book.shadow.fire_timers(now, done_qpn);
         }
         if let Some((qpn, next_psn, error)) = status {
-            self.shadow_sends(now, qpn, next_psn, error)?;
+            let frames = shadow_sends(&mut self.book.shadow, now, qpn, next_psn, error)?;
+            let r = self.run.as_mut().expect("started");
+            r.frames.expected.extend(frames);
         }
         self.collect_shadow_cqes();
         self.confirm()?;
-        let timers = self.timers_running();
+        let timers = timers_running(&self.book.shadow);
         let r = self.run.as_mut().expect("started");
         r.quiet = if active { 0 } else { r.quiet + 1 };
-        self.busy = !r.rx.is_idle()
+        self.book.busy = !r.rx.is_idle()
             || !r.rx_frames.is_empty()
             || !r.posts.is_empty()
             || r.host.reads_in_flight() > 0
@@ -771,76 +688,31 @@ impl<B: Block> RtlRequesterNic<B> {
 
     fn collect_shadow_cqes(&mut self) {
         let r = self.run.as_mut().expect("started");
-        for cq in self.shadow.cq_ids() {
-            for c in self.shadow.poll_cq(cq, usize::MAX) {
-                r.shadow_cqes.entry(c.qpn).or_default().push_back(c);
-            }
-        }
+        r.shadow_cqes.collect(&mut self.book.shadow);
     }
 
     /// Matches frames, writes and CQEs the shadow has caught up with.
     fn confirm(&mut self) -> Result<(), String> {
         let r = self.run.as_mut().expect("started");
-        while !r.core_frames.is_empty() && !r.expected.is_empty() {
-            let (got, want) = (r.core_frames.pop_front(), r.expected.pop_front());
-            if got != want {
-                let (got, want) = (got.unwrap_or_default(), want.unwrap_or_default());
-                let at = got.iter().zip(&want).position(|(a, b)| a != b);
-                return Err(format!(
-                    "a request frame of the core ({}) differs from the shadow's ({}), first at byte {at:?}",
-                    describe(&got),
-                    describe(&want)
-                ));
-            }
-        }
-        let memory = self.shadow.memory();
-        r.writes.retain(|(addr, bytes)| {
-            let mut held = vec![0u8; bytes.len()];
-            memory.read_phys(*addr, &mut held);
-            held != *bytes
-        });
+        r.frames.confirm("request")?;
+        confirm_writes(self.book.shadow.memory(), &mut r.writes);
         // A CQE's slot is mapped once its post's result is in (a WQE
         // posted in ERR completes before its result).
         if r.post_taken {
             return Ok(());
         }
-        let mut kept = Vec::new();
-        for c in std::mem::take(&mut r.core_cqes) {
-            let Some(&wr_id) = r.slots.get(&(c.qpn, c.slot)) else {
-                return Err(format!("CQE {c:?} of a slot never posted"));
-            };
-            let cqe = Cqe {
-                wr_id,
-                status: c.status,
-                opcode: c.opcode,
-                qpn: c.qpn,
-                byte_len: c.byte_len,
-                imm: None,
-                invalidated_rkey: None,
-            };
-            match r.shadow_cqes.get_mut(&c.qpn).and_then(|q| q.pop_front()) {
-                Some(want) if want == cqe => {
-                    if let Some((send_cq, _)) = self.shadow.qp_cqs(c.qpn) {
-                        self.cqs.entry(send_cq).or_default().push_back(cqe);
-                    }
-                }
-                Some(want) => {
-                    return Err(format!(
-                        "cycle {}: CQE {cqe:?}, the shadow's is {want:?}",
-                        c.cycle
-                    ))
-                }
-                None => kept.push(c),
-            }
-        }
-        r.core_cqes = kept;
-        Ok(())
+        match_send_cqes(
+            &mut r.core_cqes,
+            &r.slots,
+            &mut r.shadow_cqes,
+            &mut self.book,
+        )
     }
 }
 
 impl<B: Block> Endpoint for RtlRequesterNic<B> {
     fn mac(&self) -> [u8; 6] {
-        self.shadow.config().mac
+        self.book.shadow.config().mac
     }
 
     fn receive(&mut self, now: Time, frame: Vec<u8>) {
@@ -851,12 +723,12 @@ impl<B: Block> Endpoint for RtlRequesterNic<B> {
         r.stats.frames_in += 1;
         if !is_core_response(&frame) {
             // The core's parser drops it; the shadow drops it too.
-            self.shadow.receive(now, frame);
+            self.book.shadow.receive(now, frame);
             return;
         }
         if r.rx.push_frame(&frame) {
             r.rx_frames.push_back(frame);
-            self.busy = true;
+            self.book.busy = true;
         }
     }
 
@@ -865,7 +737,7 @@ impl<B: Block> Endpoint for RtlRequesterNic<B> {
         let r = self.run.as_mut()?;
         let f = r.out.pop_front();
         if f.is_some() {
-            self.busy = true;
+            self.book.busy = true;
         }
         f
     }
@@ -875,7 +747,8 @@ impl<B: Block> Endpoint for RtlRequesterNic<B> {
             return Some(0);
         }
         let r = self.run.as_ref()?;
-        (self.busy && self.mismatch.is_none()).then(|| (r.fabric_cycle() + 1) * NS_PER_CYCLE)
+        (self.book.busy && self.book.mismatch.is_none())
+            .then(|| (r.fabric_cycle() + 1) * NS_PER_CYCLE)
     }
 
     fn advance(&mut self, now: Time) {

@@ -1,0 +1,461 @@
+//! Two RTL NICs talk: both ends of every run are the whole Verilated core
+//! (`nic_core` through `rocenic_sim::rtl::core_nic::RtlCoreNic`, `rocenic sim
+//! --backend rtl`), each scored by its own shadow model NIC frame by frame
+//! (responses and requests out of the frame arbiter), DMA write by DMA
+//! write and CQE by CQE (receive and send streams apart), host memory equal
+//! at the end. Independently of the shadows, the scenario checks every
+//! message completes exactly once, in order, with both hosts' memory as a
+//! sequential execution predicts.
+//!
+//! Coverage of the acceptance sweep (verbs x sizes x MTUs x QPs x faults;
+//! the full product is far beyond the time budget):
+//! - every workload (WRITE, READ, SEND, atomics = FETCH_ADD + CMP_SWAP, and
+//!   Mix, which adds WRITE with immediate and SEND with immediate) lossless
+//!   and at 1 % and 5 % loss + duplication + reordering;
+//! - every size (0, 1, MTU-1, MTU, MTU+1, 64 KiB, 1 MiB) on two NICs, each
+//!   at some MTU of 256 / 1024 / 4096, every MTU with every size class
+//!   (one-packet, boundary, multi-packet);
+//! - the risky pairs: large messages with loss (64 KiB and 1 MiB at 1 % and
+//!   5 %), small MTU with many QPs (MTU 256 on 64 QPs, lossless and lossy),
+//!   64 QPs at 5 % with every workload;
+//! - a seeded ChaCha8 sampler over the rest (workload, size class, MTU,
+//!   1 .. 64 QPs, loss 0 / 1 / 5 %), each case's seed printed on failure.
+//!
+//! Every lossy run asserts that retransmissions happened. The timeouts: a
+//! dead peer (everything lost) exhausts `retry_cnt` and flushes the QP;
+//! a receiver without receive WQEs answers RNR NAKs until the WQEs are
+//! posted late into its running core.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, NodeId, SwitchConfig};
+use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
+use rocenic_sim::rtl::core_nic::RtlCoreNic;
+use rocenic_sim::rtl::host_dma::HostDmaConfig;
+use rocenic_sim::rtl::nic::{Node as FabricNode, RtlHarness};
+use rocenic_sim::scenario::{
+    connect, nic_config, run_backend, Backend, Report, ScenarioConfig, Workload,
+};
+use verilator_sys::NicCore;
+
+type Core = RtlCoreNic<NicCore>;
+type Node = FabricNode<Core>;
+
+const WORKLOADS: [Workload; 5] = [
+    Workload::Write,
+    Workload::Read,
+    Workload::Send,
+    Workload::Atomic,
+    Workload::Mix,
+];
+
+fn lossy(p: f64) -> FaultConfig {
+    FaultConfig::lossy(p, 3_000)
+}
+
+/// Runs `config` on two RTL NICs and checks the run (see the file doc).
+fn pair(config: &ScenarioConfig) -> Report {
+    let report = run_backend(Backend::Rtl, config, None).expect("the run starts");
+    assert!(
+        report.data_verified && report.messages_completed == report.messages_posted,
+        "{config:?}\n{:#?}",
+        (
+            &report.mismatches,
+            &report.completions_by_status,
+            report.messages_completed,
+            report.messages_posted
+        )
+    );
+    assert_eq!(
+        report.messages_posted,
+        u64::from(config.count * config.qps),
+        "{config:?}"
+    );
+    assert_eq!(report.backend, "rtl");
+    let cycles = report.cycles.expect("an RTL run reports cycles");
+    assert_eq!(cycles, report.sim_time_ns.div_ceil(4), "{config:?}");
+    // Both cores are clocked a little past the last completion (the
+    // requester's final ACK, the scoreboards' drain), so no upper bound.
+    assert!(report.core_active_cycles.is_some_and(|c| c > 0));
+    assert_eq!(report.clock_mhz, Some(250.0));
+    if config.faults.loss > 0.0 {
+        assert!(
+            report.retransmitted_frames > 0 && report.fabric.dropped.loss > 0,
+            "{config:?}: the links lose, yet nothing was retransmitted"
+        );
+    } else {
+        assert_eq!(report.retransmitted_frames, 0, "{config:?}");
+    }
+    report
+}
+
+fn line(config: &ScenarioConfig, r: &Report) {
+    println!(
+        "{:?} size {} x{} on {} QPs MTU {} loss {}: {} frames ({} retransmitted), {} core cycles",
+        config.workload,
+        config.size,
+        config.count,
+        config.qps,
+        config.mtu,
+        config.faults.loss,
+        r.frames,
+        r.retransmitted_frames,
+        r.core_active_cycles.unwrap_or(0)
+    );
+}
+
+#[test]
+fn every_workload_on_two_rtl_nics() {
+    for (i, workload) in WORKLOADS.into_iter().enumerate() {
+        for (loss, mtu) in [(0.0, 1024), (0.05, 4096)] {
+            let config = ScenarioConfig {
+                workload,
+                size: 5000,
+                count: if loss > 0.0 { 24 } else { 6 },
+                qps: 2,
+                mtu,
+                faults: lossy(loss),
+                seed: 100 + i as u64,
+                ..ScenarioConfig::default()
+            };
+            line(&config, &pair(&config));
+        }
+    }
+}
+
+/// Every size on two NICs, the MTU rotating so each MTU sees a
+/// one-packet, a boundary and a multi-packet size.
+#[test]
+fn every_size_and_mtu_on_two_rtl_nics() {
+    let mut n = 0u64;
+    for mtu in [256u32, 1024, 4096] {
+        let m = u64::from(mtu);
+        for (size, count) in [(0, 3), (1, 3), (m - 1, 3), (m, 3), (m + 1, 3), (65_536, 2)] {
+            n += 1;
+            let config = ScenarioConfig {
+                workload: WORKLOADS[n as usize % WORKLOADS.len()],
+                size,
+                count,
+                qps: 1 + (n % 3) as u32,
+                mtu,
+                seed: 200 + n,
+                ..ScenarioConfig::default()
+            };
+            line(&config, &pair(&config));
+        }
+    }
+    for workload in [Workload::Write, Workload::Read, Workload::Send] {
+        let config = ScenarioConfig {
+            workload,
+            size: 1 << 20,
+            count: 1,
+            mtu: 4096,
+            seed: 300,
+            ..ScenarioConfig::default()
+        };
+        line(&config, &pair(&config));
+    }
+}
+
+/// Large messages with loss: 64 KiB and 1 MiB at 1 % and 5 %.
+#[test]
+fn large_messages_with_loss() {
+    for (workload, size, count, mtu, loss) in [
+        (Workload::Write, 1u64 << 20, 1, 4096, 0.01),
+        (Workload::Read, 1 << 20, 1, 1024, 0.01),
+        (Workload::Send, 65_536, 4, 4096, 0.05),
+        (Workload::Mix, 65_536, 4, 1024, 0.05),
+    ] {
+        let config = ScenarioConfig {
+            workload,
+            size,
+            count,
+            mtu,
+            faults: lossy(loss),
+            seed: 400 + size + count as u64,
+            ..ScenarioConfig::default()
+        };
+        line(&config, &pair(&config));
+    }
+}
+
+/// Small MTU with many QPs, and 64 QPs at 5 % with every workload.
+#[test]
+fn sixty_four_qps_small_mtu_and_loss() {
+    for (workload, mtu, loss, size) in [
+        (Workload::Mix, 256, 0.0, 700),
+        (Workload::Write, 256, 0.01, 1000),
+        (Workload::Read, 256, 0.05, 600),
+        (Workload::Send, 1024, 0.05, 2000),
+        (Workload::Atomic, 4096, 0.05, 8),
+    ] {
+        let config = ScenarioConfig {
+            workload,
+            size,
+            count: 4,
+            qps: 64,
+            mtu,
+            faults: lossy(loss),
+            seed: 500 + u64::from(mtu),
+            ..ScenarioConfig::default()
+        };
+        line(&config, &pair(&config));
+    }
+}
+
+/// The seeded sampler over the axes' values (seed printed first, so a
+/// failure names the case to replay).
+#[test]
+fn sampled_sweep_on_two_rtl_nics() {
+    for seed in 0..6u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_0000 + seed);
+        let mtu = [256u32, 1024, 4096][rng.gen_range(0..3)];
+        let m = u64::from(mtu);
+        let size = [0, 1, m - 1, m, m + 1, 10_000][rng.gen_range(0..6)];
+        let qps = [1u32, 3, 8, 64][rng.gen_range(0..4)];
+        let loss = [0.0, 0.01, 0.05][rng.gen_range(0..3)];
+        let workload = WORKLOADS[rng.gen_range(0..WORKLOADS.len())];
+        let packets = size.div_ceil(m).max(1);
+        // Lossy runs send enough packets (about 6 / loss) to lose some.
+        let count = if loss > 0.0 {
+            ((6.0 / loss) as u64 / (packets * u64::from(qps))).clamp(2, 64) as u32
+        } else {
+            3
+        };
+        let config = ScenarioConfig {
+            workload,
+            size,
+            count,
+            qps,
+            mtu,
+            faults: lossy(loss),
+            seed,
+            ..ScenarioConfig::default()
+        };
+        println!("sample seed {seed}: {config:?}");
+        line(&config, &pair(&config));
+    }
+}
+
+/// One QP pair between two core NICs on a fabric, for the timeout tests:
+/// `(fabric, a, b, a's QP, b's QP, a's CQ, b's CQ, a's buffer + lkey,
+/// b's buffer + keys)`.
+struct Pair {
+    fabric: Fabric<Node>,
+    a_cq: rocenic_model::verbs::CqId,
+    b_cq: rocenic_model::verbs::CqId,
+    qa: u32,
+    qb: u32,
+    va_a: u64,
+    lkey_a: u32,
+    va_b: u64,
+    lkey_b: u32,
+    rkey_b: u32,
+}
+
+const A: NodeId = NodeId(0);
+const B: NodeId = NodeId(1);
+
+fn pair_nodes(seed: u64, timeout: u8, a_loss: f64, region: u64) -> Pair {
+    let config = ScenarioConfig {
+        mtu: 1024,
+        seed,
+        timeout,
+        ..ScenarioConfig::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut a = Core::new(nic_config(1, &config), HostDmaConfig::default());
+    let mut b = Core::new(nic_config(2, &config), HostDmaConfig::default());
+    let (sa, sb) = (a.setup().unwrap(), b.setup().unwrap());
+    let caps = QpCaps {
+        max_send_wr: 16,
+        max_recv_wr: 16,
+        max_sge: 1,
+    };
+    let (a_pd, b_pd) = (sa.alloc_pd(), sb.alloc_pd());
+    let (a_cq, b_cq) = (sa.create_cq(256), sb.create_cq(256));
+    let qa = sa.create_qp(a_pd, a_cq, a_cq, caps).unwrap();
+    let qb = sb.create_qp(b_pd, b_cq, b_cq, caps).unwrap();
+    connect(sa, qa, sb, qb, &config, &mut rng).unwrap();
+    let va_a = sa.memory_mut().alloc(region, 4096);
+    let data: Vec<u8> = (0..region).map(|_| rng.gen()).collect();
+    sa.memory_mut().write_va(va_a, &data).unwrap();
+    let keys_a = sa.reg_mr(a_pd, va_a, region, Access::LOCAL_WRITE).unwrap();
+    let va_b = sb.memory_mut().alloc(region, 4096);
+    let keys_b = sb
+        .reg_mr(
+            b_pd,
+            va_b,
+            region,
+            Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ,
+        )
+        .unwrap();
+    let mut fabric = Fabric::new(seed, SwitchConfig::default());
+    let a_link = LinkConfig {
+        faults: FaultConfig {
+            loss: a_loss,
+            ..FaultConfig::default()
+        },
+        ..LinkConfig::default()
+    };
+    let a_id = fabric.add_node(Node::Rtl(Box::new(a)), a_link);
+    let b_id = fabric.add_node(Node::Rtl(Box::new(b)), LinkConfig::default());
+    assert_eq!((a_id.0, b_id.0), (A.0, B.0));
+    Pair {
+        fabric,
+        a_cq,
+        b_cq,
+        qa,
+        qb,
+        va_a,
+        lkey_a: keys_a.lkey,
+        va_b,
+        lkey_b: keys_b.lkey,
+        rkey_b: keys_b.rkey,
+    }
+}
+
+fn rtl(fabric: &mut Fabric<Node>, id: NodeId) -> &mut Core {
+    fabric.node_mut(id).rtl_mut().expect("an RTL node")
+}
+
+/// Runs until `want` CQEs came at A (or the time limit), checking both
+/// scoreboards as it goes and at the end; A's and B's CQEs.
+fn run_until_done(p: &mut Pair, want: usize, limit: u64) -> (Vec<Cqe>, Vec<Cqe>) {
+    let (mut a_cqes, mut b_cqes) = (Vec::new(), Vec::new());
+    while a_cqes.len() < want && p.fabric.now() < limit {
+        let until = p.fabric.now() + 20_000;
+        p.fabric.run_until(until);
+        for id in [A, B] {
+            if let Some(m) = rtl(&mut p.fabric, id).mismatch() {
+                panic!("NIC {}: scoreboard: {m}", id.0);
+            }
+        }
+        a_cqes.extend(rtl(&mut p.fabric, A).poll_cq(p.a_cq, usize::MAX));
+        b_cqes.extend(rtl(&mut p.fabric, B).poll_cq(p.b_cq, usize::MAX));
+    }
+    let settle = p.fabric.now() + 50_000;
+    p.fabric.run_until(settle);
+    for id in [A, B] {
+        let n = rtl(&mut p.fabric, id);
+        if let Err(m) = n.finish_check() {
+            panic!("NIC {}: scoreboard at the end: {m}", id.0);
+        }
+    }
+    a_cqes.extend(rtl(&mut p.fabric, A).poll_cq(p.a_cq, usize::MAX));
+    b_cqes.extend(rtl(&mut p.fabric, B).poll_cq(p.b_cq, usize::MAX));
+    (a_cqes, b_cqes)
+}
+
+/// A dead peer: every frame A sends is lost. The oldest WRITE fails with
+/// RETRY_EXC_ERR after `retry_cnt` retransmissions, the others flush with
+/// WR_FLUSH_ERR, in order; B sees nothing, both cores agree with their
+/// shadows.
+#[test]
+fn a_dead_peer_exhausts_the_retries_and_flushes() {
+    let msgs = 4usize;
+    let mut p = pair_nodes(7, 1, 1.0, 4 * 2048);
+    for i in 0..msgs {
+        let wr = SendWr {
+            wr_id: i as u64,
+            op: SendOp::Write {
+                remote_addr: p.va_b + i as u64 * 2048,
+                rkey: p.rkey_b,
+            },
+            sgl: vec![Sge {
+                addr: p.va_a + i as u64 * 2048,
+                length: 1500,
+                lkey: p.lkey_a,
+            }],
+            signaled: true,
+            solicited: false,
+        };
+        rtl(&mut p.fabric, A).post_send(p.qa, wr);
+    }
+    let (a_cqes, b_cqes) = run_until_done(&mut p, msgs, 20_000_000);
+    let statuses: Vec<_> = a_cqes.iter().map(|c| (c.wr_id, c.status)).collect();
+    let mut want = vec![(0, WcStatus::RetryExcErr)];
+    want.extend((1..msgs as u64).map(|i| (i, WcStatus::WrFlushErr)));
+    assert_eq!(statuses, want);
+    assert!(b_cqes.is_empty());
+    let a = rtl(&mut p.fabric, A);
+    let counters = a.shadow().counters();
+    assert!(counters.retransmitted_frames >= 7, "{counters:?}");
+    println!(
+        "dead peer: {:?} after {} retransmissions, {} core cycles",
+        statuses,
+        counters.retransmitted_frames,
+        a.stats().cycles
+    );
+}
+
+/// RNR: B's QP has no receive WQE when A's SENDs arrive; B's core answers
+/// RNR NAKs, A waits out the RNR timer and retries until B's WQEs are
+/// posted into its running core (at 150 us). Every SEND then completes
+/// once, in order, with its bytes in B's buffer and B's receive CQEs in
+/// order.
+#[test]
+fn rnr_naks_until_receive_wqes_are_posted_late() {
+    let msgs = 4usize;
+    let slot = 2048u64;
+    let mut p = pair_nodes(9, 8, 0.0, msgs as u64 * slot);
+    for i in 0..msgs {
+        let wr = SendWr {
+            wr_id: i as u64,
+            op: SendOp::Send,
+            sgl: vec![Sge {
+                addr: p.va_a + i as u64 * slot,
+                length: 1500 + i as u32,
+                lkey: p.lkey_a,
+            }],
+            signaled: true,
+            solicited: false,
+        };
+        rtl(&mut p.fabric, A).post_send(p.qa, wr);
+    }
+    p.fabric.run_until(150_000);
+    assert!(
+        rtl(&mut p.fabric, A).shadow().counters().rnr_waits > 0,
+        "no RNR wait before the receive WQEs"
+    );
+    for i in 0..msgs {
+        let wr = RecvWr {
+            wr_id: 100 + i as u64,
+            sgl: vec![Sge {
+                addr: p.va_b + i as u64 * slot,
+                length: slot as u32,
+                lkey: p.lkey_b,
+            }],
+        };
+        RtlHarness::post_recv(rtl(&mut p.fabric, B), p.qb, wr).unwrap();
+    }
+    let (a_cqes, b_cqes) = run_until_done(&mut p, msgs, 20_000_000);
+    let sends: Vec<_> = a_cqes.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(
+        sends,
+        (0..msgs as u64)
+            .map(|i| (i, WcStatus::Success))
+            .collect::<Vec<_>>()
+    );
+    let recvs: Vec<_> = b_cqes
+        .iter()
+        .map(|c| (c.wr_id, c.status, c.byte_len))
+        .collect();
+    assert_eq!(
+        recvs,
+        (0..msgs as u64)
+            .map(|i| (100 + i, WcStatus::Success, 1500 + i as u32))
+            .collect::<Vec<_>>()
+    );
+    let a_mem = rtl(&mut p.fabric, A).memory().clone();
+    let b = rtl(&mut p.fabric, B);
+    for i in 0..msgs as u64 {
+        let len = 1500 + i as usize;
+        let (mut sent, mut got) = (vec![0u8; len], vec![0u8; len]);
+        a_mem.read_va(p.va_a + i * slot, &mut sent).unwrap();
+        b.memory().read_va(p.va_b + i * slot, &mut got).unwrap();
+        assert!(sent == got, "SEND {i} bytes");
+    }
+    let rnr = rtl(&mut p.fabric, A).shadow().counters().rnr_waits;
+    println!("RNR: {rnr} RNR waits, then {msgs} SENDs completed");
+}
