@@ -1,6 +1,6 @@
 # rocenic: the entry points a user and CI run.
 #
-#   make demo    simulated two-NIC RDMA exchange (responder NIC in RTL under Verilator)
+#   make demo    simulated two-NIC RDMA exchange (both NICs in RTL under Verilator)
 #   make test    everything CI checks: fmt, clippy, cargo tests, fuzz, pytest
 #   make setup   project-local Python venv with the pinned tools
 #   make fuzz    bounded libFuzzer run of the wire decoder
@@ -112,7 +112,7 @@ pytest: setup build-release
 
 demo: setup
 	mkdir -p $(BUILD)
-	$(CARGO) run --release -p rocenic-sim --bin rocenic -- sim --backend rtl-responder \
+	$(CARGO) run --release -p rocenic-sim --bin rocenic -- sim --backend rtl \
 	  --workload mix --count 64 --size 65536 --qps 4 --loss 0.01 \
 	  --pcap $(BUILD)/demo.pcap --json $(BUILD)/demo.json
 
