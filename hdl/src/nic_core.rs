@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!            +--> ResponderPath (requests) --- responses --+
-//! rx -- fork |      | ERR verdict -> err_* ^ state + OP_FLUSH | FrameArbiter -> frame
+//! rx -- fork |      | ERR verdict -> err_* ^ ERR hand-over    | FrameArbiter -> frame
 //!            +--> RequesterPath (responses) -- requests ---+  (CNP tied idle)
 //!   DMA writes: responder (with its atomic unit), requester placement
 //!               -> DmaWriteArbiter -> dmaw
@@ -22,8 +22,11 @@
 //!
 //! - `clock`; `reset` (synchronous, high): pulse once after power-up, then
 //!   wait for `cfg.ready`. Resets both halves as their own `reset` does,
-//!   the arbiters, the rx fork and the ERR hand-over (a pending hand-over
-//!   is dropped).
+//!   the arbiters, the rx fork and the responder-to-requester ERR event
+//!   (a pending one is dropped). The requester-to-responder hand-over
+//!   keeps its queue and finishes the QP it was handing over (the queue
+//!   and its per-QP flags must stay consistent, and the flags have no
+//!   reset).
 //! - `rx` (AXI-Stream sink, 512/64): frames from the MAC, copied to both
 //!   halves. Each half takes only its own opcodes (the responder requests,
 //!   the requester responses) and counts the others as dropped / not
@@ -58,9 +61,8 @@
 //! - Counters: `stat_select` to both halves (`rsp_stat_count`,
 //!   `req_stat_count`), `queue_full_waits`, `read_errors`, both
 //!   `*_payload_last_errors`, `to_err_from_responder` /
-//!   `to_err_from_requester` (hand-overs made), `err_overflows` (requester
-//!   ERR moves lost to a full hand-over FIFO; 0 unless 16 QPs fail at once
-//!   while the driver keeps the responder context port busy).
+//!   `to_err_from_requester` (hand-overs queued; a requester ERR event of a
+//!   QP already queued is merged into that one and not counted).
 //!
 //! # The ERR events between the halves
 //!
@@ -73,18 +75,35 @@
 //! - **Requester to responder.** A requester event of kind `EV_RESPONSE`,
 //!   `EV_TIMER` or `EV_SENT` whose write-back state is ERR (retry exceeded,
 //!   error NAK, local error; also such an event of a QP already in ERR,
-//!   where the hand-over changes nothing) queues its QPN (16-deep FIFO);
-//!   each is written to the responder context as `state` = ERR (a masked
-//!   write through `rsp_qp_host`, taking turns with the host's operations,
-//!   a started one held to its `done`) and sent to the response queue as
-//!   `OP_FLUSH` (before the host's commands). `EV_TO_ERROR` itself is not
-//!   echoed back. **Gap:** `ResponderPath` has no port to flush a receive
-//!   queue from outside (its datapath flushes only on its own verdicts), so
-//!   the QP's receive WQEs are not completed with WR_FLUSH_ERR as the
-//!   model's `move_to_error` does; they stay posted (the ERR state refuses
-//!   every later request, so none is consumed) until the driver resets the
-//!   QP. That needs a flush command port on `responder_datapath`'s receive
-//!   queue.
+//!   where the hand-over changes nothing) queues its QPN, unless the QP is
+//!   queued already. Each queued QP is handed over as the model's
+//!   `completer::move_to_error` does to the responder side: its responder
+//!   context's `state` is written ERR (a masked write through
+//!   `rsp_qp_host`, taking turns with the host's operations, a started
+//!   one held to its `done`); then its receive queue is flushed (the
+//!   responder path's `rq_flush_*`: every posted receive WQE, a SEND in
+//!   progress's first, completes with WR_FLUSH_ERR on `rcqe`, in posting
+//!   order, `completer::flush_receive_queue`); and `OP_FLUSH` goes to its
+//!   response queue (before the host's commands). The flush waits for the
+//!   state write so that no request decided after the flush can consume a
+//!   WQE: it finds the QP in ERR and is refused (`check_request`'s
+//!   `QpState`). `EV_TO_ERROR` itself is not echoed back.
+//!
+//!   **None is lost.** Requester events come as one-cycle pulses that
+//!   cannot wait, and a hand-over may wait long (the host holding the
+//!   context port, a receive flush of 16 WQEs behind a slow CQE
+//!   consumer), so the queue must hold every QP that can be waiting: a
+//!   per-QP "queued" flag (1024 x 1 bit of LUT RAM, read in the event's
+//!   cycle, no reset) is set when a QP enters the queue and cleared when
+//!   its hand-over is taken from it, and an event of a flagged QP is
+//!   merged into the waiting hand-over (which has not started, so it
+//!   still covers the event). The queue then holds each QP at most once,
+//!   and at 1024 entries (one RAMB18 of 10-bit QPNs) it can never be full.
+//!   Back-pressuring the requester's event loop instead would stall every
+//!   QP's completions behind one slow flush. An event arriving while its
+//!   QP's hand-over is under way queues it again (a second, harmless
+//!   hand-over: state ERR again, nothing left to flush but WQEs posted
+//!   since, which the model would also complete with WR_FLUSH_ERR).
 //!
 //! # Latency and throughput
 //!
@@ -108,7 +127,13 @@
 //! Verilator `-Wall` clean (the TX builders' tkeep waivers for this file),
 //! Yosys check clean. `sim/tests/rtl_nic_core.rs`: the rx copy (every
 //! frame reaches both halves, each takes exactly the opcodes the model's
-//! `nic::frame_kind` gives it) and the responder-to-requester ERR event.
+//! `nic::frame_kind` gives it), the responder-to-requester ERR event, and
+//! the requester-to-responder hand-over against a model `Nic`: error NAKs
+//! fail QPs while the peer's SENDs consume receive WQEs (the responder
+//! side refuses later requests as `check_request` does, the receive CQE
+//! stream is the model's after `move_to_error`), and 40 QPs failing at
+//! once with the host holding the context port and the CQE port stalling
+//! (more than 16 waiting at once, none lost).
 
 use crate::completer_datapath::{EV_RESPONSE, EV_SENT, EV_TIMER};
 use crate::dma_port::{DmaReadPort, DmaWritePort};
@@ -119,7 +144,7 @@ use crate::mr_translate::MrConfigPortDefault;
 use crate::qp_address_ram::QpAddress;
 use crate::qp_context::{ContextConfig, Record};
 use crate::qp_context_record::state;
-use crate::receive_queue::{ReceiveCqeStream, ReceivePost};
+use crate::receive_queue::{FlagTable, ReceiveCqeStream, ReceivePost};
 use crate::requester_events::SLOT_BITS;
 use crate::requester_path::RequesterPathDefault;
 use crate::responder_datapath::{QPN_BITS, VERDICT_RECEIVE_FAULT, VERDICT_REMOTE_ACCESS};
@@ -219,7 +244,6 @@ pub struct NicCore {
     pub req_payload_last_errors: Signal<Out, Bits<16>>,
     pub to_err_from_responder: Signal<Out, Bits<16>>,
     pub to_err_from_requester: Signal<Out, Bits<16>>,
-    pub err_overflows: Signal<Out, Bits<16>>,
 
     responder: ResponderPath,
     requester: RequesterPathDefault,
@@ -250,12 +274,17 @@ pub struct NicCore {
     verdict_receive: Constant<Bits<4>>,
     rsp_err_count: DFF<Bits<16>>,
 
-    // ---- requester -> responder: state ERR + OP_FLUSH
-    req_err_fifo: SyncFifo<Bits<QPN_BITS>, 4, 5>,
+    // ---- requester -> responder: state ERR, receive flush, OP_FLUSH
+    /// One entry per QP at most (see `queued`): never full.
+    req_err_fifo: SyncFifo<Bits<QPN_BITS>, QPN_BITS, 11>,
+    /// Per QP: in `req_err_fifo`, not yet taken.
+    queued: FlagTable<QPN_BITS>,
     req_err_event: Signal<Local, Bit>,
-    /// The QP being handed over; its two writes still owed.
+    enqueue: Signal<Local, Bit>,
+    /// The QP being handed over; its three writes still owed.
     work_qpn: DFF<Bits<QPN_BITS>>,
     ctx_owed: DFF<Bit>,
+    rq_flush_owed: DFF<Bit>,
     flush_owed: DFF<Bit>,
     take_next: Signal<Local, Bit>,
     port_owner: DFF<Bits<2>>,
@@ -271,7 +300,6 @@ pub struct NicCore {
     qp_err: Constant<Bits<3>>,
     op_flush: Constant<Bits<3>>,
     req_err_count: DFF<Bits<16>>,
-    err_lost: DFF<Bits<16>>,
 }
 
 impl Default for NicCore {
@@ -352,7 +380,6 @@ impl Default for NicCore {
             req_payload_last_errors: Default::default(),
             to_err_from_responder: Default::default(),
             to_err_from_requester: Default::default(),
-            err_overflows: Default::default(),
             responder: Default::default(),
             requester: Default::default(),
             tx: Default::default(),
@@ -375,9 +402,12 @@ impl Default for NicCore {
             verdict_receive: Constant::new(bits(VERDICT_RECEIVE_FAULT)),
             rsp_err_count: Default::default(),
             req_err_fifo: Default::default(),
+            queued: Default::default(),
             req_err_event: Default::default(),
+            enqueue: Default::default(),
             work_qpn: Default::default(),
             ctx_owed: Default::default(),
+            rq_flush_owed: Default::default(),
             flush_owed: Default::default(),
             take_next: Default::default(),
             port_owner: Default::default(),
@@ -393,7 +423,6 @@ impl Default for NicCore {
             qp_err: Constant::new(bits(state::ERR as u64)),
             op_flush: Constant::new(bits(OP_FLUSH)),
             req_err_count: Default::default(),
-            err_lost: Default::default(),
         }
     }
 }
@@ -411,10 +440,10 @@ impl Logic for NicCore {
             rsp_err_count,
             work_qpn,
             ctx_owed,
+            rq_flush_owed,
             flush_owed,
             port_owner,
-            req_err_count,
-            err_lost
+            req_err_count
         );
         clock!(
             self,
@@ -424,14 +453,17 @@ impl Logic for NicCore {
             tx,
             write_arbiter,
             read_arbiter,
-            req_err_fifo
+            req_err_fifo,
+            queued
         );
         self.responder.reset.next = self.reset.val();
         self.requester.reset.next = self.reset.val();
         self.tx.reset.next = self.reset.val();
         self.write_arbiter.reset.next = self.reset.val();
         self.read_arbiter.reset.next = self.reset.val();
-        self.req_err_fifo.reset.next = self.reset.val();
+        // Not reset: the FIFO holds exactly the QPs whose `queued` flag is
+        // set, and the flags (LUT RAM) have no reset.
+        self.req_err_fifo.reset.next = false;
 
         // ---- rx: one beat to both halves, each taking it when it can
         self.responder.rx.tdata.next = self.rx.tdata.val();
@@ -596,7 +628,6 @@ impl Logic for NicCore {
         self.req_payload_last_errors.next = self.requester.payload_last_errors.val();
         self.to_err_from_responder.next = self.rsp_err_count.q.val();
         self.to_err_from_requester.next = self.req_err_count.q.val();
-        self.err_overflows.next = self.err_lost.q.val();
 
         // ---- responder -> requester: an outcome that moved its QP to ERR
         // waits as the requester's EV_TO_ERROR; later outcomes wait for it.
@@ -625,27 +656,39 @@ impl Logic for NicCore {
         }
 
         // ---- requester -> responder: a completer event that left its QP
-        // in ERR; the QPN queues, then the state write and OP_FLUSH.
+        // in ERR queues the QP unless it is queued already (so the FIFO,
+        // as deep as the QP table, never fills); taking it from the FIFO
+        // clears its flag, then the state write, the receive flush and
+        // OP_FLUSH follow.
         self.req_err_event.next = self.requester.done_valid.val()
             & (self.requester.done_state.val() == self.qp_err.val())
             & ((self.requester.done_kind.val() == self.ev_response.val())
                 | (self.requester.done_kind.val() == self.ev_timer.val())
                 | (self.requester.done_kind.val() == self.ev_sent.val()));
-        self.req_err_fifo.write.next = self.req_err_event.val();
+        self.queued.read_address.next = self.requester.done_qpn.val();
+        self.enqueue.next = self.req_err_event.val() & !self.queued.read_data.val();
+        self.req_err_fifo.write.next = self.enqueue.val();
         self.req_err_fifo.data_in.next = self.requester.done_qpn.val();
-        if self.req_err_event.val() {
-            if self.req_err_fifo.full.val() {
-                self.err_lost.d.next = self.err_lost.q.val() + 1;
-            } else {
-                self.req_err_count.d.next = self.req_err_count.q.val() + 1;
-            }
+        if self.enqueue.val() {
+            self.req_err_count.d.next = self.req_err_count.q.val() + 1;
         }
-        self.take_next.next =
-            !self.ctx_owed.q.val() & !self.flush_owed.q.val() & !self.req_err_fifo.empty.val();
+        // The flag table has one write port: a take waits a cycle for an
+        // enqueue (events never come every cycle).
+        self.take_next.next = !self.ctx_owed.q.val()
+            & !self.rq_flush_owed.q.val()
+            & !self.flush_owed.q.val()
+            & !self.req_err_fifo.empty.val()
+            & !self.enqueue.val();
         self.req_err_fifo.read.next = self.take_next.val();
+        self.queued.write_enable.next = self.enqueue.val() | self.take_next.val();
+        self.queued.write_address.next = self.requester.done_qpn.val();
+        self.queued.write_data.next = true;
         if self.take_next.val() {
+            self.queued.write_address.next = self.req_err_fifo.data_out.val();
+            self.queued.write_data.next = false;
             self.work_qpn.d.next = self.req_err_fifo.data_out.val();
             self.ctx_owed.d.next = true;
+            self.rq_flush_owed.d.next = true;
             self.flush_owed.d.next = true;
         }
 
@@ -685,6 +728,16 @@ impl Logic for NicCore {
             }
         }
 
+        // The receive queue's flush, once the state write is done: a
+        // request decided after it finds the QP in ERR, so none consumes a
+        // WQE the flush has not seen.
+        self.responder.rq_flush_valid.next = self.rq_flush_owed.q.val() & !self.ctx_owed.q.val();
+        self.responder.rq_flush_qpn.next = self.work_qpn.q.val();
+        if self.rq_flush_owed.q.val() & !self.ctx_owed.q.val() & self.responder.rq_flush_ready.val()
+        {
+            self.rq_flush_owed.d.next = false;
+        }
+
         // The response queue's host commands: the hand-over's flush first.
         self.responder.queue_host.valid.next = self.queue_host.valid.val();
         self.responder.queue_host.op.next = self.queue_host.op.val();
@@ -718,8 +771,6 @@ impl Logic for NicCore {
             self.rsp_took.d.next = false;
             self.req_took.d.next = false;
             self.rsp_err_pending.d.next = false;
-            self.ctx_owed.d.next = false;
-            self.flush_owed.d.next = false;
             self.port_owner.d.next = self.port_free.val();
         }
     }

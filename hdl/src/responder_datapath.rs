@@ -34,6 +34,13 @@
 //!   frame is being decided (a post then takes the receive queue for 3
 //!   cycles); `rq_post_done` is high for one cycle when it is in the ring,
 //!   with `rq_post_accepted` low if the QP's ring (16 WQEs) was full.
+//! - `rq_flush_*` (valid/ready): a flush from outside (the QP moved to
+//!   ERR elsewhere, e.g. by the requester): every receive WQE of QP
+//!   `rq_flush_qpn` completes with WR_FLUSH_ERR on the CQE stream, oldest
+//!   first, as the datapath's own flush (`completer::flush_receive_queue`).
+//!   Taken as a post is, while no frame is being decided, ahead of a post
+//!   (`rq_post_ready` is low while `rq_flush_valid` is high); the flush
+//!   then holds the receive queue for 3 cycles plus one per WQE.
 //! - Receive CQE stream (valid/ready, `cqe_*`): `cqe_qpn`, `cqe_wr_id`,
 //!   `cqe_status`, `cqe_opcode`, `cqe_byte_len`, `cqe_imm_valid`,
 //!   `cqe_imm`, codes as [`ReceiveQueue`]'s; per QP in the order of the
@@ -342,6 +349,9 @@ pub struct ResponderDatapath {
     pub rq_qpn: Signal<Out, Bits<24>>,
 
     pub rq_post: ReceivePost<QPN_BITS>,
+    pub rq_flush_valid: Signal<In, Bit>,
+    pub rq_flush_ready: Signal<Out, Bit>,
+    pub rq_flush_qpn: Signal<In, Bits<QPN_BITS>>,
 
     pub cqe: ReceiveCqeStream<24>,
 
@@ -714,7 +724,9 @@ impl Logic for ResponderDatapath {
         self.rq.cmd_byte_len.next = self.complete_byte_len.q.val();
         self.rq.cmd_imm_valid.next = self.complete_imm_valid.q.val();
         self.rq.cmd_imm.next = self.imm.q.val();
-        self.rq_post.ready.next = (self.state.q.val() == 0) & self.rq.cmd_ready.val();
+        self.rq_flush_ready.next = (self.state.q.val() == 0) & self.rq.cmd_ready.val();
+        self.rq_post.ready.next =
+            (self.state.q.val() == 0) & self.rq.cmd_ready.val() & !self.rq_flush_valid.val();
         self.rq_post.done.next = self.rq.res_valid.val() & (self.rq.res_op.val() == 0);
         self.rq_post.accepted.next = self.rq.res_accepted.val();
         self.rq.cqe.ready.next = self.cqe.ready.val();
@@ -839,7 +851,11 @@ impl Logic for ResponderDatapath {
         self.read_rkey.next = self.reth_rkey.q.val();
 
         if self.state.q.val() == 0 {
-            if self.rq_post.valid.val() & self.rq.cmd_ready.val() {
+            if self.rq_flush_valid.val() & self.rq.cmd_ready.val() {
+                self.rq.cmd_valid.next = true;
+                self.rq.cmd_op.next = bits::<3>(3);
+                self.rq.cmd_qpn.next = self.rq_flush_qpn.val();
+            } else if self.rq_post.valid.val() & self.rq.cmd_ready.val() {
                 self.rq.cmd_valid.next = true;
             } else if self.parser.record.valid.val() {
                 self.parser.record.ready.next = true;

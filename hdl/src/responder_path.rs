@@ -46,8 +46,9 @@
 //! - `cfg_*`: the MR table and MTT write ports, fanned out to both MR
 //!   tables (the datapath's, for WRITE and receive buffers, and the
 //!   transmitter's, for READ data); `cfg_ready` = both ready.
-//! - `rq_post_*`, `cqe_*`: the datapath's receive WQE post port and receive
-//!   CQE stream, passed through.
+//! - `rq_post_*`, `rq_flush_*`, `cqe_*`: the datapath's receive WQE post
+//!   port, its receive-queue flush port (a QP moved to ERR elsewhere) and
+//!   its receive CQE stream, passed through.
 //! - `dmaw_*`: the datapath's DMA write port (`dmaw_valid`, `_ready`,
 //!   `_addr`, `_data`, `_keep`, `_first`, `_last`, `_req_addr`,
 //!   `_req_len`), as `ResponderDatapath`'s `dma_*`.
@@ -152,6 +153,9 @@ pub struct ResponderPath {
     pub cfg: MrConfigPortDefault,
 
     pub rq_post: ReceivePost<QPN_BITS>,
+    pub rq_flush_valid: Signal<In, Bit>,
+    pub rq_flush_ready: Signal<Out, Bit>,
+    pub rq_flush_qpn: Signal<In, Bits<QPN_BITS>>,
 
     pub cqe: ReceiveCqeStream<24>,
 
@@ -269,6 +273,9 @@ impl Logic for ResponderPath {
         self.transmitter.cfg.mtt_addr.next = self.cfg.mtt_addr.val();
 
         ReceivePost::<QPN_BITS>::link(&mut self.rq_post, &mut self.datapath.rq_post);
+        self.datapath.rq_flush_valid.next = self.rq_flush_valid.val();
+        self.rq_flush_ready.next = self.datapath.rq_flush_ready.val();
+        self.datapath.rq_flush_qpn.next = self.rq_flush_qpn.val();
         ReceiveCqeStream::<24>::link(&mut self.cqe, &mut self.datapath.cqe);
 
         DmaWritePort::link(&mut self.dmaw, &mut self.datapath.dma);
