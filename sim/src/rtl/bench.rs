@@ -515,6 +515,9 @@ pub struct AckLatency {
     pub last_request_beat: u64,
     /// Core cycle in which the first beat of the ACK left its tx port.
     pub ack_first_beat: u64,
+    /// Core cycle in which the host DMA write port accepted the WRITE's
+    /// last beat (the ACK must come later: `response_write_gate`).
+    pub last_dma_write: u64,
     /// The last request frame (AckReq set) and the ACK, as on the wire.
     pub last_request: Vec<u8>,
     pub ack: Vec<u8>,
@@ -662,10 +665,16 @@ pub fn responder_ack_latency(message_bytes: u64) -> Result<AckLatency, RtlError>
             request.bth.psn, f.bth, f.ext.aeth
         )));
     }
+    let last_dma_write = log
+        .dma_writes
+        .last()
+        .map(|w| w.0)
+        .ok_or_else(|| fail("no DMA write".into()))?;
     Ok(AckLatency {
         request_frames: log.rx.len(),
         last_request_beat,
         ack_first_beat: *ack_first_beat,
+        last_dma_write,
         last_request,
         ack: ack.clone(),
     })
