@@ -35,6 +35,7 @@ use crate::response_checker::ResponseChecker;
 use crate::response_placement::ResponsePlacement;
 use crate::response_queue::ResponseQueue;
 use crate::response_transmitter::ResponseTransmitter;
+use crate::response_write_gate::ResponseWriteGate;
 use crate::rx_parser::RxParser;
 use crate::send_queue_tracker::SendQueueTrackerDefault;
 use crate::stream::{DATA_BITS, KEEP_BITS};
@@ -132,6 +133,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // Response descriptors to response frames: R_Key check, DMA
         // reassembly of READ data, TX builder; 8-packet buffer in block RAM.
         ExportedBlock::new("response_transmitter", ResponseTransmitter::default()),
+        // Response descriptors held in order until the DMA writes they
+        // depend on were accepted (8-entry FIFO, sequence numbers).
+        ExportedBlock::new("response_write_gate", ResponseWriteGate::default()),
         // The responder side of a NIC: receive path, outcomes to queue
         // commands, response queue, per-QP address RAM, transmit path.
         ExportedBlock::new("responder_path", ResponderPath::default()),

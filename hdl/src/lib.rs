@@ -99,7 +99,10 @@
 //! - [`response_transmitter`]: the responder's transmit path, response
 //!   packet descriptors (ACK, NAK, atomic ACK, READ response) through the
 //!   R_Key check and page split, tagged DMA reads of READ data reassembled
-//!   out of order, and the TX builder into response frames.
+//!   out of order, and the TX builder into response frames;
+//! - [`response_write_gate`]: response descriptors held, in order, until
+//!   the DMA writes they depend on (write sequence numbers) were accepted
+//!   by the host port: no ACK before its data.
 //!
 //! And the first pieces of the core's own: [`frame_arbiter`], the CNP,
 //! response and request frame sources joined into the MAC's transmit
@@ -156,6 +159,7 @@ pub mod response_checker;
 pub mod response_placement;
 pub mod response_queue;
 pub mod response_transmitter;
+pub mod response_write_gate;
 pub mod rx_parser;
 pub mod send_queue_tracker;
 pub mod skid_buffer;

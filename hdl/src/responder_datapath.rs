@@ -82,6 +82,9 @@
 //!   the outcome one cycle after the frame's last command (a scoreboard
 //!   comparing queue contents per frame relies on it). While a command
 //!   waits the decisions wait.
+//! - `rspq_wseq` (out, 8 bits), with `rspq`: the write sequence number the
+//!   command depends on; `writes_issued`, `writes_done` (out, 8 bits): the
+//!   counts it is compared with (see "Write sequence numbers").
 //! - `atomic_dma` ([`DmaReadPort`]): the atomic's 8-byte read (tag
 //!   [`crate::atomic_unit::DMA_TAG`]), [`AtomicUnit`]'s port linked
 //!   through (a beat of another tag is left waiting). The atomic's 8-byte
@@ -153,6 +156,22 @@
 //! ERR with its PSN, MSN and message as before the packet (the model keeps
 //! none of the checker's state then).
 //!
+//! # Write sequence numbers
+//!
+//! So that no response leaves before the DMA writes it depends on were
+//! accepted by the host (`response_write_gate`), the block counts DMA
+//! write requests modulo 256: `writes_issued` goes up by a packet's one or
+//! two page segments in the cycle its placement job is queued (with its
+//! outcome) and by one when an atomic starts (its result write);
+//! `writes_done` by one for every beat with `dma.last` the DMA port
+//! accepts. Both follow the one order in which requests leave the port.
+//! Every queue command carries `rspq_wseq` = `writes_issued` plus the
+//! frame's own segments (counted at its emit, at the latest in the cycle
+//! its last command is taken): the writes of this frame and of every frame
+//! decided before it. A write job of a frame is queued no later than its
+//! commands are taken, so a response waiting for them never waits for
+//! anything that needs the queue.
+//!
 //! # The hazard, and the design around it
 //!
 //! The QP context gives one cycle from record to write-back, the
@@ -221,7 +240,7 @@ use crate::qp_context_record::RECORD_BITS;
 use crate::rd_atomic_resources::RdAtomicResources;
 use crate::receive_queue::{ReceiveCqeStream, ReceivePost, ReceiveQueue, DEFAULT_SLOT_BITS};
 use crate::request_checker::{MessageState, RequestChecker};
-use crate::response_queue::QueueCommandSource;
+use crate::response_queue::{QueueCommandSource, WSEQ_BITS};
 use crate::rx_parser::RxParser;
 use crate::skid_buffer::SkidBuffer;
 use crate::stream::Axis512Sink;
@@ -376,6 +395,9 @@ pub struct ResponderDatapath {
     pub out_place_len: Signal<Out, Bits<32>>,
 
     pub rspq: QueueCommandSource<QPN_BITS>,
+    pub rspq_wseq: Signal<Out, Bits<WSEQ_BITS>>,
+    pub writes_issued: Signal<Out, Bits<WSEQ_BITS>>,
+    pub writes_done: Signal<Out, Bits<WSEQ_BITS>>,
 
     pub atomic_dma: DmaReadPort,
 
@@ -462,6 +484,13 @@ pub struct ResponderDatapath {
     commands_clear: Signal<Local, Bit>,
     /// Earlier packets' DMA writes are all out (an atomic may read).
     writes_drained: Signal<Local, Bit>,
+    // ---- write sequence numbers (see "Write sequence numbers")
+    /// DMA write requests decided (jobs' segments, atomic writes).
+    write_issued: DFF<Bits<WSEQ_BITS>>,
+    /// DMA write requests whose last beat the port accepted.
+    write_done: DFF<Bits<WSEQ_BITS>>,
+    /// The DMA write requests of the frame being decided.
+    own_writes: Signal<Local, Bits<WSEQ_BITS>>,
     /// The context and message as read, for an MR refusal's fix-up.
     old_context: DFF<ContextRecordBits>,
     old_message: DFF<MessageState>,
@@ -539,6 +568,8 @@ impl Logic for ResponderDatapath {
         dff_setup!(
             self,
             clock,
+            write_issued,
+            write_done,
             state,
             qpn,
             opcode,
@@ -814,6 +845,16 @@ impl Logic for ResponderDatapath {
         self.rspq.rkey.next = self.q_rkey.q.val();
         self.rspq.len.next = self.q_len.q.val();
         self.rspq.mtu_code.next = 0.into();
+        // A command depends on every write decided so far and on the
+        // frame's own (counted at emit, with the command or after it).
+        self.own_writes.next = 0.into();
+        if self.has_payload.q.val() & self.job.q.val().write {
+            self.own_writes.next = 1.into();
+            if self.job.q.val().two_segments {
+                self.own_writes.next = 2.into();
+            }
+        }
+        self.rspq_wseq.next = self.write_issued.q.val() + self.own_writes.val();
         if self.need_drop.val() {
             self.rspq.op.next = bits::<3>(5);
             self.rspq.psn.next = self.drop_psn.q.val();
@@ -1260,6 +1301,8 @@ impl Logic for ResponderDatapath {
             if self.writes_drained.val() {
                 self.atomic.in_valid.next = true;
                 if self.atomic.in_ready.val() {
+                    // Its one-beat result write.
+                    self.write_issued.d.next = self.write_issued.q.val() + 1;
                     self.state.d.next = bits::<5>(18);
                 }
             }
@@ -1308,6 +1351,7 @@ impl Logic for ResponderDatapath {
             }
             self.emit.next = self.emit_room.val() & self.commands_clear.val();
             if self.emit.val() {
+                self.write_issued.d.next = self.write_issued.q.val() + self.own_writes.val();
                 self.outcome_out.up_valid.next = true;
                 self.job_fifo.write.next = self.has_payload.q.val();
                 if self.outcome.q.val().response_valid {
@@ -1369,7 +1413,12 @@ impl Logic for ResponderDatapath {
         DmaWritePort::link(&mut self.dma, &mut self.writer.dma);
         if self.dma.valid.val() & self.dma.ready.val() {
             self.count_dma_beats.d.next = self.count_dma_beats.q.val() + 1;
+            if self.dma.last.val() {
+                self.write_done.d.next = self.write_done.q.val() + 1;
+            }
         }
+        self.writes_issued.next = self.write_issued.q.val();
+        self.writes_done.next = self.write_done.q.val();
 
         self.outcome_out.down_ready.next = self.out_ready.val();
         self.out_valid.next = self.outcome_out.down_valid.val();
@@ -1409,6 +1458,8 @@ impl Logic for ResponderDatapath {
         if self.reset.val() {
             self.state.d.next = bits::<5>(0);
             self.discarding.d.next = false;
+            self.write_issued.d.next = 0.into();
+            self.write_done.d.next = 0.into();
             self.count_frames.d.next = 0.into();
             self.count_parser_drops.d.next = 0.into();
             self.count_not_handled.d.next = 0.into();

@@ -6,6 +6,7 @@
 //! rx -> ResponderDatapath -> rspq (queue commands) -> ResponseQueue
 //!       (DMA writes, CQEs,      |                          |
 //!        atomic DMA reads)   out_* (harness)        response packet
+//!        writes issued / done -----------------> ResponseWriteGate
 //!                                                          |
 //!                       QpAddressRam (per-QP addressing) <- qpn
 //!                                                          |
@@ -59,11 +60,11 @@
 //!   arrival order (see "The commit point").
 //! - `queue_fire` (out): high in the cycle the response queue accepts one
 //!   of the datapath's commands (see "The commit point").
-//! - `desc_fire` (out): high in the cycle the transmitter accepts a
-//!   response descriptor, with `desc_qpn` its QP: the frame it becomes is
-//!   that QP's next response frame (frames leave in descriptor order; a
-//!   READ packet whose range no longer translates is counted in
-//!   `read_errors` instead).
+//! - `desc_fire` (out): high in the cycle a response descriptor leaves the
+//!   response queue (into the write gate), with `desc_qpn` its QP: the
+//!   frame it becomes is that QP's next response frame (frames leave in
+//!   descriptor order; a READ packet whose range no longer translates is
+//!   counted in `read_errors` instead).
 //! - `stat_select` / `stat_count`: the datapath's counters.
 //!   `queue_full_waits`: the datapath's pushes that found their QP's
 //!   response queue full and waited (see "Waiting for the response
@@ -109,13 +110,27 @@
 //! leave meanwhile are the ones queued before it, the shadow's too, and
 //! it is appended as soon as one has left, behind the same items.
 //!
+//! # No response before its data
+//!
+//! Every descriptor passes [`ResponseWriteGate`]: it is taken from the
+//! queue at once (8 in order) and offered to the transmitter only once
+//! the datapath's DMA write port has accepted the last beat of every
+//! write request decided up to the frame that queued it (the queue item's
+//! write sequence number, see `ResponderDatapath`, "Write sequence
+//! numbers"). So an ACK, NAK or atomic ACK leaves after the data of the
+//! packets it covers (and of every earlier packet) is written, and a READ
+//! response's DMA reads start after the writes of the requests before it
+//! (PCIe keeps a read behind earlier posted writes). The queue is never
+//! held for it: its commands, and with them the decisions, go on.
+//!
 //! # Latency and throughput
 //!
 //! Decisions as [`ResponderDatapath`] (about 11 cycles per WRITE packet, 5
 //! per other frame; its commands go to the queue as they come, 2 cycles
 //! each). The queue presents a packet every 5 cycles at best and the
-//! address RAM read adds one, so at best one response descriptor per 6
-//! cycles (by construction, not measured), which ACK coalescing keeps
+//! write gate adds two cycles of latency (more while it waits for writes:
+//! an ACK after the last write of its packet is accepted), so at best one
+//! response descriptor per 5 cycles (by construction, not measured), which ACK coalescing keeps
 //! ahead of request packets of any size; the transmitter (one ACK frame
 //! per cycle over IPv4) is not the bound.
 //!
@@ -134,6 +149,7 @@ use crate::receive_queue::{ReceiveCqeStream, ReceivePost};
 use crate::responder_datapath::{ResponderDatapath, QPN_BITS};
 use crate::response_queue::{QueueCommand, ResponseQueue, DEFAULT_DEPTH_BITS};
 use crate::response_transmitter::ResponseTransmitter;
+use crate::response_write_gate::ResponseWriteGate;
 use crate::stream::{Axis512Sink, AxisSource, DATA_BITS, KEEP_BITS};
 use rust_hdl::prelude::*;
 
@@ -193,6 +209,8 @@ pub struct ResponderPath {
 
     datapath: ResponderDatapath,
     queue: ResponseQueue<QPN_BITS, DEFAULT_DEPTH_BITS>,
+    /// Holds each descriptor until the DMA writes it depends on are done.
+    write_gate: ResponseWriteGate,
     addresses: QpAddressRam<QPN_BITS>,
     transmitter: ResponseTransmitter,
 
@@ -226,6 +244,7 @@ impl Logic for ResponderPath {
             clock,
             datapath,
             queue,
+            write_gate,
             addresses,
             transmitter,
             read_arbiter
@@ -233,6 +252,7 @@ impl Logic for ResponderPath {
         self.read_arbiter.reset.next = self.reset.val();
         self.datapath.reset.next = self.reset.val();
         self.transmitter.reset.next = self.reset.val();
+        self.write_gate.reset.next = self.reset.val();
 
         // ---- frames in; configuration, receive WQEs, CQEs and DMA
         // writes of the datapath, passed through
@@ -310,6 +330,8 @@ impl Logic for ResponderPath {
         self.queue.command.rkey.next = self.queue_host.rkey.val();
         self.queue.command.len.next = self.queue_host.len.val();
         self.queue.command.mtu_code.next = self.queue_host.mtu_code.val();
+        // The host's commands push nothing: no writes to wait for.
+        self.queue.command_wseq.next = 0.into();
         if self.grant_own.val() {
             self.queue.command.op.next = self.datapath.rspq.op.val();
             self.queue.command.qpn.next = self.datapath.rspq.qpn.val();
@@ -320,6 +342,7 @@ impl Logic for ResponderPath {
             self.queue.command.rkey.next = self.datapath.rspq.rkey.val();
             self.queue.command.len.next = self.datapath.rspq.len.val();
             self.queue.command.mtu_code.next = self.datapath.rspq.mtu_code.val();
+            self.queue.command_wseq.next = self.datapath.rspq_wseq.val();
         }
         if self.own_accepted.val() {
             self.prefer_host.d.next = true;
@@ -347,34 +370,52 @@ impl Logic for ResponderPath {
         self.out_place_len.next = self.datapath.out_place_len.val();
         self.queue_full_waits.next = self.queue.full_waits.val();
 
-        // ---- response packet + the QP's addressing -> transmitter. The
-        // queue holds a presented packet until it is taken, so the address
-        // RAM is read at its QPN and the descriptor offered from the next
-        // cycle (again after a write to that entry).
+        // ---- response packet -> write gate (taken at once while it has
+        // room: the queue goes on) -> the QP's addressing -> transmitter.
+        self.write_gate.in_valid.next = self.queue.packet.valid.val();
+        self.queue.packet.ready.next = self.write_gate.in_ready.val();
+        self.write_gate.in_packet.next.qpn = self.queue.packet.qpn.val();
+        self.write_gate.in_packet.next.opcode = self.queue.packet.opcode.val();
+        self.write_gate.in_packet.next.psn = self.queue.packet.psn.val();
+        self.write_gate.in_packet.next.syndrome = self.queue.packet.syndrome.val();
+        self.write_gate.in_packet.next.msn = self.queue.packet.msn.val();
+        self.write_gate.in_packet.next.orig = self.queue.packet.orig.val();
+        self.write_gate.in_packet.next.read = self.queue.packet.read.val();
+        self.write_gate.in_packet.next.va = self.queue.packet.va.val();
+        self.write_gate.in_packet.next.rkey = self.queue.packet.rkey.val();
+        self.write_gate.in_packet.next.len = self.queue.packet.len.val();
+        self.write_gate.in_packet.next.wseq = self.queue.packet.wseq.val();
+        self.write_gate.writes_issued.next = self.datapath.writes_issued.val();
+        self.write_gate.writes_done.next = self.datapath.writes_done.val();
+        self.desc_fire.next = self.queue.packet.valid.val() & self.write_gate.in_ready.val();
+        self.desc_qpn.next = bit_cast::<24, QPN_BITS>(self.queue.packet.qpn.val());
+
+        // The gate's head stays until taken, so the address RAM is read at
+        // its QPN while it waits and the descriptor offered once both are
+        // ready (again after a write to that entry).
         self.addresses.write.next = self.addr_write.val();
         self.addresses.write_qpn.next = self.addr_qpn.val();
         self.addresses.write_data.next = self.addr_data.val();
-        self.addresses.read_qpn.next = self.queue.packet.qpn.val();
+        self.addresses.read_qpn.next = self.write_gate.out_packet.val().qpn;
 
-        self.desc_offer.next = self.queue.packet.valid.val() & self.address_ready.q.val();
+        self.desc_offer.next = self.write_gate.out_valid.val() & self.address_ready.q.val();
         self.desc_taken.next = self.desc_offer.val() & self.transmitter.desc_ready.val();
-        self.address_ready.d.next = self.queue.packet.valid.val()
+        self.address_ready.d.next = self.write_gate.head_valid.val()
             & !self.desc_taken.val()
-            & !(self.addr_write.val() & (self.addr_qpn.val() == self.queue.packet.qpn.val()));
-        self.queue.packet.ready.next = self.desc_taken.val();
-        self.desc_fire.next = self.desc_taken.val();
-        self.desc_qpn.next = bit_cast::<24, QPN_BITS>(self.queue.packet.qpn.val());
+            & !(self.addr_write.val()
+                & (self.addr_qpn.val() == self.write_gate.out_packet.val().qpn));
+        self.write_gate.out_ready.next = self.desc_taken.val();
 
         self.transmitter.desc_valid.next = self.desc_offer.val();
-        self.transmitter.desc_opcode.next = self.queue.packet.opcode.val();
-        self.transmitter.desc_psn.next = self.queue.packet.psn.val();
-        self.transmitter.desc_syndrome.next = self.queue.packet.syndrome.val();
-        self.transmitter.desc_msn.next = self.queue.packet.msn.val();
-        self.transmitter.desc_orig.next = self.queue.packet.orig.val();
-        self.transmitter.desc_read.next = self.queue.packet.read.val();
-        self.transmitter.desc_va.next = self.queue.packet.va.val();
-        self.transmitter.desc_rkey.next = self.queue.packet.rkey.val();
-        self.transmitter.desc_len.next = self.queue.packet.len.val();
+        self.transmitter.desc_opcode.next = self.write_gate.out_packet.val().opcode;
+        self.transmitter.desc_psn.next = self.write_gate.out_packet.val().psn;
+        self.transmitter.desc_syndrome.next = self.write_gate.out_packet.val().syndrome;
+        self.transmitter.desc_msn.next = self.write_gate.out_packet.val().msn;
+        self.transmitter.desc_orig.next = self.write_gate.out_packet.val().orig;
+        self.transmitter.desc_read.next = self.write_gate.out_packet.val().read;
+        self.transmitter.desc_va.next = self.write_gate.out_packet.val().va;
+        self.transmitter.desc_rkey.next = self.write_gate.out_packet.val().rkey;
+        self.transmitter.desc_len.next = self.write_gate.out_packet.val().len;
         self.transmitter.desc_address.next = self.addresses.read_data.val();
 
         // ---- the transmitter's DMA reads and frames

@@ -40,6 +40,13 @@
 //!   when its last packet is accepted.
 //! - `full_waits` (out): pushes that found their QP's queue full and
 //!   waited (each counted once, however long it waited).
+//! - `command_wseq` (in, [`WSEQ_BITS`]), sampled with the command: the
+//!   write sequence number a push depends on (the responder's count of
+//!   DMA write requests issued once the packet's own are counted); kept
+//!   with the item (a merging ACK replaces it with its own, later one)
+//!   and presented as `packet.wseq`, so the transmit side can hold the
+//!   packet until those writes were accepted
+//!   ([`crate::response_write_gate`]). Nothing here compares it.
 //!
 //! # Capacity: back-pressure
 //!
@@ -95,7 +102,7 @@
 //! # Memory
 //!
 //! Item fields in `2^S`-deep RAMs (flags: kind and void, syndrome, PSN,
-//! MSN, value, R_Key, length: 187 bits), per-QP records in `2^A`-deep
+//! MSN, value, R_Key, length, write sequence number: 195 bits), per-QP records in `2^A`-deep
 //! RAMs (head, count, flags: tail is an ACK, in the ready FIFO, live,
 //! MTU; packets of the head item sent), the ready FIFO in a `2^A x A`
 //! RAM. All simple dual port (one write, one synchronous read). The
@@ -113,6 +120,8 @@ use std::collections::BTreeMap;
 pub const DEFAULT_QPN_BITS: usize = 10;
 /// Default item address bits per QP: 8 items.
 pub const DEFAULT_DEPTH_BITS: usize = 3;
+/// Width of the write sequence numbers (`command_wseq`, `packet.wseq`).
+pub const WSEQ_BITS: usize = 8;
 
 /// The largest `max_dest_rd_atomic` a queue of `2^depth_bits` items per
 /// QP serves without a push ever waiting, voids aside ("Capacity":
@@ -197,6 +206,8 @@ pub struct ResponsePacket<const A: usize> {
     pub rkey: Signal<Out, Bits<32>>,
     pub offset: Signal<Out, Bits<32>>,
     pub len: Signal<Out, Bits<16>>,
+    /// The item's `command_wseq`.
+    pub wseq: Signal<Out, Bits<WSEQ_BITS>>,
 }
 
 /// The response queue (see the module doc).
@@ -206,6 +217,7 @@ pub struct ResponseQueue<const A: usize, const D: usize> {
     pub command: QueueCommand<A>,
     pub packet: ResponsePacket<A>,
     pub full_waits: Signal<Out, Bits<32>>,
+    pub command_wseq: Signal<In, Bits<WSEQ_BITS>>,
     // Item RAMs.
     item_flags: FieldRam<A, 3>,
     item_syndrome: FieldRam<A, 8>,
@@ -214,6 +226,7 @@ pub struct ResponseQueue<const A: usize, const D: usize> {
     item_value: FieldRam<A, 64>,
     item_rkey: FieldRam<A, 32>,
     item_len: FieldRam<A, 32>,
+    item_wseq: FieldRam<A, WSEQ_BITS>,
     // Per-QP records: flags bit 0 tail is an ACK, 1 in the ready FIFO,
     // 2 live, 5:3 MTU code.
     qp_head: FieldRam<A, 8>,
@@ -251,6 +264,7 @@ pub struct ResponseQueue<const A: usize, const D: usize> {
     c_rkey: DFF<Bits<32>>,
     c_len: DFF<Bits<32>>,
     c_mtu: DFF<Bits<3>>,
+    c_wseq: DFF<Bits<WSEQ_BITS>>,
     // The QP being dequeued: its record and head item.
     d_qpn: DFF<Bits<A>>,
     r_head: DFF<Bits<8>>,
@@ -264,6 +278,7 @@ pub struct ResponseQueue<const A: usize, const D: usize> {
     i_value: DFF<Bits<64>>,
     i_rkey: DFF<Bits<32>>,
     i_len: DFF<Bits<32>>,
+    i_wseq: DFF<Bits<WSEQ_BITS>>,
     // Combinational.
     cmd_record_count: Signal<Local, Bits<8>>,
     cmd_record_head: Signal<Local, Bits<8>>,
@@ -311,6 +326,7 @@ impl<const A: usize, const D: usize> Default for ResponseQueue<A, D> {
             command: Default::default(),
             packet: Default::default(),
             full_waits: Default::default(),
+            command_wseq: Default::default(),
             item_flags: FieldRam::uninitialised(d),
             item_syndrome: FieldRam::uninitialised(d),
             item_psn: FieldRam::uninitialised(d),
@@ -318,6 +334,7 @@ impl<const A: usize, const D: usize> Default for ResponseQueue<A, D> {
             item_value: FieldRam::uninitialised(d),
             item_rkey: FieldRam::uninitialised(d),
             item_len: FieldRam::uninitialised(d),
+            item_wseq: FieldRam::uninitialised(d),
             qp_head: FieldRam::new(0),
             qp_count: FieldRam::new(0),
             qp_flags: FieldRam::new(0),
@@ -349,6 +366,7 @@ impl<const A: usize, const D: usize> Default for ResponseQueue<A, D> {
             c_rkey: Default::default(),
             c_len: Default::default(),
             c_mtu: Default::default(),
+            c_wseq: Default::default(),
             d_qpn: Default::default(),
             r_head: Default::default(),
             r_count: Default::default(),
@@ -361,6 +379,7 @@ impl<const A: usize, const D: usize> Default for ResponseQueue<A, D> {
             i_value: Default::default(),
             i_rkey: Default::default(),
             i_len: Default::default(),
+            i_wseq: Default::default(),
             cmd_record_count: Default::default(),
             cmd_record_head: Default::default(),
             cmd_record_flags: Default::default(),
@@ -421,6 +440,7 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
             c_rkey,
             c_len,
             c_mtu,
+            c_wseq,
             d_qpn,
             r_head,
             r_count,
@@ -432,7 +452,8 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
             i_msn,
             i_value,
             i_rkey,
-            i_len
+            i_len,
+            i_wseq
         );
         clock!(
             self,
@@ -444,6 +465,7 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
             item_value,
             item_rkey,
             item_len,
+            item_wseq,
             qp_head,
             qp_count,
             qp_flags,
@@ -517,6 +539,7 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
         self.packet.rkey.next = 0.into();
         self.packet.offset.next = 0.into();
         self.packet.len.next = 0.into();
+        self.packet.wseq.next = self.i_wseq.q.val();
         self.packet.opcode.next = 0x11.into();
         if self.i_flags.q.val().get_bits::<2>(0) == 0 {
             self.packet.syndrome.next = self.i_syndrome.q.val();
@@ -622,6 +645,7 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
                 self.c_rkey.d.next = self.command.rkey.val();
                 self.c_len.d.next = self.command.len.val();
                 self.c_mtu.d.next = self.command.mtu_code.val();
+                self.c_wseq.d.next = self.command_wseq.val();
                 self.state.d.next = self.st_command.val();
             }
         }
@@ -659,6 +683,7 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
             self.i_value.d.next = self.item_value.read_data.val();
             self.i_rkey.d.next = self.item_rkey.read_data.val();
             self.i_len.d.next = self.item_len.read_data.val();
+            self.i_wseq.d.next = self.item_wseq.read_data.val();
             self.state.d.next = self.st_out.val();
         }
 
@@ -770,6 +795,7 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
         self.item_value.read_qpn.next = self.item_read_qpn.val();
         self.item_rkey.read_qpn.next = self.item_read_qpn.val();
         self.item_len.read_qpn.next = self.item_read_qpn.val();
+        self.item_wseq.read_qpn.next = self.item_read_qpn.val();
         self.item_flags.read_slot.next = self.item_read_slot.val();
         self.item_syndrome.read_slot.next = self.item_read_slot.val();
         self.item_psn.read_slot.next = self.item_read_slot.val();
@@ -777,6 +803,7 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
         self.item_value.read_slot.next = self.item_read_slot.val();
         self.item_rkey.read_slot.next = self.item_read_slot.val();
         self.item_len.read_slot.next = self.item_read_slot.val();
+        self.item_wseq.read_slot.next = self.item_read_slot.val();
         self.item_flags.write_qpn.next = self.item_write_qpn.val();
         self.item_syndrome.write_qpn.next = self.item_write_qpn.val();
         self.item_psn.write_qpn.next = self.item_write_qpn.val();
@@ -784,6 +811,7 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
         self.item_value.write_qpn.next = self.item_write_qpn.val();
         self.item_rkey.write_qpn.next = self.item_write_qpn.val();
         self.item_len.write_qpn.next = self.item_write_qpn.val();
+        self.item_wseq.write_qpn.next = self.item_write_qpn.val();
         self.item_flags.write_slot.next = self.item_write_slot.val();
         self.item_syndrome.write_slot.next = self.item_write_slot.val();
         self.item_psn.write_slot.next = self.item_write_slot.val();
@@ -791,6 +819,7 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
         self.item_value.write_slot.next = self.item_write_slot.val();
         self.item_rkey.write_slot.next = self.item_write_slot.val();
         self.item_len.write_slot.next = self.item_write_slot.val();
+        self.item_wseq.write_slot.next = self.item_write_slot.val();
         self.item_flags.write_enable.next = self.item_write_all.val() | self.item_write_flags.val();
         self.item_syndrome.write_enable.next = self.item_write_all.val();
         self.item_psn.write_enable.next = self.item_write_all.val();
@@ -798,6 +827,7 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
         self.item_value.write_enable.next = self.item_write_all.val();
         self.item_rkey.write_enable.next = self.item_write_all.val();
         self.item_len.write_enable.next = self.item_write_all.val();
+        self.item_wseq.write_enable.next = self.item_write_all.val();
         // kind = op - 2 for NAK..READ (ACK/NAK 0, atomic 1, READ 2).
         self.item_flags.write_data.next = 0.into();
         if self.c_op.q.val() == 3 {
@@ -818,6 +848,7 @@ impl<const A: usize, const D: usize> Logic for ResponseQueue<A, D> {
         self.item_value.write_data.next = self.c_value.q.val();
         self.item_rkey.write_data.next = self.c_rkey.q.val();
         self.item_len.write_data.next = self.c_len.q.val();
+        self.item_wseq.write_data.next = self.c_wseq.q.val();
     }
 }
 

@@ -226,9 +226,17 @@ fn ack_latency_is_measured_from_the_last_request_to_its_ack() {
         assert_eq!(ack.bth.psn, request.bth.psn);
         assert_eq!(ack.ext.aeth.unwrap().syndrome >> 5, 0, "an ACK, not a NAK");
         assert!(l.ack_first_beat > l.last_request_beat);
+        // No ACK before its data: after the last DMA write beat.
+        assert!(
+            l.ack_first_beat > l.last_dma_write,
+            "{size} B: ACK at {}, last write at {}",
+            l.ack_first_beat,
+            l.last_dma_write
+        );
         println!(
-            "{size} B WRITE: ACK {} cycles after the last request beat",
-            l.cycles()
+            "{size} B WRITE: ACK {} cycles after the last request beat, {} after the last DMA write",
+            l.cycles(),
+            l.ack_first_beat - l.last_dma_write
         );
     }
 }

@@ -87,6 +87,9 @@ pub struct PortLog {
     /// Frames the core emitted, in order, each with the cycle its first
     /// beat left.
     pub tx: Vec<(u64, Vec<u8>)>,
+    /// DMA write beats the host port accepted, in order, each with its
+    /// cycle (counted as `tx`'s) and its byte count.
+    pub dma_writes: Vec<(u64, usize)>,
 }
 
 /// The named ports of the core `B`.
@@ -223,6 +226,7 @@ impl<B: Block> RtlNic<B> {
                 .map(|(&c, (_, f))| (c - 1, f.clone()))
                 .collect(),
             tx: log.tx.clone(),
+            dma_writes: log.dma_writes.clone(),
         })
     }
 
@@ -476,6 +480,9 @@ impl<B: Block> RtlNic<B> {
         {
             r.stats.dma_write_beats += 1;
             r.stats.dma_write_bytes += w.1.len() as u64;
+            if let Some(log) = self.port_log.as_mut() {
+                log.dma_writes.push((r.sim.cycle(), w.1.len()));
+            }
             r.writes.push(w);
             active = true;
         }
