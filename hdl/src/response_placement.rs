@@ -43,9 +43,14 @@
 //!   (`WcStatus` declaration index: 0 success, 3 LocProtErr) the model's
 //!   `place_check` gives, `res_mr_status` the MR stage's `STATUS_*`
 //!   reason. A refused placement writes nothing (the completer fails the
-//!   WQE with `res_status`, the model's `local_error`); an ok result is
-//!   given once the last DMA beat of the placement is in the output
-//!   register, so a completion that waits for it follows the data.
+//!   WQE with `res_status`, the model's `local_error`). An ok result for
+//!   a READ response LAST / ONLY or an atomic ACK is given once the last
+//!   DMA beat of the placement is in the output register, so a completion
+//!   that waits for it follows the data; for a READ response FIRST /
+//!   MIDDLE (which completes nothing) it is given as the writer takes the
+//!   job, before the writes, so the completer goes on to the next header
+//!   while they run. The writer writes placements in order, so the
+//!   message's LAST result still follows all of its data.
 //!   LocLenErr is not produced: the local buffer is one SGE holding the
 //!   whole WQE (the model's `post_send` makes a READ's length the SGL's and
 //!   refuses atomics without exactly 8 bytes), and the completer's checks
@@ -77,10 +82,16 @@
 //! [`RECORD_LATENCY`](crate::rx_parser::RECORD_LATENCY) after the frame's
 //! last ICRC beat): one to write the FIFO, one for its read. A placement
 //! takes the command, the MR round trip (about 7 cycles), then one DMA
-//! beat per cycle from the [`DmaWriteMover`], `ceil((va mod 64 + len) / 64)` beats (plus one at a page
-//! boundary), and the result cycle: about 75 cycles for an MTU-4096 READ
-//! response, whose frame is 65 beats, so MTU-4096 responses come close to
-//! line rate and small ones are bounded by the ~10 cycles per placement.
+//! beat per cycle from the [`DmaWriteMover`], `ceil((va mod 64 + len) /
+//! 64)` beats (plus one at a page boundary). A READ FIRST / MIDDLE result
+//! comes as the writer takes the job (about 10 cycles after the command
+//! when the writer is free; otherwise once the previous placement's last
+//! beat is taken), and the next command is taken while the writes run;
+//! a LAST / ONLY or atomic result comes after its writes (about 75 cycles
+//! for an MTU-4096 READ response, whose frame is 65 beats). So a READ
+//! message's placement keeps up with MTU-4096 responses at line rate
+//! (the writer's one beat per cycle is the bound) and small ones are
+//! bounded by the ~10 cycles per placement.
 //!
 //! The payload FIFO holds 256 beats (block RAM): four MTU-4096 payloads
 //! (64 beats each) waiting for their commands. When it is full the
@@ -89,8 +100,8 @@
 //! frame never waits for a command of its own header, so the FIFOs drain
 //! as long as the completer answers the headers it took.
 //!
-//! Size (Yosys `synth_xilinx -family xcup`, the parser included): 14,027
-//! LUTs, 10,214 flip-flops, 38 RAMB36 + 15 RAMB18 (payload FIFO, MR table,
+//! Size (Yosys `synth_xilinx -family xcup`, the parser included): 13,942
+//! LUTs, 10,217 flip-flops, 38 RAMB36 + 15 RAMB18 (payload FIFO, MR table,
 //! MTT, the parser's buffers); the two 32-entry frame FIFOs are LUT RAM.
 //! (The [`DmaWriteMover`] alone: 5,009 LUTs, 2,197 flip-flops.)
 
@@ -151,6 +162,9 @@ pub struct ResponseHeader {
 pub struct PlacementWork {
     pub response: Bit,
     pub has_payload: Bit,
+    /// A READ response FIRST / MIDDLE: its result goes out at the MR's
+    /// verdict, not after its writes.
+    pub early: Bit,
 }
 
 #[derive(LogicBlock, Default)]
@@ -205,9 +219,14 @@ pub struct ResponsePlacement {
     // ---- placement
     /// 0 idle (take work), 1 wait for the command, 2 MR request, 3 MR
     /// responses, 4 discard a payload segment, 5 present the result,
-    /// 6 write.
+    /// 6 write, 7 hand the job to the writer once it is free.
     state: DFF<Bits<3>>,
     has_payload: DFF<Bit>,
+    early: DFF<Bit>,
+    /// The job in the writer is an atomic's value (`atomic` may already
+    /// hold the next command's).
+    writer_atomic: DFF<Bit>,
+    job_offer: Signal<Local, Bit>,
     atomic: DFF<Bit>,
     orig: DFF<Bits<64>>,
     lkey: DFF<Bits<32>>,
@@ -247,6 +266,8 @@ impl Logic for ResponsePlacement {
             clock,
             state,
             has_payload,
+            early,
+            writer_atomic,
             atomic,
             orig,
             lkey,
@@ -323,6 +344,8 @@ impl Logic for ResponsePlacement {
         }
         self.work_fifo.data_in.next.response = false;
         self.work_fifo.data_in.next.has_payload = self.parser.record.record.val().has_payload;
+        self.work_fifo.data_in.next.early = (self.parser.record.record.val().opcode == 0x0D)
+            | (self.parser.record.record.val().opcode == 0x0E);
         self.header_fifo.write.next = false;
         self.work_fifo.write.next = false;
         if self.record_take.val() {
@@ -369,20 +392,24 @@ impl Logic for ResponsePlacement {
         self.mr.resp_ready.next = false;
         self.mr_beat_fault.next = self.mr.resp_valid.val() & (self.mr.resp_status.val() != 0);
 
-        // The writer's input (state 6): the FIFO's payload, or an atomic's
-        // value in lanes 0..7. Its job is handed over as the MR's last
-        // response beat is taken (the segments are all in then), a
-        // one-page placement's segment being that beat; the writer is
-        // idle then, the previous placement having ended before its result.
-        self.writer.in_valid.next = self.atomic.q.val() | !self.payload_fifo.empty.val();
+        // The writer's input: the FIFO's payload, or an atomic's value in
+        // lanes 0..7. Its job is offered from the MR's last response beat
+        // on (the segments are all in then; a one-page placement's segment
+        // is that beat) until the writer takes it: a READ FIRST / MIDDLE
+        // packet's result does not wait for its writes, so the previous
+        // placement may still be writing. Payloads reach the writer in
+        // FIFO order, one job after the other.
+        self.writer.in_valid.next = self.writer_atomic.q.val() | !self.payload_fifo.empty.val();
         self.writer.in_data.next = self.payload_fifo.data_out.val().data;
-        if self.atomic.q.val() {
+        if self.writer_atomic.q.val() {
             self.writer.in_data.next = bit_cast::<512, 64>(self.orig.q.val());
         }
-        self.payload_fifo.read.next = self.writer.in_ready.val() & !self.atomic.q.val();
-        self.mr_seg0.next = self.mr.resp_has_seg.val() & self.mr.resp_first.val();
-        self.mr_seg1.next = self.mr.resp_has_seg.val() & !self.mr.resp_first.val();
-        self.writer.job_valid.next = false;
+        self.payload_fifo.read.next = self.writer.in_ready.val() & !self.writer_atomic.q.val();
+        self.mr_seg0.next =
+            self.mr.resp_valid.val() & self.mr.resp_has_seg.val() & self.mr.resp_first.val();
+        self.mr_seg1.next =
+            self.mr.resp_valid.val() & self.mr.resp_has_seg.val() & !self.mr.resp_first.val();
+        self.job_offer.next = false;
         self.writer.job_len.next = bit_cast::<13, 32>(self.len.q.val());
         self.writer.job_seg0_addr.next = self.seg0_phys.q.val();
         self.writer.job_seg0_len.next = self.seg0_len.q.val();
@@ -410,6 +437,7 @@ impl Logic for ResponsePlacement {
             if !self.work_fifo.empty.val() {
                 self.work_fifo.read.next = true;
                 self.has_payload.d.next = self.work_fifo.data_out.val().has_payload;
+                self.early.d.next = self.work_fifo.data_out.val().early;
                 if self.work_fifo.data_out.val().response {
                     self.state.d.next = bits::<3>(1);
                 } else {
@@ -476,10 +504,12 @@ impl Logic for ResponsePlacement {
                     self.state.d.next = bits::<3>(5);
                 } else {
                     self.then_discard.d.next = false;
-                    self.writer.job_valid.next = true;
-                    self.state.d.next = bits::<3>(6);
+                    self.job_offer.next = true;
+                    self.state.d.next = bits::<3>(7);
                 }
             }
+        } else if self.state.q.val() == 7 {
+            self.job_offer.next = true;
         } else if self.state.q.val() == 6 {
             if self.writer.job_done.val() {
                 self.count_placed.d.next = self.count_placed.q.val() + 1;
@@ -495,15 +525,30 @@ impl Logic for ResponsePlacement {
                 }
             }
         } else if self.state.q.val() == 4 {
-            if !self.payload_fifo.empty.val() {
+            // The writer may still be taking an earlier payload's beats.
+            if !self.payload_fifo.empty.val() & !self.writer.busy.val() {
                 self.payload_fifo.read.next = true;
                 self.count_discarded.d.next = self.count_discarded.q.val() + 1;
                 if self.payload_fifo.data_out.val().last {
                     self.state.d.next = bits::<3>(0);
                 }
             }
-        } else {
-            self.state.d.next = bits::<3>(0);
+        }
+
+        // The job taken: a READ FIRST / MIDDLE packet's result goes out
+        // now (the MR's verdict is all it says; the writer writes in
+        // order, so the LAST packet's result, given after its own writes,
+        // still follows all of the message's data), any other waits for
+        // its writes.
+        self.writer.job_valid.next = self.job_offer.val();
+        if self.job_offer.val() & self.writer.job_ready.val() {
+            self.writer_atomic.d.next = self.atomic.q.val();
+            if self.early.q.val() & !self.atomic.q.val() {
+                self.count_placed.d.next = self.count_placed.q.val() + 1;
+                self.state.d.next = bits::<3>(5);
+            } else {
+                self.state.d.next = bits::<3>(6);
+            }
         }
 
         // ---- outputs
@@ -531,6 +576,7 @@ impl Logic for ResponsePlacement {
 
         if self.reset.val() {
             self.state.d.next = bits::<3>(0);
+            self.writer_atomic.d.next = false;
             self.count_frames.d.next = 0.into();
             self.count_parser_drops.d.next = 0.into();
             self.count_not_responses.d.next = 0.into();

@@ -150,6 +150,15 @@ fn bench_rows_hold_the_promised_figures() {
                 let (v, bound) = (r["value"].as_f64().unwrap(), r["bound"].as_f64().unwrap());
                 assert!(v >= 0.99 * bound, "steady WRITE: {r}");
             }
+        } else {
+            // READ FIRST / MIDDLE placements answer the event loop at the
+            // MR's verdict: the responses are placed at the wire's rate
+            // (about 75 % of the bound while every one waited for its
+            // DMA writes).
+            for r in &steady {
+                let (v, bound) = (r["value"].as_f64().unwrap(), r["bound"].as_f64().unwrap());
+                assert!(v >= 0.97 * bound, "steady READ: {r}");
+            }
         }
     }
 

@@ -428,6 +428,11 @@ struct Summary {
     dma_beats: u64,
     rx_beats: u64,
     cycles: u64,
+    /// Cycles from command to result: READ FIRST / MIDDLE placements
+    /// (answered at the MR's verdict), and the fewest for a READ LAST /
+    /// ONLY placement of a full 64 beats (answered after its writes).
+    early_latency: Vec<u64>,
+    full_last_min_latency: Option<u64>,
 }
 
 /// Feeds the frames, answers the headers, checks everything as it comes.
@@ -447,7 +452,9 @@ fn run_case(seed: u64, mtu: u32, qps: usize, msgs: usize, p: (f64, f64, f64)) ->
     }
     // Commands owed (header index), results owed (placement index).
     let mut commands: VecDeque<usize> = VecDeque::new();
-    let mut results: VecDeque<usize> = VecDeque::new();
+    let mut results: VecDeque<(usize, u64)> = VecDeque::new();
+    let mut early_latency = Vec::new();
+    let mut full_last_min_latency: Option<u64> = None;
     // The writes the model made, in order.
     let mut writes: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
     let mut dma = DmaWriteCheck::<Dut>::named("dma", seed);
@@ -507,17 +514,28 @@ fn run_case(seed: u64, mtu: u32, qps: usize, msgs: usize, p: (f64, f64, f64)) ->
                 quiet = 0;
                 commands.pop_front();
                 if let Some((_, w)) = &e.placements[k].result {
-                    results.push_back(k);
+                    results.push_back((k, cycles));
                     writes.extend(w.iter().cloned());
                 }
             }
         }
         if sim.get_bit(Dut::RES_VALID) && res_ready {
             quiet = 0;
-            let k = results
+            let (k, taken) = results
                 .pop_front()
                 .unwrap_or_else(|| panic!("seed {seed}: a result too many"));
             let (status, _) = e.placements[k].result.as_ref().expect("placed");
+            let (pl, latency) = (&e.placements[k], cycles - taken);
+            if *status == RES_OK && !pl.atomic && pl.len > 0 {
+                match e.headers[k].opcode {
+                    0x0D | 0x0E => early_latency.push(latency),
+                    0x0F | 0x10 if pl.len == 4096 => {
+                        full_last_min_latency =
+                            Some(full_last_min_latency.map_or(latency, |m| m.min(latency)))
+                    }
+                    _ => {}
+                }
+            }
             assert_eq!(
                 sim.get_u64(Dut::RES_STATUS),
                 *status,
@@ -612,6 +630,8 @@ fn run_case(seed: u64, mtu: u32, qps: usize, msgs: usize, p: (f64, f64, f64)) ->
         dma_beats,
         rx_beats,
         cycles,
+        early_latency,
+        full_last_min_latency,
     }
 }
 
@@ -671,5 +691,26 @@ fn full_rate_run_places_as_the_model() {
         "{} cycles for {} rx beats",
         r.cycles,
         r.rx_beats
+    );
+    // A READ FIRST / MIDDLE result is the MR's verdict, out before the
+    // packet's 64 write beats (the requester's event loop takes the next
+    // header meanwhile); a LAST / ONLY result still follows its writes.
+    // (One may wait for the previous packet's writes to end.)
+    let mut early = r.early_latency.clone();
+    early.sort_unstable();
+    let median = early.get(early.len() / 2).copied().unwrap_or(u64::MAX);
+    println!(
+        "full rate: {} READ FIRST/MIDDLE results, command to result median {median} cycles, \
+         max {:?}; 4096-byte LAST/ONLY at least {:?}",
+        early.len(),
+        early.last(),
+        r.full_last_min_latency
+    );
+    assert!(early.len() >= 10, "{} FIRST/MIDDLE results", early.len());
+    assert!(median <= 16, "FIRST/MIDDLE command to result: {early:?}");
+    let last = r.full_last_min_latency.expect("a 4096-byte LAST / ONLY");
+    assert!(
+        last >= 64,
+        "LAST/ONLY result {last} cycles after its command"
     );
 }
