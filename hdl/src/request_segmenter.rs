@@ -23,7 +23,9 @@
 //!   `wqe_una` (oldest unacknowledged PSN), `wqe_window` (the configured
 //!   `max_outstanding_psns`, clamped to 1..=2^22 here as the model does)
 //!   and `wqe_ack_req_interval` (AckReq on every n-th packet of a message,
-//!   0 for none).
+//!   0 for none); `wqe_max_packets` (the grant's cap: the WQE stops after
+//!   that many packets, as if the window had stopped it, with `pkt_cut`
+//!   and the cursor in `pkt_next_psn`; 0 for no cap).
 //! - Descriptors out (valid/ready, registered, full backpressure): `pkt_tag`;
 //!   `pkt_packet` (low only for a WQE the window stops before its first
 //!   packet: that descriptor carries just `pkt_tag`, `pkt_wqe_end`,
@@ -38,13 +40,16 @@
 //!   land, its length 0); `pkt_psns` (PSNs consumed: a READ request covers
 //!   every remaining response); `pkt_wqe_end` (the WQE's last descriptor:
 //!   the message's last packet, or the window stops the WQE after it),
-//!   with `pkt_cut` (the window stopped it) and `pkt_next_psn` (the send
-//!   cursor after it: the PSN after the WQE, or the first PSN not sent).
+//!   with `pkt_cut` (the window or the packet cap stopped it) and
+//!   `pkt_next_psn` (the send cursor after it: the PSN after the WQE, or
+//!   the first PSN not sent).
 //!   PSNs are mod 2^24.
 //!
 //! The window rule is the model's: a packet at PSN p consuming k PSNs
 //! waits when `max(p + k - una, 0) > window` and `p != una`, and asks for
-//! an ACK when `max(p + k - una, 0) >= window`.
+//! an ACK when `max(p + k - una, 0) >= window`. The packet cap changes no
+//! packet (AckReq stays the window's and the interval's), only where the
+//! WQE's descriptors end: the model's `segment_grant`.
 //!
 //! # Latency and throughput
 //!
@@ -110,6 +115,7 @@ pub struct RequestSegmenter {
     pub wqe_una: Signal<In, Bits<24>>,
     pub wqe_window: Signal<In, Bits<32>>,
     pub wqe_ack_req_interval: Signal<In, Bits<32>>,
+    pub wqe_max_packets: Signal<In, Bits<16>>,
 
     pub pkt_valid: Signal<Out, Bit>,
     pub pkt_ready: Signal<In, Bit>,
@@ -170,6 +176,9 @@ pub struct RequestSegmenter {
     w_rem: DFF<Bits<32>>,
     /// PSNs from `w_psn` to the WQE's end (a READ request's `psns`).
     w_read_psns: DFF<Bits<24>>,
+    /// The grant's packet cap (0: none) and the packets sent of it.
+    w_max_packets: DFF<Bits<16>>,
+    w_packets: DFF<Bits<16>>,
 
     // The descriptor register.
     o_valid: DFF<Bit>,
@@ -232,6 +241,7 @@ pub struct RequestSegmenter {
     next_in_flight: Signal<Local, Bits<24>>,
     stop_now: Signal<Local, Bit>,
     stop_next: Signal<Local, Bit>,
+    stop_cap: Signal<Local, Bit>,
     window_full: Signal<Local, Bit>,
     wqe_end: Signal<Local, Bit>,
     opcode: Signal<Local, Bits<8>>,
@@ -268,6 +278,8 @@ impl Logic for RequestSegmenter {
             w_offset,
             w_rem,
             w_read_psns,
+            w_max_packets,
+            w_packets,
             o_valid,
             o_tag,
             o_packet,
@@ -330,7 +342,12 @@ impl Logic for RequestSegmenter {
         self.stop_next.next = !self.msg_last.val()
             & (self.next_in_flight.val() > self.w_window.q.val())
             & ((self.w_psn.q.val() + 1) != self.w_una.q.val());
-        self.wqe_end.next = self.stop_now.val() | self.msg_last.val() | self.stop_next.val();
+        // The cap ends the grant after its packet like `stop_next`.
+        self.stop_cap.next = !self.msg_last.val()
+            & (self.w_max_packets.q.val() != 0)
+            & ((self.w_packets.q.val() + 1) == self.w_max_packets.q.val());
+        self.wqe_end.next =
+            self.stop_now.val() | self.msg_last.val() | self.stop_next.val() | self.stop_cap.val();
 
         // Opcodes as `rocenic_wire::op` numbers them.
         self.opcode.next = 0x01.into(); // SEND_MIDDLE
@@ -426,7 +443,7 @@ impl Logic for RequestSegmenter {
             }
             self.o_psns.d.next = self.psns.val();
             self.o_wqe_end.d.next = self.wqe_end.val();
-            self.o_cut.d.next = self.stop_now.val() | self.stop_next.val();
+            self.o_cut.d.next = self.stop_now.val() | self.stop_next.val() | self.stop_cap.val();
             self.o_next_psn.d.next = self.w_psn.q.val() + self.psns.val();
             if self.stop_now.val() {
                 self.o_next_psn.d.next = self.w_psn.q.val();
@@ -436,6 +453,7 @@ impl Logic for RequestSegmenter {
         if self.take.val() & self.emit.val() {
             self.w_psn.d.next = self.w_psn.q.val() + 1;
             self.w_first.d.next = false;
+            self.w_packets.d.next = self.w_packets.q.val() + 1;
             self.w_phase.d.next = self.w_phase.q.val() + 1;
             if (bit_cast::<32, 24>(self.w_phase.q.val()) + 1) == self.w_interval.q.val() {
                 self.w_phase.d.next = 0.into();
@@ -531,6 +549,8 @@ impl Logic for RequestSegmenter {
             self.w_rem.d.next = self.wqe_len.val() - self.load_offset.val();
             self.w_read_psns.d.next =
                 bit_cast::<24, 32>(self.load_npsn.val()) - self.load_index.val();
+            self.w_max_packets.d.next = self.wqe_max_packets.val();
+            self.w_packets.d.next = 0.into();
         }
 
         self.pkt_valid.next = self.o_valid.q.val();

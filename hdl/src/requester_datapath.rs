@@ -28,8 +28,8 @@
 //!   cycles, `dma.rd_ready` low).
 //! - Grant (valid/ready, sampled in the accepting cycle): `grant_qpn`
 //!   (echoed on the status), the WQE as [`RequestSegmenter`]'s `wqe_*`
-//!   inputs (`grant_kind` .. `grant_ack_req_interval`; the destination QP
-//!   is the address's), the SGE (`grant_lkey`, `grant_local_va`; its
+//!   inputs (`grant_kind` .. `grant_ack_req_interval`, `grant_max_packets`;
+//!   the destination QP is the address's), the SGE (`grant_lkey`, `grant_local_va`; its
 //!   length is `grant_len`), and `grant_address` ([`QpAddress`], one port
 //!   packed in field order, the record of the QP's address RAM entry): the
 //!   QP's PD, destination QP, P_Key and frame addressing (`ecn` the
@@ -55,7 +55,7 @@
 //!   `status_ackreq` / `status_ackreq_end` (a frame of the grant carried
 //!   AckReq; the PSN after the last such frame, as the model's
 //!   `requester::after_packet` moves `ackreq_end`), `status_cut` (the
-//!   window stopped the grant, as the segmenter says).
+//!   window or the packet cap stopped the grant, as the segmenter says).
 //! - `payload_last_errors`: the TX builder's counter (0 unless broken).
 //!
 //! The IPv4 identification is a counter of IPv4 frames sent since reset,
@@ -172,6 +172,7 @@ pub struct RequesterDatapath {
     pub grant_una: Signal<In, Bits<24>>,
     pub grant_window: Signal<In, Bits<32>>,
     pub grant_ack_req_interval: Signal<In, Bits<32>>,
+    pub grant_max_packets: Signal<In, Bits<16>>,
     pub grant_lkey: Signal<In, Bits<32>>,
     pub grant_local_va: Signal<In, Bits<64>>,
     /// The QP's PD, destination QP and frame addressing.
@@ -300,6 +301,7 @@ impl Logic for RequesterDatapath {
         self.segmenter.wqe_una.next = self.grant_una.val();
         self.segmenter.wqe_window.next = self.grant_window.val();
         self.segmenter.wqe_ack_req_interval.next = self.grant_ack_req_interval.val();
+        self.segmenter.wqe_max_packets.next = self.grant_max_packets.val();
         self.grant_locals.write.next = self.grant_take.val();
         self.grant_locals.data_in.next.kind = self.grant_kind.val();
         self.grant_locals.data_in.next.lkey = self.grant_lkey.val();

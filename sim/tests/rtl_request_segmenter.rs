@@ -19,7 +19,9 @@ use rocenic_hdl::request_segmenter::{
     mtu_code, DIVIDER_CYCLES, KIND_CMP_SWAP, KIND_READ, KIND_SEND, KIND_SEND_IMM, KIND_SEND_INV,
     KIND_WRITE, KIND_WRITE_IMM, LATENCY,
 };
-use rocenic_model::requester::{message_psns, segment_wqe, RequestPlan, WqePlanInput};
+use rocenic_model::requester::{
+    message_psns, segment_grant, segment_wqe, RequestPlan, WqePlanInput,
+};
 use rocenic_model::verbs::SendOp;
 use rocenic_sim::rtl::requester_nic::op_fields;
 use rocenic_wire::psn;
@@ -38,6 +40,8 @@ struct Wqe {
     una: u32,
     window: u32,
     interval: u32,
+    /// The grant's packet cap (0: none).
+    max_packets: u32,
 }
 
 /// One descriptor in the model's terms; fields a descriptor does not
@@ -95,7 +99,15 @@ fn packet_of(p: &RequestPlan) -> Packet {
 
 /// The model's descriptors of `wqe` (tagged `tag`).
 fn expected(tag: u32, q: &Wqe) -> Vec<Desc> {
-    let s = segment_wqe(&q.w, q.start, q.mtu, q.interval, q.una, q.window);
+    let s = segment_grant(
+        &q.w,
+        q.start,
+        q.mtu,
+        q.interval,
+        q.una,
+        q.window,
+        q.max_packets,
+    );
     let end = Some((s.next_psn, s.cut));
     if s.plans.is_empty() {
         return vec![Desc {
@@ -134,6 +146,7 @@ fn drive(sim: &mut Sim<Dut>, tag: u32, q: &Wqe) {
     sim.set_u64(Dut::WQE_UNA, q.una.into());
     sim.set_u64(Dut::WQE_WINDOW, q.window.into());
     sim.set_u64(Dut::WQE_ACK_REQ_INTERVAL, q.interval.into());
+    sim.set_u64(Dut::WQE_MAX_PACKETS, q.max_packets.into());
 }
 
 fn observe(sim: &Sim<Dut>) -> Desc {
@@ -294,6 +307,11 @@ fn random_wqe(rng: &mut ChaCha8Rng, max_packets: usize) -> Wqe {
             una: psn::sub(start, behind),
             window,
             interval,
+            max_packets: if rng.gen_range(0..3) == 0 {
+                rng.gen_range(1..=20)
+            } else {
+                0
+            },
         };
         if expected(0, &q).len() <= max_packets {
             return q;
@@ -307,6 +325,8 @@ struct Stats {
     descriptors: usize,
     empty: usize,
     cut: usize,
+    /// WQEs the packet cap stopped before the window or the end did.
+    capped: usize,
     resumed: usize,
     cycles: u64,
     stalls: u64,
@@ -331,6 +351,13 @@ fn run(sim: &mut Sim<Dut>, wqes: &[Wqe], p_valid: f64, p_ready: f64, seed: u64) 
         descriptors: want.len(),
         empty: want.iter().filter(|d| d.packet.is_none()).count(),
         cut: want.iter().filter(|d| d.end.is_some_and(|e| e.1)).count(),
+        capped: wqes
+            .iter()
+            .filter(|q| {
+                let whole = segment_wqe(&q.w, q.start, q.mtu, q.interval, q.una, q.window);
+                whole.plans.len() > q.max_packets as usize && q.max_packets != 0
+            })
+            .count(),
         resumed: wqes.iter().filter(|q| q.start != q.w.first_psn).count(),
         ..Stats::default()
     };
@@ -421,6 +448,7 @@ fn random_wqes_match_the_model_under_gaps_and_backpressure() {
         total.descriptors += s.descriptors;
         total.empty += s.empty;
         total.cut += s.cut;
+        total.capped += s.capped;
         total.resumed += s.resumed;
         total.cycles += s.cycles;
         total.stalls += s.stalls;
@@ -428,6 +456,7 @@ fn random_wqes_match_the_model_under_gaps_and_backpressure() {
     eprintln!("total: {total:?}");
     assert!(total.descriptors > 20_000, "{total:?}");
     assert!(total.empty > 100 && total.cut > 300, "{total:?}");
+    assert!(total.capped > 100, "{total:?}");
     assert!(total.resumed > 500 && total.stalls > 5_000, "{total:?}");
 }
 
@@ -463,6 +492,7 @@ fn back_to_back_wqes_leave_one_descriptor_per_cycle() {
                     una: first_psn,
                     window: 1 << 22,
                     interval: 2,
+                    max_packets: 0,
                 });
             }
         }
@@ -478,6 +508,59 @@ fn back_to_back_wqes_leave_one_descriptor_per_cycle() {
         s.wqes,
         s.descriptors
     );
+}
+
+/// A 1 MiB WRITE at MTU 4096 in grants of at most 16 packets, each
+/// resumed at the last one's cursor: 16 grants of 16 descriptors, every
+/// one but the last cut, and together exactly the uncapped WQE's
+/// descriptors (AckReq on the same packets: the interval's, the last).
+#[test]
+fn a_capped_grant_stops_after_its_packets_and_resumes_unchanged() {
+    let first_psn = 0xFF_FF00;
+    let op = SendOp::Write {
+        remote_addr: 0x1000,
+        rkey: 7,
+    };
+    let w = WqePlanInput {
+        npsn: message_psns(&op, 1 << 20, 4096),
+        op,
+        len: 1 << 20,
+        first_psn,
+        dest_qp: 5,
+        solicited: false,
+    };
+    let whole = segment_wqe(&w, first_psn, 4096, 64, first_psn, 2048);
+    assert!(!whole.cut && whole.plans.len() == 256);
+    let mut grants = Vec::new();
+    let mut start = first_psn;
+    loop {
+        let g = Wqe {
+            w,
+            start,
+            mtu: 4096,
+            una: first_psn,
+            window: 2048,
+            interval: 64,
+            max_packets: 16,
+        };
+        let s = segment_grant(&w, start, 4096, 64, first_psn, 2048, 16);
+        assert_eq!(s.plans.len(), 16);
+        grants.push(g);
+        start = s.next_psn;
+        if !s.cut {
+            break;
+        }
+    }
+    assert_eq!(grants.len(), 16);
+    let mut sim = fresh();
+    let s = run(&mut sim, &grants, 1.0, 1.0, 11);
+    assert_eq!((s.descriptors, s.cut, s.capped), (256, 15, 15));
+    let planned: Vec<_> = grants
+        .iter()
+        .flat_map(|g| segment_grant(&w, g.start, 4096, 64, first_psn, 2048, 16).plans)
+        .collect();
+    assert_eq!(planned, whole.plans);
+    assert_eq!(s.cycles, LATENCY + 256);
 }
 
 /// A long WRITE at 256 bytes cut by the window, then resumed where it was
@@ -506,6 +589,7 @@ fn a_cut_wqe_resumes_where_the_window_stopped_it() {
         una: psn::sub(first_psn, 10),
         window: 64,
         interval: 0,
+        max_packets: 0,
     };
     let cut = segment_wqe(&w, head.start, 256, 0, head.una, head.window);
     assert!(cut.cut && cut.plans.len() == 54, "{}", cut.plans.len());
@@ -542,6 +626,7 @@ fn reset_drops_the_wqe_in_progress() {
         una: 100,
         window: 2048,
         interval: 0,
+        max_packets: 0,
     };
     let mut sim = fresh();
     drive(&mut sim, 0, &long);
@@ -592,6 +677,7 @@ fn latency_is_two_cycles_and_the_divider_adds_its_own_for_resumed_wqes() {
             una: start,
             window: 2048,
             interval,
+            max_packets: 0,
         };
         let mut sim = fresh();
         let s = run(&mut sim, &[q], 1.0, 1.0, start_index.into());

@@ -514,12 +514,32 @@ pub fn segment_wqe(
     una: u32,
     max_outstanding: u32,
 ) -> WqeSegments {
+    segment_grant(w, start, mtu, ack_req_interval, una, max_outstanding, 0)
+}
+
+/// [`segment_wqe`] for a transmit grant of at most `max_packets` packets
+/// (0: no cap): the packets are the same, the grant also stops (`cut`)
+/// after its `max_packets`-th one, and the next grant resumes at
+/// `next_psn`, so the packets of all the grants are those of
+/// [`segment_wqe`] (the RTL requester caps its grants so that a QP's
+/// responses are taken between them).
+pub fn segment_grant(
+    w: &WqePlanInput,
+    start: u32,
+    mtu: u32,
+    ack_req_interval: u32,
+    una: u32,
+    max_outstanding: u32,
+    max_packets: u32,
+) -> WqeSegments {
     let end = psn::add(w.first_psn, w.npsn);
     let mut plans = Vec::new();
     let mut p = start;
     while p != end {
         let psns = request_psns(w, p);
-        let Some(window_full) = window_gate(p, psns, una, max_outstanding) else {
+        let capped = max_packets != 0 && plans.len() == max_packets as usize;
+        let Some(window_full) = window_gate(p, psns, una, max_outstanding).filter(|_| !capped)
+        else {
             return WqeSegments {
                 plans,
                 next_psn: p,
