@@ -186,7 +186,8 @@ fn back_to_back_wqes_match_the_model() {
 }
 
 /// Yosys synth_xilinx: no DSP (offsets are shifts and adds), no block or
-/// LUT RAM; the flip-flops are the WQE and descriptor registers.
+/// LUT RAM; the flip-flops are the WQE and descriptor registers (1,112
+/// measured with the grant cap's packet counter and limit).
 #[test]
 fn synthesizes_to_logic_without_multipliers() {
     let mut uut = RequestSegmenter::default();
@@ -202,5 +203,5 @@ fn synthesizes_to_logic_without_multipliers() {
         report.log
     );
     assert!(report.luts() > 0, "{}", report.log);
-    assert!(report.flip_flops() <= 1100, "{}", report.log);
+    assert!(report.flip_flops() <= 1150, "{}", report.log);
 }
