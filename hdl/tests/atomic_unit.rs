@@ -3,8 +3,8 @@
 //! arithmetic against host memory is `sim/tests/rtl_atomic_unit.rs` under
 //! Verilator.
 
-use rocenic_hdl::atomic_unit::AtomicUnit;
-use rocenic_hdl::testbench::xilinx_synth;
+use rocenic_hdl::responder::atomic_unit::AtomicUnit;
+use rocenic_hdl_testbench::xilinx_synth;
 use rust_hdl::prelude::*;
 
 #[test]

@@ -5,8 +5,8 @@
 //! by `sim/tests/rtl_completer_datapath.rs`, which replays recorded model
 //! traces event by event; the inner blocks have their own unit tests.)
 
-use rocenic_hdl::completer_datapath::CompleterDatapathDefault;
-use rocenic_hdl::testbench::xilinx_synth;
+use rocenic_hdl::requester::completer_datapath::CompleterDatapathDefault;
+use rocenic_hdl_testbench::xilinx_synth;
 use rust_hdl::prelude::*;
 
 fn verilog() -> String {

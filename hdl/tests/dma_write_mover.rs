@@ -6,9 +6,9 @@
 //! (sim/tests/rtl_dma_write_mover.rs); its synthesis is covered by
 //! tests/synth.rs over every exported block.
 
-use rocenic_hdl::dma_write_mover::{request_beats, BeatModel, DmaWriteMover};
-use rocenic_hdl::testbench::{verilator_lint, CycleSim};
-use rocenic_hdl::wide::{bits_from_bytes, bits_to_bytes};
+use rocenic_hdl::dma::dma_write_mover::{request_beats, BeatModel, DmaWriteMover};
+use rocenic_hdl::primitives::wide::{bits_from_bytes, bits_to_bytes};
+use rocenic_hdl_testbench::{verilator_lint, CycleSim};
 use rust_hdl::prelude::*;
 use std::collections::VecDeque;
 

@@ -7,10 +7,10 @@
 mod common;
 
 use common::frames;
-use rocenic_hdl::icrc_checker::IcrcChecker;
-use rocenic_hdl::icrc_generator::IcrcGenerator;
-use rocenic_hdl::testbench::CycleSim;
-use rocenic_hdl::wide::bits_from_bytes;
+use rocenic_hdl::crc::icrc_checker::IcrcChecker;
+use rocenic_hdl::crc::icrc_generator::IcrcGenerator;
+use rocenic_hdl::primitives::wide::bits_from_bytes;
+use rocenic_hdl_testbench::CycleSim;
 use rust_hdl::prelude::*;
 
 /// One beat of a frame as the ICRC blocks see it.

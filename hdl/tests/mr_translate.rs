@@ -10,8 +10,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::mr_translate::*;
-use rocenic_hdl::testbench::CycleSim;
+use rocenic_hdl::dma::mr_translate::*;
+use rocenic_hdl_testbench::CycleSim;
 use rust_hdl::prelude::*;
 use std::collections::VecDeque;
 

@@ -5,8 +5,8 @@
 //! rust-hdl's simulator; what it adds to its halves runs under Verilator
 //! (`sim/tests/rtl_nic_core.rs`).
 
-use rocenic_hdl::nic_core::NicCore;
-use rocenic_hdl::testbench::{xilinx_synth, SynthReport};
+use rocenic_hdl::nic::nic_core::NicCore;
+use rocenic_hdl_testbench::{xilinx_synth, SynthReport};
 use rust_hdl::prelude::*;
 
 /// Bits of distributed RAM the report's LUT RAM cells hold (each cell's

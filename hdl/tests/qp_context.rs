@@ -9,15 +9,15 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::qp_context::{
+use rocenic_hdl::qp::qp_context::{
     CycleInputs, CycleOutputs, HostRequest, QpContext, QpContextModel, CONFIG_LATENCY,
     CONTEXT_LATENCY, UPDATE_OFFSET,
 };
-use rocenic_hdl::qp_context_record::{
+use rocenic_hdl::qp::qp_context_record::{
     field_mask, record_bits, record_words, QpContextRecord, RecordWords, FIELDS, RECORD_WORDS,
     RQ_EPSN, STATE,
 };
-use rocenic_hdl::testbench::{verilator_lint, xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{verilator_lint, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 const A: usize = 4;

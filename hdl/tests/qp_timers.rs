@@ -11,11 +11,11 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::qp_timers::{
+use rocenic_hdl::qp::qp_timers::{
     time_at, Command, Fired, QpTimers, QpTimersModel, DECISION_LATENCY, KIND_ACK_TIMEOUT,
     KIND_RNR_WAIT, UNIT_CYCLES,
 };
-use rocenic_hdl::testbench::{verilator_lint, xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{verilator_lint, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 const A: usize = 3;

@@ -5,8 +5,8 @@
 //! entries: both RAMs in block RAM. (The comparison with the model is
 //! `sim/tests/rtl_rd_atomic_resources.rs` under Verilator.)
 
-use rocenic_hdl::rd_atomic_resources::*;
-use rocenic_hdl::testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl::responder::rd_atomic_resources::*;
+use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 type Small = RdAtomicResources<2, 2>;

@@ -6,8 +6,8 @@
 //! 1024 QPs x 16 WQEs: the ring and pointers in block RAM. (The comparison
 //! with a model under random traffic is `sim/tests/rtl_receive_queue.rs`.)
 
-use rocenic_hdl::receive_queue::*;
-use rocenic_hdl::testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl::responder::receive_queue::*;
+use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 type Small = ReceiveQueue<2, 2>;

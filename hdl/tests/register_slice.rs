@@ -6,8 +6,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::stream::{DATA_BITS, KEEP_BITS};
-use rocenic_hdl::AxisRegisterSlice;
+use rocenic_hdl::primitives::register_slice::AxisRegisterSlice;
+use rocenic_hdl::primitives::stream::{DATA_BITS, KEEP_BITS};
 use rust_hdl::prelude::*;
 use std::sync::{Arc, Mutex};
 
@@ -263,7 +263,7 @@ fn full_width_slice_generates_verilog() {
 /// Verilator `-Wall` as `make lint-rtl` runs it; without Verilator the
 /// text checks above still run.
 fn lint_with_verilator(verilog: &str) {
-    let Some(warnings) = rocenic_hdl::testbench::verilator_lint("register_slice", verilog) else {
+    let Some(warnings) = rocenic_hdl_testbench::verilator_lint("register_slice", verilog) else {
         eprintln!("no Verilator: skipping the Verilator lint");
         return;
     };

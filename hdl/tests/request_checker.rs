@@ -7,11 +7,11 @@
 //! Verilog replayed under Icarus agrees cycle by cycle; Yosys maps it to
 //! logic and flip-flops only, no memory.
 
-use rocenic_hdl::qp_context_record::{
+use rocenic_hdl::qp::qp_context_record::{
     mtu_code, record_words, state, ContextRecordBits, QpContextRecord, FIELDS,
 };
-use rocenic_hdl::request_checker::*;
-use rocenic_hdl::testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl::responder::request_checker::*;
+use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 #[test]

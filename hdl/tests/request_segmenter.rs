@@ -3,10 +3,10 @@
 //! `sim/tests/rtl_request_segmenter.rs`), and its synthesis with Yosys:
 //! logic and flip-flops only, no multiplier, no RAM.
 
-use rocenic_hdl::request_segmenter::{
+use rocenic_hdl::requester::request_segmenter::{
     mtu_code, RequestSegmenter, KIND_READ, KIND_SEND, KIND_WRITE_IMM, LATENCY,
 };
-use rocenic_hdl::testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
 use rocenic_model::requester::{message_psns, segment_wqe, WqePlanInput};
 use rocenic_model::verbs::SendOp;
 use rocenic_wire::op;

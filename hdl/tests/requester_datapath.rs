@@ -5,8 +5,8 @@
 //! behaviour is checked frame for frame against the model NIC under
 //! Verilator (`sim/tests/rtl_requester_datapath.rs`).
 
-use rocenic_hdl::requester_datapath::RequesterDatapath;
-use rocenic_hdl::testbench::xilinx_synth;
+use rocenic_hdl::requester::requester_datapath::RequesterDatapath;
+use rocenic_hdl_testbench::xilinx_synth;
 use rust_hdl::prelude::*;
 
 #[test]

@@ -7,10 +7,10 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::ready_set::ReadySet;
-use rocenic_hdl::requester_events::RequesterEventsDefault;
-use rocenic_hdl::testbench::{xilinx_synth, CycleSim};
-use rocenic_hdl::wqe_body_ram::{WqeBody, WqeBodyRam};
+use rocenic_hdl::requester::ready_set::ReadySet;
+use rocenic_hdl::requester::requester_events::RequesterEventsDefault;
+use rocenic_hdl::requester::wqe_body_ram::{WqeBody, WqeBodyRam};
+use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 

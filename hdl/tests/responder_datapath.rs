@@ -7,11 +7,12 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::qp_context_record::ContextRecordBits;
-use rocenic_hdl::qp_context_record::RECORD_BITS;
-use rocenic_hdl::responder_datapath::{record_fields, ResponderDatapath};
-use rocenic_hdl::testbench::xilinx_synth;
-use rocenic_hdl::wide::bits_from_words;
+use rocenic_hdl::primitives::wide::bits_from_words;
+use rocenic_hdl::qp::qp_context_record::ContextRecordBits;
+use rocenic_hdl::qp::qp_context_record::RECORD_BITS;
+use rocenic_hdl::qp::record_fields::record_fields;
+use rocenic_hdl::responder::responder_datapath::ResponderDatapath;
+use rocenic_hdl_testbench::xilinx_synth;
 use rust_hdl::prelude::*;
 
 /// Random records: packing the fields and reading them back is the

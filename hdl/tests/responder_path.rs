@@ -6,9 +6,9 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::qp_address_ram::{QpAddress, QpAddressRam};
-use rocenic_hdl::responder_path::ResponderPath;
-use rocenic_hdl::testbench::{tool_available, yosys_program, yosys_synth, CycleSim};
+use rocenic_hdl::qp::qp_address_ram::{QpAddress, QpAddressRam};
+use rocenic_hdl::responder::responder_path::ResponderPath;
+use rocenic_hdl_testbench::{tool_available, yosys_program, yosys_synth, CycleSim};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 

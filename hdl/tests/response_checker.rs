@@ -6,8 +6,8 @@
 //! generated Verilog under Icarus; Verilator lint; Yosys synth_xilinx:
 //! logic only, no memory, within a LUT and flip-flop budget.
 
-use rocenic_hdl::response_checker::*;
-use rocenic_hdl::testbench::{verilator_lint, xilinx_synth, CycleSim};
+use rocenic_hdl::requester::response_checker::*;
+use rocenic_hdl_testbench::{verilator_lint, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 #[derive(Clone, Copy, Debug)]

@@ -3,8 +3,8 @@
 //! block RAM. Its behaviour is verified under Verilator against the model
 //! (sim/tests/rtl_response_placement.rs).
 
-use rocenic_hdl::response_placement::ResponsePlacement;
-use rocenic_hdl::testbench::xilinx_synth;
+use rocenic_hdl::requester::response_placement::ResponsePlacement;
+use rocenic_hdl_testbench::xilinx_synth;
 use rust_hdl::prelude::*;
 
 #[test]

@@ -13,8 +13,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::response_queue::{CommandFields, ResponseQueue};
-use rocenic_hdl::testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl::responder::response_queue::{CommandFields, ResponseQueue};
+use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
 use rocenic_model::response_queue::{
     Command, Descriptor, QueueItem, ReadSlice, RespPacket, ResponseQueueModel,
 };

@@ -5,8 +5,8 @@
 //! frames are checked against the model NIC's responder under Verilator
 //! (`sim/tests/rtl_response_transmitter.rs`).
 
-use rocenic_hdl::response_transmitter::ResponseTransmitter;
-use rocenic_hdl::testbench::xilinx_synth;
+use rocenic_hdl::responder::response_transmitter::ResponseTransmitter;
+use rocenic_hdl_testbench::xilinx_synth;
 use rust_hdl::prelude::*;
 
 #[test]

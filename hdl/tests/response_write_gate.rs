@@ -7,8 +7,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::response_write_gate::{covered, GatedPacket, ResponseWriteGate};
-use rocenic_hdl::testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl::responder::response_write_gate::{covered, GatedPacket, ResponseWriteGate};
+use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 use std::collections::VecDeque;
 

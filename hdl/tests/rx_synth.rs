@@ -4,11 +4,11 @@
 //! `check -assert` (no undriven wires, multiple drivers or logic loops).
 //! Skipped, with a note, when no Yosys is found.
 
-use rocenic_hdl::crc32_beat::Crc32Beat;
-use rocenic_hdl::icrc_checker::IcrcChecker;
-use rocenic_hdl::icrc_generator::IcrcGenerator;
-use rocenic_hdl::rx_parser::RxParser;
-use rocenic_hdl::testbench::yosys_synth;
+use rocenic_hdl::crc::crc32_beat::Crc32Beat;
+use rocenic_hdl::crc::icrc_checker::IcrcChecker;
+use rocenic_hdl::crc::icrc_generator::IcrcGenerator;
+use rocenic_hdl::rx::rx_parser::RxParser;
+use rocenic_hdl_testbench::yosys_synth;
 use rust_hdl::prelude::*;
 
 fn verilog_of<B: Block>(mut block: B) -> String {

@@ -7,8 +7,8 @@
 //! 16 slots: both RAMs in block RAM. (The comparison with the model is
 //! `sim/tests/rtl_send_queue_tracker.rs` under Verilator.)
 
-use rocenic_hdl::send_queue_tracker::*;
-use rocenic_hdl::testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl::requester::send_queue_tracker::*;
+use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 type Small = SendQueueTracker<2, 2>;

@@ -11,11 +11,11 @@
 mod tx_common;
 
 use rand::Rng;
-use rocenic_hdl::testbench::{yosys_synth, CycleSim};
-use rocenic_hdl::tx_builder::TxBuilder;
-use rocenic_hdl::tx_header::TxHeader;
-use rocenic_hdl::tx_udp_checksum::FULL_RATE_RELEASE_DELAY;
-use rocenic_hdl::wide::bits_to_bytes;
+use rocenic_hdl::primitives::wide::bits_to_bytes;
+use rocenic_hdl::tx::tx_builder::TxBuilder;
+use rocenic_hdl::tx::tx_header::TxHeader;
+use rocenic_hdl::tx::tx_udp_checksum::FULL_RATE_RELEASE_DELAY;
+use rocenic_hdl_testbench::{yosys_synth, CycleSim};
 use rocenic_wire::{op, RoceFrame};
 use rust_hdl::prelude::*;
 use tx_common::*;
@@ -399,7 +399,7 @@ fn verilog_agrees_synthesizes_and_lints() {
 /// only `UNUSEDSIGNAL` (rust-hdl's wires for unread sub-block outputs,
 /// passed by the lint flow's rule) may remain.
 fn lint_like_the_verilator_bridge(verilog: &str) {
-    let Some(warnings) = rocenic_hdl::testbench::verilator_lint("tx_builder", verilog) else {
+    let Some(warnings) = rocenic_hdl_testbench::verilator_lint("tx_builder", verilog) else {
         eprintln!("no Verilator: skipping the Verilator lint");
         return;
     };

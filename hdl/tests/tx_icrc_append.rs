@@ -7,9 +7,9 @@
 mod tx_common;
 
 use rand::Rng;
-use rocenic_hdl::testbench::{yosys_synth, CycleSim};
-use rocenic_hdl::tx_icrc_append::{end_lanes, TxIcrcAppend};
-use rocenic_hdl::wide::bits_to_bytes;
+use rocenic_hdl::primitives::wide::bits_to_bytes;
+use rocenic_hdl::tx::tx_icrc_append::{end_lanes, TxIcrcAppend};
+use rocenic_hdl_testbench::{yosys_synth, CycleSim};
 use rocenic_wire::{op, IpHeader, RoceFrame};
 use rust_hdl::prelude::*;
 use tx_common::*;

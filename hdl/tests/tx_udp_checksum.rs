@@ -7,10 +7,10 @@
 mod tx_common;
 
 use rand::Rng;
-use rocenic_hdl::sync_fifo::SyncFifo;
-use rocenic_hdl::testbench::{yosys_synth, CycleSim};
-use rocenic_hdl::tx_udp_checksum::{TxUdpChecksum, FULL_RATE_RELEASE_DELAY};
-use rocenic_hdl::wide::bits_to_bytes;
+use rocenic_hdl::primitives::sync_fifo::SyncFifo;
+use rocenic_hdl::primitives::wide::bits_to_bytes;
+use rocenic_hdl::tx::tx_udp_checksum::{TxUdpChecksum, FULL_RATE_RELEASE_DELAY};
+use rocenic_hdl_testbench::{yosys_synth, CycleSim};
 use rocenic_wire::{op, IpHeader, RoceFrame};
 use rust_hdl::prelude::*;
 use tx_common::*;

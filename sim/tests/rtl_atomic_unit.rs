@@ -11,7 +11,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::atomic_unit::DMA_TAG;
+use rocenic_hdl::responder::atomic_unit::DMA_TAG;
 use rocenic_model::memory::HostMemory;
 use rocenic_model::responder::atomic_result;
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig, BEAT_BYTES};

@@ -18,7 +18,7 @@ mod rtl_common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::dma_write_mover::{request_beats, BeatModel};
+use rocenic_hdl::dma::dma_write_mover::{request_beats, BeatModel};
 use rocenic_model::memory::HostMemory;
 use rocenic_model::mr::{segment_spans, DmaSegment};
 use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};

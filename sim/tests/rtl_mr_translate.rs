@@ -12,7 +12,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::mr_translate::{
+use rocenic_hdl::dma::mr_translate::{
     STATUS_ACCESS_DENIED, STATUS_INVALIDATED, STATUS_INVALID_KEY, STATUS_OK, STATUS_OUT_OF_BOUNDS,
     STATUS_PD_MISMATCH, STATUS_STALE_KEY,
 };

@@ -18,11 +18,11 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::qp_context_record::{state, QpContextRecord};
-use rocenic_hdl::responder_datapath::{STAT_FRAMES as RSP_FRAMES, STAT_NOT_HANDLED};
-use rocenic_hdl::response_placement::{
+use rocenic_hdl::qp::qp_context_record::{state, QpContextRecord};
+use rocenic_hdl::requester::response_placement::{
     STAT_FRAMES as REQ_FRAMES, STAT_HEADERS, STAT_NOT_RESPONSES, STAT_PARSER_DROPS,
 };
+use rocenic_hdl::responder::responder_datapath::{STAT_FRAMES as RSP_FRAMES, STAT_NOT_HANDLED};
 use rocenic_model::nic::{frame_kind, FrameKind};
 use rocenic_sim::rtl::gen::frame_with;
 use rocenic_sim::rtl::stream::{AxisInPorts, StreamSource};
@@ -186,8 +186,8 @@ fn write_context(sim: &mut Sim<Dut>, prefix: &str, qpn: u64, record: &QpContextR
 /// ERR; the requester contexts of the other QPs are untouched.
 #[test]
 fn a_responder_refusal_moves_the_requester_side_to_err() {
-    use rocenic_hdl::completer_datapath::EV_TO_ERROR;
-    use rocenic_hdl::request_checker::VERDICT_REMOTE_ACCESS;
+    use rocenic_hdl::requester::completer_datapath::EV_TO_ERROR;
+    use rocenic_hdl::responder::request_checker::VERDICT_REMOTE_ACCESS;
     use rocenic_wire::op;
     for seed in [3u64, 4, 5] {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -299,9 +299,9 @@ fn a_responder_refusal_moves_the_requester_side_to_err() {
 // The requester-to-responder ERR hand-over, against a model `Nic`.
 
 use rocenic_fabric::{Endpoint, Time};
-use rocenic_hdl::completer_datapath::{EV_RESPONSE, EV_TIMER};
-use rocenic_hdl::request_checker::VERDICT_QP_STATE;
-use rocenic_hdl::response_queue::{mtu_code as queue_mtu_code, OP_CONFIGURE};
+use rocenic_hdl::requester::completer_datapath::{EV_RESPONSE, EV_TIMER};
+use rocenic_hdl::responder::request_checker::VERDICT_QP_STATE;
+use rocenic_hdl::responder::response_queue::{mtu_code as queue_mtu_code, OP_CONFIGURE};
 use rocenic_model::completer::wc_opcode;
 use rocenic_model::completer::WqeKind;
 use rocenic_model::memory::HostMemory;

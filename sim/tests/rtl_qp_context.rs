@@ -14,10 +14,10 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::qp_context::{
+use rocenic_hdl::qp::qp_context::{
     CycleInputs, CycleOutputs, HostRequest, QpContextModel, CONFIG_LATENCY,
 };
-use rocenic_hdl::qp_context_record::{
+use rocenic_hdl::qp::qp_context_record::{
     field_mask, in_progress, state, Field, QpContextRecord, RecordWords, FIELDS, NAK_SENT,
     RECORD_WORDS, RQ_EPSN, RQ_MSN, STATE,
 };

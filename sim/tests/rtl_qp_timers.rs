@@ -19,7 +19,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::qp_timers::{
+use rocenic_hdl::qp::qp_timers::{
     duration_units, time_at, Command, Fired, QpTimersModel, CLOCK_NS, KIND_ACK_TIMEOUT,
     KIND_RNR_WAIT, TIME_BITS, TIME_ORIGIN, UNIT_CYCLES, UNIT_NS,
 };

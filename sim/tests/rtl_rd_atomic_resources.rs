@@ -22,8 +22,8 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
-use rocenic_hdl::qp_context_record::mtu_code;
-use rocenic_hdl::rd_atomic_resources::*;
+use rocenic_hdl::qp::qp_context_record::mtu_code;
+use rocenic_hdl::responder::rd_atomic_resources::*;
 use rocenic_model::responder::{
     duplicate_answer, find_resource, push_resource, read_psns, record_resource_ops,
     DuplicateAnswer, RdResource, ResourceOp,

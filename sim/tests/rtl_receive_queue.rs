@@ -14,7 +14,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::receive_queue::*;
+use rocenic_hdl::responder::receive_queue::*;
 use rocenic_model::completer::flush_receive_queue;
 use rocenic_model::verbs::{Cqe, RecvWr, Sge, WcOpcode, WcStatus};
 use std::collections::{BTreeMap, VecDeque};

@@ -22,8 +22,8 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
-use rocenic_hdl::qp_context_record::{mtu_code, QpContextRecord, RECORD_WORDS};
-use rocenic_hdl::request_checker::*;
+use rocenic_hdl::qp::qp_context_record::{mtu_code, QpContextRecord, RECORD_WORDS};
+use rocenic_hdl::responder::request_checker::*;
 use rocenic_model::responder::{
     check_request, record_checks, CheckInput, CheckOutcome, DuplicateClass, Message, Response,
     Verdict,
@@ -557,7 +557,7 @@ fn disturb(rng: &mut ChaCha8Rng, qp: &mut CheckInput) {
 
 fn random_rest(rng: &mut ChaCha8Rng) -> QpContextRecord {
     let mut r = QpContextRecord::default();
-    for f in rocenic_hdl::qp_context_record::FIELDS {
+    for f in rocenic_hdl::qp::qp_context_record::FIELDS {
         r.set_field(*f, rng.gen_range(0..=f.max()) as u32);
     }
     r

@@ -15,7 +15,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::request_segmenter::{
+use rocenic_hdl::requester::request_segmenter::{
     mtu_code, DIVIDER_CYCLES, KIND_CMP_SWAP, KIND_READ, KIND_SEND, KIND_SEND_IMM, KIND_SEND_INV,
     KIND_WRITE, KIND_WRITE_IMM, LATENCY,
 };

@@ -21,11 +21,11 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
-use rocenic_hdl::completer_datapath::{
+use rocenic_hdl::qp::qp_context_record::{mtu_code, QpContextRecord, RECORD_WORDS};
+use rocenic_hdl::requester::completer_datapath::{
     EV_GRANT, EV_POST, EV_RESPONSE, EV_SENT, EV_TIMER, EV_TO_ERROR, TIMER_ARM, TIMER_NONE,
     TIMER_STOP,
 };
-use rocenic_hdl::qp_context_record::{mtu_code, QpContextRecord, RECORD_WORDS};
 use rocenic_model::completer::{CompleterEvent, CompleterRecord, SqSnapshot, WqeOutcome};
 use rocenic_model::requester::{may_send, send_window};
 use rocenic_model::send_queue::SendCqe;

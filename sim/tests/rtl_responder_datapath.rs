@@ -38,9 +38,9 @@ mod rtl_common;
 use harness::{bring_up, make_side, ConnOpts, Faults, Pair};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::qp_context_record::{mtu_code, QpContextRecord};
-use rocenic_hdl::responder_datapath::*;
-use rocenic_hdl::response_queue::{
+use rocenic_hdl::qp::qp_context_record::{mtu_code, QpContextRecord};
+use rocenic_hdl::responder::responder_datapath::*;
+use rocenic_hdl::responder::response_queue::{
     OP_DROP_READS, OP_FLUSH, OP_PUSH_ACK, OP_PUSH_ATOMIC_ACK, OP_PUSH_NAK, OP_PUSH_READ,
 };
 use rocenic_model::mr::{MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};

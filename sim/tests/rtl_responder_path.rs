@@ -26,8 +26,8 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::{Endpoint, Fabric, FaultConfig, LinkConfig, SwitchConfig, Time};
-use rocenic_hdl::qp_context_record::{mtu_code, QpContextRecord};
-use rocenic_hdl::response_queue::OP_CONFIGURE;
+use rocenic_hdl::qp::qp_context_record::{mtu_code, QpContextRecord};
+use rocenic_hdl::responder::response_queue::OP_CONFIGURE;
 use rocenic_model::mr::DEFAULT_MAX_MRS;
 use rocenic_model::nic::{Nic, TxClass};
 use rocenic_model::verbs::{Access, Cqe, QpState, Qpn, WcOpcode, WcStatus};
@@ -176,7 +176,7 @@ fn configure(sim: &mut Sim<Dut>, shadow: &Nic, pair: &ResponderPair) {
             ..QpContextRecord::default()
         };
         write_context(sim, q.qpn, &record);
-        let code = u64::from(rocenic_hdl::response_queue::mtu_code(q.mtu));
+        let code = u64::from(rocenic_hdl::responder::response_queue::mtu_code(q.mtu));
         queue_command(sim, OP_CONFIGURE, q.qpn, code);
         let attrs = shadow.qp_tx_attrs(q.qpn).expect("a connected QP");
         let c = shadow.config();

@@ -27,7 +27,7 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
-use rocenic_hdl::response_checker::*;
+use rocenic_hdl::requester::response_checker::*;
 use rocenic_model::completer::{
     check_atomic_ack, check_read_response, classify_response, ResponseAction, ResponseDrop,
     ResponseRecord, WqeDrop, WqeKind, WqeOutcome, WqeView,
@@ -193,7 +193,7 @@ fn kind_code(k: WqeKind) -> u64 {
 }
 
 fn mtu_code(mtu: u32) -> u64 {
-    u64::from(rocenic_hdl::qp_context_record::mtu_code(mtu).expect("a valid MTU"))
+    u64::from(rocenic_hdl::qp::qp_context_record::mtu_code(mtu).expect("a valid MTU"))
 }
 
 /// An outcome class: action, drop reason, error status, WQE outcome.

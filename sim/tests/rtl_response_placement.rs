@@ -29,7 +29,7 @@ mod rtl_common;
 use harness::{bring_up, buffer, fill, make_side, pattern, Buf, ConnOpts, Faults, Pair};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::response_placement::*;
+use rocenic_hdl::requester::response_placement::*;
 use rocenic_model::completer::{place_check, CompleterEvent, WqeOutcome};
 use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::nic::{frame_kind, FrameKind};

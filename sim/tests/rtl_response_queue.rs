@@ -23,7 +23,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
-use rocenic_hdl::response_queue::CommandFields;
+use rocenic_hdl::responder::response_queue::CommandFields;
 use rocenic_model::response_queue::{
     record_queue_ops, Command, Descriptor, QueueItem, QueueOp, ReadSlice, RespPacket,
     ResponseQueue, ResponseQueueModel,

@@ -19,7 +19,7 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
-use rocenic_hdl::qp_address_ram::QpAddress;
+use rocenic_hdl::qp::qp_address_ram::QpAddress;
 use rocenic_model::memory::HostMemory;
 use rocenic_model::mr::MrTable;
 use rocenic_model::nic::{Nic, QpTxAttrs};

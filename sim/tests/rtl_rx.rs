@@ -10,7 +10,7 @@ mod rtl_common;
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::rx_parser::RECORD_LATENCY;
+use rocenic_hdl::rx::rx_parser::RECORD_LATENCY;
 use rocenic_sim::rtl::gen::{frame_of_len, frame_with, malform, Malformation};
 use rocenic_sim::rtl::rx::{
     compare_rx, expected_counters, model_rx, run_rx_parser, RxDrive, RxRun,

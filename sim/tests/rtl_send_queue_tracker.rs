@@ -24,7 +24,7 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
-use rocenic_hdl::send_queue_tracker::*;
+use rocenic_hdl::requester::send_queue_tracker::*;
 use rocenic_model::completer::WqeKind;
 use rocenic_model::nic::Nic;
 use rocenic_model::send_queue::{

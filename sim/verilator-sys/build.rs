@@ -13,6 +13,9 @@
 #[allow(dead_code)]
 mod parse;
 
+#[path = "build/bridge_check.rs"]
+mod bridge_check;
+
 use parse::{HeaderPort, PortDir, PortStorage};
 use std::env;
 use std::fmt::Write as _;
@@ -67,6 +70,7 @@ fn main() {
 fn run() -> Result<(), String> {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=build/parse.rs");
+    println!("cargo::rerun-if-changed=build/bridge_check.rs");
     println!("cargo::rerun-if-changed=csrc");
     for var in ["ROCENIC_VERILATOR", "VERILATOR_ROOT", "VERILATOR_SYS_OPT"] {
         println!("cargo::rerun-if-env-changed={var}");
@@ -80,7 +84,11 @@ fn run() -> Result<(), String> {
         verilator.root.join("include/verilated_config.h").display()
     );
 
-    let blocks = rocenic_hdl::export::blocks();
+    let mut blocks = rocenic_hdl::export::blocks();
+    blocks.push(rocenic_hdl::export::ExportedBlock::new(
+        "bridge_check",
+        bridge_check::BridgeCheck::default(),
+    ));
     check_block_names(&blocks)?;
 
     let fst = fst_headers_available(&out_dir);

@@ -5,8 +5,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::tx_header::TxHeader;
-use rocenic_hdl::wide::bits_from_words;
+use rocenic_hdl::primitives::wide::bits_from_words;
+use rocenic_hdl::tx::tx_header::TxHeader;
 use rocenic_wire::opcode::{ExtSet, OPCODES};
 use rocenic_wire::*;
 use rust_hdl::prelude::*;
@@ -203,14 +203,14 @@ pub fn encode_without_udp_checksum(f: &RoceFrame) -> Vec<u8> {
 
 /// The frame job the header stage should make for `f`, built in plain Rust
 /// from the codec's bytes (an independent reference for the merger tests).
-pub fn job_of(f: &RoceFrame, drop: bool) -> rocenic_hdl::tx_header_prep::TxJob {
-    use rocenic_hdl::wide::bits_from_bytes;
+pub fn job_of(f: &RoceFrame, drop: bool) -> rocenic_hdl::tx::tx_header_prep::TxJob {
+    use rocenic_hdl::primitives::wide::bits_from_bytes;
     let wire = encode_without_udp_checksum(f);
     let h = header_len(f);
     let len = f.payload.len();
     let e = h + len + pad_for(len);
     let v6 = matches!(f.ip, IpHeader::V6(_));
-    rocenic_hdl::tx_header_prep::TxJob {
+    rocenic_hdl::tx::tx_header_prep::TxJob {
         header_lanes: bits_from_bytes(&wire[..h]),
         header_len: bits(h as u64),
         payload_beats: bits(len.div_ceil(64) as u64),
@@ -290,7 +290,10 @@ pub fn frames_of(beats: &[Beat]) -> Vec<Vec<u8>> {
 }
 
 pub fn beat_bits(b: &Beat) -> (Bits<512>, Bits<64>) {
-    (rocenic_hdl::wide::bits_from_bytes(&b.data), bits(b.keep))
+    (
+        rocenic_hdl::primitives::wide::bits_from_bytes(&b.data),
+        bits(b.keep),
+    )
 }
 
 /// Frames of every opcode on IPv4 and IPv6 with the payload sizes the tests

@@ -11,7 +11,7 @@ use super::icrc::icrc_span;
 use super::rx::{run_rx_parser, RxDrive, RxOutput};
 use crate::decode::{read_pcap, FrameReport};
 use anyhow::Result;
-use rocenic_hdl::header_record::DropReason;
+use rocenic_hdl::rx::header_record::DropReason;
 use rocenic_wire::ICRC_LEN;
 use serde::Serialize;
 use std::path::Path;
@@ -28,7 +28,7 @@ pub struct RtlFrameReport {
     #[serde(flatten)]
     pub report: FrameReport,
     /// The record's drop reason code (0: accepted; see
-    /// `rocenic_hdl::header_record::DropReason`), null when the frame never
+    /// `rocenic_hdl::rx::header_record::DropReason`), null when the frame never
     /// reached the parser.
     pub hw_reason_code: Option<u8>,
     /// Its name, as the parser's counters label it.

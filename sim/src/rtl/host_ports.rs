@@ -8,7 +8,7 @@
 
 use super::qp_config::{qp_address, set_address};
 use super::RtlError;
-use rocenic_hdl::qp_context_record::QpContextRecord;
+use rocenic_hdl::qp::qp_context_record::QpContextRecord;
 use rocenic_model::nic::QpTxAttrs;
 use rocenic_model::verbs::{Qpn, RecvWr, Sge};
 use verilator_sys::{Block, Input, Output, Sim};

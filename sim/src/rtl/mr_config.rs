@@ -4,7 +4,7 @@
 //! name, so one loader serves every such block.
 
 use super::RtlError;
-use rocenic_hdl::mr_translate::{MR_STATE_FREE, MR_STATE_INVALIDATED, MR_STATE_VALID};
+use rocenic_hdl::dma::mr_translate::{MR_STATE_FREE, MR_STATE_INVALIDATED, MR_STATE_VALID};
 use rocenic_model::mr::{MrState, MrTable};
 use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use verilator_sys::Sim;

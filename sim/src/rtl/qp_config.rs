@@ -3,9 +3,9 @@
 //! ([`QpAddress`]) the transmit side frames with, and the bit layouts of
 //! its addresses.
 
-use rocenic_hdl::qp_address_ram::QpAddress;
-use rocenic_hdl::qp_context_record::{mtu_code, state, QpContextRecord};
-use rocenic_hdl::wide::bits_from_words;
+use rocenic_hdl::primitives::wide::bits_from_words;
+use rocenic_hdl::qp::qp_address_ram::QpAddress;
+use rocenic_hdl::qp::qp_context_record::{mtu_code, state, QpContextRecord};
 use rocenic_model::nic::{QpContextView, QpTxAttrs};
 use rocenic_model::verbs::{QpState, Qpn};
 use rocenic_wire::{ecn, udp_src_port};

@@ -45,12 +45,12 @@ use super::qp_config::context_record;
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
 use rocenic_fabric::{Endpoint, Time};
-use rocenic_hdl::completer_datapath::EV_TIMER;
-use rocenic_hdl::request_segmenter::{
+use rocenic_hdl::requester::completer_datapath::EV_TIMER;
+use rocenic_hdl::requester::request_segmenter::{
     KIND_CMP_SWAP, KIND_FETCH_ADD, KIND_READ, KIND_SEND, KIND_SEND_IMM, KIND_SEND_INV, KIND_WRITE,
     KIND_WRITE_IMM,
 };
-use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
+use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_model::completer::{wc_opcode, WqeKind};
 use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig};
@@ -67,7 +67,7 @@ const MAC_FRAMES: usize = 2;
 /// Cycles [`RtlRequesterNic::finish_check`] gives the core to finish.
 const FINISH_CYCLES: u64 = 2_000_000;
 /// QPNs the core's response path handles (`response_placement`).
-const CORE_QPNS: u32 = 1 << rocenic_hdl::response_placement::QPN_BITS;
+const CORE_QPNS: u32 = 1 << rocenic_hdl::requester::response_placement::QPN_BITS;
 
 /// The ring kind codes of `post_kind` (the send-queue tracker's order).
 const KINDS: [WqeKind; 4] = [

@@ -7,8 +7,8 @@
 use super::traffic::{MixedPair, MixedTraffic, TrafficRun, LATE_RECVS_AT};
 use rocenic_fabric::FaultConfig;
 use rocenic_fabric::{Fabric, LinkConfig, SwitchConfig};
-use rocenic_hdl::completer_datapath::*;
-use rocenic_hdl::send_queue_tracker::DEFAULT_SLOT_BITS;
+use rocenic_hdl::requester::completer_datapath::*;
+use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS;
 use rocenic_model::completer::{
     CompleterEvent, CompleterRecord, ResponseRecord, SqSnapshot, WqeKind,
 };

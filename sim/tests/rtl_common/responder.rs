@@ -2,7 +2,7 @@
 //! (`rocenic_sim::rtl::host_ports`) that panic on a stuck port, and the
 //! receive CQE as a tuple for comparisons.
 
-use rocenic_hdl::qp_context_record::QpContextRecord;
+use rocenic_hdl::qp::qp_context_record::QpContextRecord;
 use rocenic_model::nic::QpTxAttrs;
 use rocenic_model::verbs::{Cqe, Qpn, RecvWr};
 use rocenic_sim::rtl::host_ports;

@@ -2,7 +2,7 @@
 //! driven from Rust.
 //!
 //! The build script Verilates every block that `rocenic_hdl::export::blocks()`
-//! lists and generates, per block, a type implementing [`Block`] (in
+//! lists, and its own self-test block `bridge_check`, and generates, per block, a type implementing [`Block`] (in
 //! [`blocks`], re-exported here; `bridge_check` becomes [`BridgeCheck`]) with
 //! one typed constant per port (`BridgeCheck::A`, `BridgeCheck::COUNTER_COUNT`).
 //! [`Sim`] wraps a block and drives its `clock`.

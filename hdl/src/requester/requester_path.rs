@@ -1,0 +1,526 @@
+//! `RequesterPath`: the whole requester side of one NIC, send WQEs and
+//! response frames in, request frames, host DMA writes (READ data, atomic
+//! results) and send CQEs out. It joins five blocks
+//! (`docs/transport-core.md`, "The requester side"):
+//!
+//! ```text
+//! rx -> ResponsePlacement -- headers --> RequesterEvents <-- posts, timers
+//!        (payload FIFO,      <- command --   (context, completer,
+//!         local MR check,    -- result -->    timers, WQE bodies)
+//!         DMA writes)                          |  sendable     ^ grant requests
+//!                                              v               |
+//!                                            ReadySet ---------+
+//!        grant --> QpAddressRam (per-QP addressing) --> RequesterDatapath
+//!                                 (segmenter, MR check, DMA reads, TX builder)
+//!                                 -> frame;  status --> EV_SENT
+//! ```
+//!
+//! The oracle is the model NIC's requester half as a whole: `Nic::post_send`
+//! for the WQEs in, `Nic::receive` for the response frames,
+//! `Nic::fire_timers` for a QP's timer, and `Nic::transmit_from(..,
+//! TxClass::Request, qpn)` for the frames out; a shadow model given those
+//! inputs at the moments this block takes them predicts every frame, DMA
+//! write and CQE (see "The shadow" below).
+//!
+//! # Ports
+//!
+//! - `clock`; `reset` (synchronous, high): pulse once after power-up, then
+//!   wait for `cfg.ready` (both MR tables swept). Resets the event loop,
+//!   the ready set, the placement path and the transmit datapath; the QP
+//!   context, rings, timers, WQE bodies and the address RAM keep their
+//!   contents.
+//! - `rx` (AXI-Stream sink, 512/64): frames from the MAC; only response
+//!   opcodes are taken (others are counted and dropped).
+//! - `frame` (AXI-Stream source, 512/64): request frames, in grant order.
+//! - `qp_host` ([`ContextConfig`]): the requester direction's context
+//!   (the driver's `modify_qp`), linked through.
+//! - `cfg_window`, `cfg_ack_req_interval` (in): the NIC's send window and
+//!   AckReq interval ([`RequesterEvents`]).
+//! - `addr_*`: the per-QP address RAM's write port ([`QpAddressRam`]):
+//!   `addr_write` with `addr_qpn` and the entry `addr_data` ([`QpAddress`]);
+//!   its PD also goes to a PD RAM the placement reads.
+//! - `cfg` ([`MrConfigPort`](crate::dma::mr_translate::MrConfigPort)): fanned out
+//!   to both MR tables (the transmit datapath's, for payload reads and the
+//!   READ / atomic buffer checks, and the placement's, for its local-write
+//!   check); `cfg.ready` = both ready.
+//! - `post_*` (valid/ready): a send WQE, as [`RequesterEvents`]' `EV_POST`
+//!   source; `post_result_*` (out): its answer (accepted, ring slot).
+//! - `err_*` (valid/ready): a move to ERR from outside (`EV_TO_ERROR`).
+//! - `cqe_*` (valid/ready): the send CQEs.
+//! - `dma` ([`DmaReadPort`]): the transmit datapath's tagged payload reads.
+//! - `dmaw` ([`DmaWritePort`]): the placement's DMA writes.
+//! - For a scoreboard: `rsp_fire` (the event loop takes a response header:
+//!   the frame's turn in the completer), `done_valid` / `done_qpn` /
+//!   `done_kind` (an event's write-back, `completer_datapath::EV_*`),
+//!   `done_state` (the state it wrote back: `NicCore` hands a move to ERR
+//!   to the responder side), and
+//!   the transmit datapath's grant status `status_valid`, `status_qpn`,
+//!   `status_next_psn`, `status_error` (the frames of the grant are the
+//!   QP's next request frames, up to that send cursor).
+//! - `stat_select` / `stat_count`: the placement path's counters
+//!   (`response_placement::STAT_*`); `payload_last_errors`: the TX
+//!   builder's (0 unless broken).
+//!
+//! # How the blocks meet
+//!
+//! Each response header the event loop takes gets exactly one placement
+//! command, in header order, which is what [`ResponsePlacement`] needs to
+//! free the frame's payload: the completer's placement request (held with
+//! its fields until answered) becomes a write command one cycle after it
+//! rises (the QP's PD read from the PD RAM meanwhile), and its check result
+//! is the completer's `place_result_*`; a response event that is done
+//! without having asked (dropped, an ACK or NAK, a placement of nothing)
+//! gets a discard command, and the next header waits until that command
+//! has been accepted. Grants read the QP's addressing first (one cycle,
+//! again after a write to that entry, as the responder path does) and go
+//! to [`RequesterDatapath`]; its status goes back as `EV_SENT`, with the
+//! grant-in-flight rule of [`RequesterEvents`] keeping the QP's other
+//! events waiting meanwhile. Sendable pulses go through the [`ReadySet`]
+//! into the grant requests.
+//!
+//! # The shadow
+//!
+//! A model `Nic` fed a WQE when the post is taken, a response frame at its
+//! `rsp_fire` (the frames the parser drops, the model drops too), a QP's
+//! timer at a timer event's `done_valid`, and asked for the QP's request
+//! frames at each `status_valid` until its send cursor reaches
+//! `status_next_psn`, sees the QP's state as this block does: nothing of a
+//! granted QP but its posts is taken between its grant and its status.
+//!
+//! # Latency and throughput
+//!
+//! The event loop's, one event at a time (a post about 16 cycles, a
+//! refused grant 10, a response the completer's time plus its placement),
+//! and the transmit datapath's (0.985 frame beats per cycle at MTU 4096,
+//! up to 8 grants in flight); the address read adds one cycle per grant.
+//! Not measured on the composite.
+//!
+//! # Size
+//!
+//! See `hdl/tests/requester_path.rs` (Yosys `synth_xilinx`).
+
+use crate::dma::dma_port::{DmaReadPort, DmaWritePort};
+use crate::dma::mr_translate::MrConfigPortDefault;
+use crate::primitives::stream::{Axis512Sink, AxisSource, DATA_BITS, KEEP_BITS};
+use crate::primitives::sync_ram::SyncRam;
+use crate::qp::qp_address_ram::{QpAddress, QpAddressRam};
+use crate::qp::qp_context::ContextConfig;
+use crate::requester::completer_datapath::EV_RESPONSE;
+use crate::requester::ready_set::ReadySet;
+use crate::requester::requester_datapath::RequesterDatapath;
+use crate::requester::requester_events::{RequesterEvents, SLOT_BITS};
+use crate::requester::response_placement::ResponsePlacement;
+use rust_hdl::prelude::*;
+
+/// Packets per transmit grant at most (`requester_datapath`'s
+/// `grant_max_packets`): a longer WQE is granted again from its cursor,
+/// so a QP's responses (a NAK above all) are taken between its grants
+/// instead of after the whole WQE. 16 packets are 1,040 cycles of line at
+/// MTU 4096 (4.2 us at 250 MHz), far above the about 50 cycles from a
+/// grant's status to the QP's next grant (sent event, grant event,
+/// address read), which the 8 packets still in the datapath's buffer
+/// hide; and a NAK is acted on within 16 + 8 packets instead of within a
+/// whole 1 MiB WQE. The event loop spends about 40 of those cycles on the
+/// extra sent and grant events.
+pub const GRANT_PACKETS: u64 = 16;
+
+/// The default build: 1024 QPs (`AP1` = `A + 1`, the ready set's FIFO
+/// pointer).
+pub type RequesterPathDefault = RequesterPath<10, 11>;
+
+#[derive(LogicBlock)]
+pub struct RequesterPath<const A: usize, const AP1: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub rx: Axis512Sink,
+    pub frame: AxisSource<DATA_BITS, KEEP_BITS>,
+    pub qp_host: ContextConfig<A>,
+    pub cfg_window: Signal<In, Bits<32>>,
+    pub cfg_ack_req_interval: Signal<In, Bits<32>>,
+
+    pub addr_write: Signal<In, Bit>,
+    pub addr_qpn: Signal<In, Bits<A>>,
+    pub addr_data: Signal<In, QpAddress>,
+
+    pub cfg: MrConfigPortDefault,
+
+    pub post_valid: Signal<In, Bit>,
+    pub post_ready: Signal<Out, Bit>,
+    pub post_qpn: Signal<In, Bits<A>>,
+    pub post_kind: Signal<In, Bits<2>>,
+    pub post_opcode: Signal<In, Bits<3>>,
+    pub post_npsn: Signal<In, Bits<24>>,
+    pub post_len: Signal<In, Bits<32>>,
+    pub post_signaled: Signal<In, Bit>,
+    pub post_status: Signal<In, Bits<4>>,
+    pub post_lkey: Signal<In, Bits<32>>,
+    pub post_va: Signal<In, Bits<64>>,
+    pub post_op: Signal<In, Bits<3>>,
+    pub post_remote_va: Signal<In, Bits<64>>,
+    pub post_rkey: Signal<In, Bits<32>>,
+    pub post_imm: Signal<In, Bits<32>>,
+    pub post_compare: Signal<In, Bits<64>>,
+    pub post_swap_add: Signal<In, Bits<64>>,
+    pub post_solicited: Signal<In, Bit>,
+
+    pub post_result_valid: Signal<Out, Bit>,
+    pub post_result_qpn: Signal<Out, Bits<A>>,
+    pub post_result_accepted: Signal<Out, Bit>,
+    pub post_result_slot: Signal<Out, Bits<SLOT_BITS>>,
+
+    pub err_valid: Signal<In, Bit>,
+    pub err_ready: Signal<Out, Bit>,
+    pub err_qpn: Signal<In, Bits<A>>,
+
+    pub cqe_valid: Signal<Out, Bit>,
+    pub cqe_ready: Signal<In, Bit>,
+    pub cqe_qpn: Signal<Out, Bits<A>>,
+    pub cqe_slot: Signal<Out, Bits<SLOT_BITS>>,
+    pub cqe_status: Signal<Out, Bits<4>>,
+    pub cqe_opcode: Signal<Out, Bits<3>>,
+    pub cqe_byte_len: Signal<Out, Bits<32>>,
+
+    pub dma: DmaReadPort,
+    pub dmaw: DmaWritePort,
+
+    pub rsp_fire: Signal<Out, Bit>,
+    pub done_valid: Signal<Out, Bit>,
+    pub done_qpn: Signal<Out, Bits<A>>,
+    pub done_kind: Signal<Out, Bits<3>>,
+    pub done_state: Signal<Out, Bits<3>>,
+    pub status_valid: Signal<Out, Bit>,
+    pub status_qpn: Signal<Out, Bits<24>>,
+    pub status_next_psn: Signal<Out, Bits<24>>,
+    pub status_error: Signal<Out, Bit>,
+
+    pub stat_select: Signal<In, Bits<3>>,
+    pub stat_count: Signal<Out, Bits<32>>,
+    pub payload_last_errors: Signal<Out, Bits<16>>,
+
+    events: RequesterEvents<A>,
+    ready: ReadySet<A, AP1>,
+    placement: ResponsePlacement,
+    addresses: QpAddressRam<A>,
+    /// Each QP's PD, for the placement's check (the address RAM's read
+    /// port serves the grants).
+    pds: SyncRam<Bits<32>, A>,
+    datapath: RequesterDatapath,
+
+    // ---- placement commands
+    /// The completer's placement request was up last cycle: the PD RAM
+    /// holds its QP's PD.
+    place_seen: DFF<Bit>,
+    /// The response event under way has had its placement command.
+    placed: DFF<Bit>,
+    /// A response event ended without placing: its discard is owed.
+    discard_pending: DFF<Bit>,
+    place_offer: Signal<Local, Bit>,
+    cmd_taken: Signal<Local, Bit>,
+    ev_response: Constant<Bits<3>>,
+
+    // ---- grant to datapath
+    /// The address RAM's output holds the offered grant's QP.
+    address_ready: DFF<Bit>,
+    grant_offer: Signal<Local, Bit>,
+    grant_taken: Signal<Local, Bit>,
+    grant_packets: Constant<Bits<16>>,
+}
+
+impl<const A: usize, const AP1: usize> Default for RequesterPath<A, AP1> {
+    fn default() -> Self {
+        RequesterPath {
+            clock: Default::default(),
+            reset: Default::default(),
+            rx: Default::default(),
+            frame: Default::default(),
+            qp_host: Default::default(),
+            cfg_window: Default::default(),
+            cfg_ack_req_interval: Default::default(),
+            addr_write: Default::default(),
+            addr_qpn: Default::default(),
+            addr_data: Default::default(),
+            cfg: Default::default(),
+            post_valid: Default::default(),
+            post_ready: Default::default(),
+            post_qpn: Default::default(),
+            post_kind: Default::default(),
+            post_opcode: Default::default(),
+            post_npsn: Default::default(),
+            post_len: Default::default(),
+            post_signaled: Default::default(),
+            post_status: Default::default(),
+            post_lkey: Default::default(),
+            post_va: Default::default(),
+            post_op: Default::default(),
+            post_remote_va: Default::default(),
+            post_rkey: Default::default(),
+            post_imm: Default::default(),
+            post_compare: Default::default(),
+            post_swap_add: Default::default(),
+            post_solicited: Default::default(),
+            post_result_valid: Default::default(),
+            post_result_qpn: Default::default(),
+            post_result_accepted: Default::default(),
+            post_result_slot: Default::default(),
+            err_valid: Default::default(),
+            err_ready: Default::default(),
+            err_qpn: Default::default(),
+            cqe_valid: Default::default(),
+            cqe_ready: Default::default(),
+            cqe_qpn: Default::default(),
+            cqe_slot: Default::default(),
+            cqe_status: Default::default(),
+            cqe_opcode: Default::default(),
+            cqe_byte_len: Default::default(),
+            dma: Default::default(),
+            dmaw: Default::default(),
+            rsp_fire: Default::default(),
+            done_valid: Default::default(),
+            done_qpn: Default::default(),
+            done_kind: Default::default(),
+            done_state: Default::default(),
+            status_valid: Default::default(),
+            status_qpn: Default::default(),
+            status_next_psn: Default::default(),
+            status_error: Default::default(),
+            stat_select: Default::default(),
+            stat_count: Default::default(),
+            payload_last_errors: Default::default(),
+            events: Default::default(),
+            ready: Default::default(),
+            placement: Default::default(),
+            addresses: Default::default(),
+            pds: Default::default(),
+            datapath: Default::default(),
+            place_seen: Default::default(),
+            placed: Default::default(),
+            discard_pending: Default::default(),
+            place_offer: Default::default(),
+            cmd_taken: Default::default(),
+            ev_response: Constant::new(bits::<3>(EV_RESPONSE)),
+            address_ready: Default::default(),
+            grant_offer: Default::default(),
+            grant_taken: Default::default(),
+            grant_packets: Constant::new(bits::<16>(GRANT_PACKETS)),
+        }
+    }
+}
+
+impl<const A: usize, const AP1: usize> Logic for RequesterPath<A, AP1> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            place_seen,
+            placed,
+            discard_pending,
+            address_ready
+        );
+        clock!(self, clock, events, ready, placement, addresses, pds, datapath);
+        self.events.reset.next = self.reset.val();
+        self.ready.reset.next = self.reset.val();
+        self.placement.reset.next = self.reset.val();
+        self.datapath.reset.next = self.reset.val();
+
+        // ---- host ports of the event loop, linked through
+        ContextConfig::<A>::link(&mut self.qp_host, &mut self.events.qp_host);
+        self.events.cfg_window.next = self.cfg_window.val();
+        self.events.cfg_ack_req_interval.next = self.cfg_ack_req_interval.val();
+        self.events.post_valid.next = self.post_valid.val();
+        self.post_ready.next = self.events.post_ready.val();
+        self.events.post_qpn.next = self.post_qpn.val();
+        self.events.post_kind.next = self.post_kind.val();
+        self.events.post_opcode.next = self.post_opcode.val();
+        self.events.post_npsn.next = self.post_npsn.val();
+        self.events.post_len.next = self.post_len.val();
+        self.events.post_signaled.next = self.post_signaled.val();
+        self.events.post_status.next = self.post_status.val();
+        self.events.post_lkey.next = self.post_lkey.val();
+        self.events.post_va.next = self.post_va.val();
+        self.events.post_op.next = self.post_op.val();
+        self.events.post_remote_va.next = self.post_remote_va.val();
+        self.events.post_rkey.next = self.post_rkey.val();
+        self.events.post_imm.next = self.post_imm.val();
+        self.events.post_compare.next = self.post_compare.val();
+        self.events.post_swap_add.next = self.post_swap_add.val();
+        self.events.post_solicited.next = self.post_solicited.val();
+        self.post_result_valid.next = self.events.post_result_valid.val();
+        self.post_result_qpn.next = self.events.post_result_qpn.val();
+        self.post_result_accepted.next = self.events.post_result_accepted.val();
+        self.post_result_slot.next = self.events.post_result_slot.val();
+        self.events.err_valid.next = self.err_valid.val();
+        self.err_ready.next = self.events.err_ready.val();
+        self.events.err_qpn.next = self.err_qpn.val();
+        self.cqe_valid.next = self.events.cqe_valid.val();
+        self.events.cqe_ready.next = self.cqe_ready.val();
+        self.cqe_qpn.next = self.events.cqe_qpn.val();
+        self.cqe_slot.next = self.events.cqe_slot.val();
+        self.cqe_status.next = self.events.cqe_status.val();
+        self.cqe_opcode.next = self.events.cqe_opcode.val();
+        self.cqe_byte_len.next = self.events.cqe_byte_len.val();
+        // The inner timers run on their own: no forced expiries.
+        self.events.hold_timers.next = false;
+        self.events.timer_force_valid.next = false;
+        self.events.timer_force_qpn.next = 0.into();
+        self.events.timer_force_rnr.next = false;
+        self.done_valid.next = self.events.done_valid.val();
+        self.done_qpn.next = self.events.done_qpn.val();
+        self.done_kind.next = self.events.done_kind.val();
+        self.done_state.next = self.events.done_record.val().get_bits::<3>(0);
+
+        // ---- MR configuration, one table per inner block, written alike
+        self.cfg.ready.next = self.datapath.cfg.ready.val() & self.placement.cfg.ready.val();
+        self.datapath.cfg.mr_write.next = self.cfg.mr_write.val();
+        self.datapath.cfg.mr_index.next = self.cfg.mr_index.val();
+        self.datapath.cfg.mr_state.next = self.cfg.mr_state.val();
+        self.datapath.cfg.mr_variant.next = self.cfg.mr_variant.val();
+        self.datapath.cfg.mr_pd.next = self.cfg.mr_pd.val();
+        self.datapath.cfg.mr_base_va.next = self.cfg.mr_base_va.val();
+        self.datapath.cfg.mr_len.next = self.cfg.mr_len.val();
+        self.datapath.cfg.mr_access.next = self.cfg.mr_access.val();
+        self.datapath.cfg.mr_page_shift.next = self.cfg.mr_page_shift.val();
+        self.datapath.cfg.mr_mtt_base.next = self.cfg.mr_mtt_base.val();
+        self.datapath.cfg.mtt_write.next = self.cfg.mtt_write.val();
+        self.datapath.cfg.mtt_index.next = self.cfg.mtt_index.val();
+        self.datapath.cfg.mtt_addr.next = self.cfg.mtt_addr.val();
+        self.placement.cfg.mr_write.next = self.cfg.mr_write.val();
+        self.placement.cfg.mr_index.next = self.cfg.mr_index.val();
+        self.placement.cfg.mr_state.next = self.cfg.mr_state.val();
+        self.placement.cfg.mr_variant.next = self.cfg.mr_variant.val();
+        self.placement.cfg.mr_pd.next = self.cfg.mr_pd.val();
+        self.placement.cfg.mr_base_va.next = self.cfg.mr_base_va.val();
+        self.placement.cfg.mr_len.next = self.cfg.mr_len.val();
+        self.placement.cfg.mr_access.next = self.cfg.mr_access.val();
+        self.placement.cfg.mr_page_shift.next = self.cfg.mr_page_shift.val();
+        self.placement.cfg.mr_mtt_base.next = self.cfg.mr_mtt_base.val();
+        self.placement.cfg.mtt_write.next = self.cfg.mtt_write.val();
+        self.placement.cfg.mtt_index.next = self.cfg.mtt_index.val();
+        self.placement.cfg.mtt_addr.next = self.cfg.mtt_addr.val();
+
+        // ---- response frames -> headers -> the event loop
+        self.placement.rx.tdata.next = self.rx.tdata.val();
+        self.placement.rx.tkeep.next = self.rx.tkeep.val();
+        self.placement.rx.tlast.next = self.rx.tlast.val();
+        self.placement.rx.tvalid.next = self.rx.tvalid.val();
+        self.rx.tready.next = self.placement.rx.tready.val();
+        // A discard owed to the previous header goes first.
+        self.events.rsp_valid.next = self.placement.hdr_valid.val() & !self.discard_pending.q.val();
+        self.placement.hdr_ready.next = self.events.rsp_ready.val();
+        self.rsp_fire.next = self.events.rsp_ready.val();
+        self.events.rsp_qpn.next = bit_cast::<A, 24>(self.placement.hdr_qpn.val());
+        self.events.rsp_opcode.next = self.placement.hdr_opcode.val();
+        self.events.rsp_psn.next = self.placement.hdr_psn.val();
+        self.events.rsp_has_aeth.next = self.placement.hdr_has_aeth.val();
+        self.events.rsp_aeth_syndrome.next = self.placement.hdr_aeth_syndrome.val();
+        self.events.rsp_payload_len.next = bit_cast::<32, 13>(self.placement.hdr_payload_len.val());
+        self.events.rsp_atomic_orig.next = self.placement.hdr_atomic_orig.val();
+
+        // ---- one placement command per header (see "How the blocks meet")
+        self.pds.write_enable.next = self.addr_write.val();
+        self.pds.write_address.next = self.addr_qpn.val();
+        self.pds.write_data.next = self.addr_data.val().pd;
+        self.pds.read_address.next = self.events.place_qpn.val();
+        self.place_seen.d.next = self.events.place_valid.val();
+        self.place_offer.next =
+            self.events.place_valid.val() & self.place_seen.q.val() & !self.placed.q.val();
+        self.placement.cmd_valid.next = self.place_offer.val() | self.discard_pending.q.val();
+        self.placement.place_valid.next = !self.discard_pending.q.val();
+        self.placement.place_atomic.next = self.events.place_atomic.val();
+        self.placement.place_atomic_orig.next = self.events.place_atomic_orig.val();
+        self.placement.place_lkey.next = self.events.place_lkey.val();
+        self.placement.place_va.next = self.events.place_va.val();
+        self.placement.place_len.next = self.events.place_len.val();
+        self.placement.place_pd.next = self.pds.read_data.val();
+        self.cmd_taken.next = self.placement.cmd_valid.val() & self.placement.cmd_ready.val();
+        if self.cmd_taken.val() {
+            if self.discard_pending.q.val() {
+                self.discard_pending.d.next = false;
+            } else {
+                self.placed.d.next = true;
+            }
+        }
+        if self.events.done_valid.val() & (self.events.done_kind.val() == self.ev_response.val()) {
+            self.placed.d.next = false;
+            if !self.placed.q.val() {
+                self.discard_pending.d.next = true;
+            }
+        }
+        self.placement.res_ready.next = true;
+        self.events.place_result_valid.next = self.placement.res_valid.val();
+        self.events.place_result_error.next = self.placement.res_status.val().any();
+        self.events.place_result_status.next = self.placement.res_status.val();
+        DmaWritePort::link(&mut self.dmaw, &mut self.placement.dma);
+        self.placement.stat_select.next = self.stat_select.val();
+        self.stat_count.next = self.placement.stat_count.val();
+
+        // ---- sendable QPs -> grant requests
+        self.ready.sendable_valid.next = self.events.sendable_valid.val();
+        self.ready.sendable_qpn.next = self.events.sendable_qpn.val();
+        self.events.greq_valid.next = self.ready.request_valid.val();
+        self.ready.request_ready.next = self.events.greq_ready.val();
+        self.events.greq_qpn.next = self.ready.request_qpn.val();
+
+        // ---- grant + the QP's addressing -> transmit datapath. The event
+        // loop holds a grant until it is taken, so the address RAM is read
+        // at its QPN and the grant offered from the next cycle (again
+        // after a write to that entry).
+        self.addresses.write.next = self.addr_write.val();
+        self.addresses.write_qpn.next = self.addr_qpn.val();
+        self.addresses.write_data.next = self.addr_data.val();
+        self.addresses.read_qpn.next = self.events.grant_qpn.val();
+        self.grant_offer.next = self.events.grant_valid.val() & self.address_ready.q.val();
+        self.grant_taken.next = self.grant_offer.val() & self.datapath.grant_ready.val();
+        self.address_ready.d.next = self.events.grant_valid.val()
+            & !self.grant_taken.val()
+            & !(self.addr_write.val() & (self.addr_qpn.val() == self.events.grant_qpn.val()));
+        self.events.grant_ready.next = self.grant_taken.val();
+        self.datapath.grant_valid.next = self.grant_offer.val();
+        self.datapath.grant_qpn.next = bit_cast::<24, A>(self.events.grant_qpn.val());
+        self.datapath.grant_kind.next = self.events.grant_op.val();
+        self.datapath.grant_len.next = self.events.grant_len.val();
+        self.datapath.grant_first_psn.next = self.events.grant_first_psn.val();
+        self.datapath.grant_start_psn.next = self.events.grant_start_psn.val();
+        self.datapath.grant_mtu.next = self.events.grant_mtu.val();
+        self.datapath.grant_remote_va.next = self.events.grant_remote_va.val();
+        self.datapath.grant_rkey.next = self.events.grant_rkey.val();
+        self.datapath.grant_imm.next = self.events.grant_imm.val();
+        self.datapath.grant_compare.next = self.events.grant_compare.val();
+        self.datapath.grant_swap_add.next = self.events.grant_swap_add.val();
+        self.datapath.grant_solicited.next = self.events.grant_solicited.val();
+        self.datapath.grant_una.next = self.events.grant_una.val();
+        self.datapath.grant_window.next = self.events.grant_window.val();
+        self.datapath.grant_ack_req_interval.next = self.events.grant_ack_req_interval.val();
+        self.datapath.grant_max_packets.next = self.grant_packets.val();
+        self.datapath.grant_lkey.next = self.events.grant_lkey.val();
+        self.datapath.grant_local_va.next = self.events.grant_local_va.val();
+        self.datapath.grant_address.next = self.addresses.read_data.val();
+
+        // ---- the grant's status -> EV_SENT; frames and payload reads out
+        self.events.sent_valid.next = self.datapath.status_valid.val();
+        self.events.sent_qpn.next = bit_cast::<A, 24>(self.datapath.status_qpn.val());
+        self.events.sent_next_psn.next = self.datapath.status_next_psn.val();
+        self.events.sent_ackreq.next = self.datapath.status_ackreq.val();
+        self.events.sent_ackreq_end.next = self.datapath.status_ackreq_end.val();
+        self.events.sent_error.next = self.datapath.status_error.val();
+        self.events.sent_status.next = self.datapath.status_status.val();
+        self.status_valid.next = self.datapath.status_valid.val();
+        self.status_qpn.next = self.datapath.status_qpn.val();
+        self.status_next_psn.next = self.datapath.status_next_psn.val();
+        self.status_error.next = self.datapath.status_error.val();
+        DmaReadPort::link(&mut self.dma, &mut self.datapath.dma);
+        self.frame.tdata.next = self.datapath.frame.tdata.val();
+        self.frame.tkeep.next = self.datapath.frame.tkeep.val();
+        self.frame.tlast.next = self.datapath.frame.tlast.val();
+        self.frame.tvalid.next = self.datapath.frame.tvalid.val();
+        self.datapath.frame.tready.next = self.frame.tready.val();
+        self.payload_last_errors.next = self.datapath.payload_last_errors.val();
+
+        if self.reset.val() {
+            self.place_seen.d.next = false;
+            self.placed.d.next = false;
+            self.discard_pending.d.next = false;
+            self.address_ready.d.next = false;
+        }
+    }
+}
