@@ -14,7 +14,10 @@ registry order. Subcommands:
   synth  Yosys `synth_xilinx -family xcup` out of context (no I/O buffers, no
          clock buffer), flattened; per block LUT/LUTRAM/SRL/FF/CARRY/MUXF/
          BRAM/URAM/DSP counts and the synthesis time, as report.md and
-         report.json.
+         report.json; the size table of docs/status.md (the section between
+         its `<!-- synth-table:begin -->` and `<!-- synth-table:end -->`
+         markers) is rewritten from the same results, the rest of the page
+         left alone (`--status`, `--no-status`).
 
 Each block's result is cached in OUT/<block>/result.json under a key made of
 the Verilog, the tool's version, the script and this file, so an unchanged
@@ -36,6 +39,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FAMILY = "xcup"
+
+# The repository root (this file is hdl/synth/rtl_flow.py) and the status page
+# whose size table `synth` keeps current.
+ROOT = Path(__file__).resolve().parents[2]
+STATUS_PAGE = ROOT / "docs" / "status.md"
+TABLE_BEGIN = "<!-- synth-table:begin -->"
+TABLE_END = "<!-- synth-table:end -->"
+# The columns of the status page's table: fewer than report.md's, the ones a
+# reader compares between blocks.
+STATUS_COLUMNS = [
+    ("lut", "LUT"),
+    ("ff", "FF"),
+    ("lutram", "LUTRAM"),
+    ("bram36", "BRAM36"),
+    ("bram18", "BRAM18"),
+    ("dsp", "DSP"),
+]
 
 # Yosys: rust-hdl's yosys_validate runs `read -vlog95; hierarchy -check; proc`
 # and greps the log for implicit wires, latches and undriven wires. The same
@@ -479,6 +499,100 @@ def write_report(out: Path, tool: str, results: list[dict]) -> None:
     (out / "report.md").write_text(markdown(tool, results))
 
 
+# ---------------------------------------------------------------- status page
+
+
+def status_row(result: dict, measured: str) -> str:
+    """One row of the status page's size table: the block, its counts and
+    where they were measured (`measured`: commit and date)."""
+    name = f"`{result['name']}`"
+    if not result["ok"]:
+        return f"| {name} | " + " | ".join("-" for _ in STATUS_COLUMNS) + f" | {measured} | synthesis FAILED |"
+    s = result["summary"]
+    cols = " | ".join(f"{s[c]:,}" for c, _ in STATUS_COLUMNS)
+    return f"| {name} | {cols} | {measured} | `make synth` |"
+
+
+def status_table(tool: str, results: list[dict], measured: str, previous: str = "", partial: bool = False) -> str:
+    """The table section of docs/status.md (without the markers), one row per
+    block of `results` in their order. A `partial` run (`--block`) only
+    replaces its blocks' rows in `previous` (the section as it was) and keeps
+    the others, in their order, blocks new to the table last."""
+    rows: dict[str, str] = {}
+    if partial:
+        for text in previous.splitlines():
+            m = re.match(r"^\| `([a-z0-9_]+)` \|", text)
+            if m:
+                rows[m.group(1)] = text
+    for r in results:
+        rows[r["name"]] = status_row(r, measured)
+    names = list(rows)
+    lines = [
+        "",
+        f"Yosys `synth_xilinx -family {FAMILY} -flatten -noiopad -noclkbuf`, out of "
+        "context, each block at the parameters `rocenic_hdl::export::blocks()` "
+        f"gives it; last written by `make synth` ({tool}). LUTRAM counts LUT "
+        "sites used as distributed RAM; BRAM36 counts RAMB36E2, BRAM18 RAMB18E2. "
+        "No Fmax: Yosys does no place and route for Xilinx parts.",
+        "",
+        "| Block | " + " | ".join(h for _, h in STATUS_COLUMNS) + " | Measured at | By |",
+        "|---|" + "---:|" * len(STATUS_COLUMNS) + "---|---|",
+    ]
+    lines += [rows[n] for n in names]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def rewrite_section(page: str, section: str) -> str:
+    """`page` with the text between its two marker lines replaced by
+    `section`; the markers and everything outside them unchanged."""
+    begin = page.find(TABLE_BEGIN)
+    end = page.find(TABLE_END)
+    if begin < 0 or end < 0 or end < begin:
+        raise FlowError(f"the status page has no `{TABLE_BEGIN}` ... `{TABLE_END}` section")
+    if page.find(TABLE_BEGIN, begin + 1) >= 0 or page.find(TABLE_END, end + 1) >= 0:
+        raise FlowError("the status page has more than one synth-table section")
+    head = page[: begin + len(TABLE_BEGIN)]
+    return head + "\n" + section.strip("\n") + "\n" + page[end:]
+
+
+def current_section(page: str) -> str:
+    begin = page.find(TABLE_BEGIN)
+    end = page.find(TABLE_END)
+    if begin < 0 or end < begin:
+        return ""
+    return page[begin + len(TABLE_BEGIN) : end]
+
+
+def measured_at() -> str:
+    """`commit (date)` of the checkout the Verilog came from, `+dirty` when
+    tracked files other than the status page itself have changes; `unknown`
+    outside git."""
+    try:
+        head = run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %cs"])
+        dirty = run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs/status.md"]
+        )
+    except FlowError:
+        return "unknown"
+    if head.returncode != 0 or not head.stdout.strip():
+        return "unknown"
+    commit, date = head.stdout.split()
+    if dirty.returncode == 0 and dirty.stdout.strip():
+        commit += "+dirty"
+    return f"{commit} ({date})"
+
+
+def update_status(path: Path, tool: str, results: list[dict], measured: str, partial: bool) -> None:
+    page = path.read_text()
+    section = status_table(tool, results, measured, current_section(page), partial)
+    new = rewrite_section(page, section)
+    if new != page:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(new)
+        tmp.replace(path)
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -505,6 +619,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--waivers", type=Path, help="Verilator waiver file (lint)")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--block", action="append", default=[], help="only this block (may repeat)")
+    ap.add_argument(
+        "--status",
+        type=Path,
+        default=STATUS_PAGE,
+        help="page whose synth-table section `synth` rewrites (default docs/status.md)",
+    )
+    ap.add_argument("--no-status", action="store_true", help="leave the status page alone")
     args = ap.parse_args(argv)
     # Yosys runs inside each block's directory, so a relative tool path
     # must be made absolute; a bare name is left to PATH.
@@ -547,6 +668,9 @@ def main(argv: list[str]) -> int:
             if args.command == "synth":
                 write_report(args.out, tool, results)
                 print(f"report: {args.out / 'report.md'}, {args.out / 'report.json'}")
+                if not args.no_status and args.status.exists():
+                    update_status(args.status, tool, results, measured_at(), bool(args.block))
+                    print(f"status page: {args.status} (size table)")
     except FlowError as e:
         print(f"rtl_flow: {e}", file=sys.stderr)
         return 2
