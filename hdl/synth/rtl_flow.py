@@ -531,7 +531,8 @@ def status_table(tool: str, results: list[dict], measured: str, previous: str = 
         "",
         f"Yosys `synth_xilinx -family {FAMILY} -flatten -noiopad -noclkbuf`, out of "
         "context, each block at the parameters `rocenic_hdl::export::blocks()` "
-        f"gives it; last written by `make synth` ({tool}). LUTRAM counts LUT "
+        f"gives it. Rows by `make synth` are from its last run ({tool}), with the "
+        "commit it synthesized; a `--block` run keeps the other rows. LUTRAM counts LUT "
         "sites used as distributed RAM; BRAM36 counts RAMB36E2, BRAM18 RAMB18E2. "
         "No Fmax: Yosys does no place and route for Xilinx parts.",
         "",
