@@ -43,8 +43,8 @@ pub enum Backend {
     Model,
     /// NIC B, the responder, is the Verilated responder half of the RTL
     /// core (`responder_path`), scored frame by frame against its shadow
-    /// model; NIC A, the requester, is the model until the requester half
-    /// of the core exists. ECN/DCQCN is not in the RTL yet.
+    /// model; NIC A, the requester, is the model. Refuses `--ecn`: the RTL
+    /// has no DCQCN (`docs/status.md`).
     RtlResponder,
     /// NIC A, the requester, is the Verilated requester half of the RTL
     /// core (`requester_path`), scored frame by frame against its shadow

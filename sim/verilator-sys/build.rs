@@ -41,9 +41,9 @@ const LINT_WAIVERS: &[&str] = &[
 ];
 
 /// Optimisation level of the C++ compile, unless `VERILATOR_SYS_OPT`
-/// overrides it. Measured on the 512-bit designs: `-O2` runs them 2.4x
-/// faster than `-O1` and costs well under a second more per block in a
-/// single-file (unity) build.
+/// overrides it: `-O2` runs the 512-bit designs markedly faster than `-O1`
+/// for little more compile time per block in a single-file (unity) build
+/// (the figures: `docs/status.md`).
 const DEFAULT_OPT: &str = "2";
 
 const MISSING: &str = "verilator-sys: Verilator 5.x not found; run `make setup` (installs \

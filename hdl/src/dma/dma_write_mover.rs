@@ -48,10 +48,9 @@
 //! The next job's first beat follows
 //! the previous job's last with no gap. The rotation is one
 //! [`ByteRotator`] and a lane merge of the previous input beat: no
-//! pipeline stage beyond the output buffer.
-//!
-//! Size (Yosys `synth_xilinx -family xcup`): 5,009 LUTs, 2,197
-//! flip-flops (the previous beat, the two-entry output buffer), no RAM.
+//! pipeline stage beyond the output buffer. No RAM: the registers are the
+//! previous beat and the two-entry output buffer (synthesized size:
+//! `docs/status.md`).
 
 use crate::dma::dma_port::{DmaWriteHost, DmaWritePort};
 use crate::primitives::byte_lane_select::ByteLaneSelect;

@@ -112,15 +112,12 @@
 //! combinational to their first register (0 cycles). Receive beats move at
 //! the slower half's rate.
 //!
-//! # Size
+//! # Memory
 //!
-//! Yosys `synth_xilinx -family xcup` at 1024 QPs (`hdl/tests/nic_core.rs`,
-//! ignored: 26 minutes of Yosys): 75,878 LUTs, 56,090 FFs, 599 RAMB36 +
-//! 189 RAMB18, no DSP; distributed RAM only 145 RAM32M16 + 60 RAM64M8
-//! (32- and 64-deep cells, 105 Kibit: the FIFOs and buffers), so the QP
-//! contexts, rings, WQE bodies, address RAMs and the four MR / MTT table
-//! pairs are in block RAM. Four MR tables (two per half) are most of the
-//! block RAM; one shared table is a later step.
+//! The QP contexts, rings, WQE bodies, address RAMs and the four MR / MTT
+//! table pairs (two per half, most of the block RAM) are in block RAM;
+//! distributed RAM holds only the 32- and 64-deep FIFOs and buffers
+//! (`hdl/tests/nic_core.rs` checks it; the size is in `docs/status.md`).
 //!
 //! # Verification
 //!

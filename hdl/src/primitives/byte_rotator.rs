@@ -8,10 +8,10 @@
 //! (latency 0).
 //!
 //! A header is one of a dozen lengths, so the payload only ever needs a
-//! dozen rotations: a case over those is a 12:1 mux per bit (about three
-//! LUT6 levels) where a general 64-way byte barrel shifter would cost about
-//! four times the LUTs. The Verilog is generated here as that case
-//! statement; the simulation model rotates bytes directly.
+//! dozen rotations: the Verilog is a case over the listed amounts, a 12:1
+//! mux per bit (about three LUT6 levels). With all 64 amounts listed it is
+//! a six-stage barrel instead, which is then the smaller of the two. The
+//! simulation model rotates bytes directly.
 
 use crate::primitives::wide::{bits_from_bytes, bits_to_bytes};
 use rust_hdl::prelude::*;
@@ -89,8 +89,7 @@ impl<const D: usize> Logic for ByteRotator<D> {
 /// Every rotation of a 64-lane beat: six stages of 2:1 lane multiplexers,
 /// stage k rotating by 2^k lanes when amount bit k is set (three LUT6
 /// levels). With all 64 amounts listed this is far smaller than the case
-/// statement: Yosys `synth_xilinx` maps it to 1536 LUT6 where the case over
-/// the TX builder's 12 amounts takes about 3100 LUTs and 1500 MUXF7/8.
+/// statement and needs no MUXF7/8 (Yosys figures: `docs/status.md`).
 fn full_rotator_verilog() -> String {
     let mut code = String::from(
         "reg [511:0] rotate_stage_0, rotate_stage_1, rotate_stage_2, rotate_stage_3, rotate_stage_4;\n",

@@ -155,8 +155,7 @@
 //!
 //! # Latency and throughput
 //!
-//! One event at a time, from `ev_valid` to `done_valid` (measured on the
-//! recorded traces): a post 9 cycles (13 in ERR), a timer 4 to 6 (36 when
+//! One event at a time, from `ev_valid` to `done_valid`: a post 9 cycles (13 in ERR), a timer 4 to 6 (36 when
 //! the retries are exhausted: fail and flush), a response 10 to 67 (a drop
 //! after a short lookup walk 10; a READ response or atomic ACK placed 31
 //! to 40 and one whose placement failed 33 to 34 (fail and flush), each
@@ -179,9 +178,6 @@
 //! RAM. The side RAM
 //! is read when an event is taken and written when it is done; events are
 //! sequential, so no collision logic.
-//!
-//! Yosys `synth_xilinx` (UltraScale+) at the defaults: 97 RAMB36 (ring 52,
-//! local buffers 44, side 1) + 1 RAMB18, 2,118 LUTs, 1,609 flip-flops.
 
 use crate::primitives::sync_ram::SyncRam;
 use crate::qp::qp_slot_ram::QpSlotRam;

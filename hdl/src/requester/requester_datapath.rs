@@ -80,10 +80,9 @@
 //! With host reads of latency L cycles the sustained rate is about
 //! min(1, 8 x MTU / 64 / (L + 20)) payload beats per cycle: the 8 slots
 //! over the read latency bound it (the 16 tags never do, a packet needs at
-//! most 2). Measured with MTU-4096 SENDs over IPv4: 0.985 frame beats per
-//! cycle at L = 200 (the default host; 65 frame beats per 64 payload
-//! beats, the TX builder's own pause), 0.967 at L = 400, 0.56 at L = 800.
-//! One-packet WQEs cost about L / 8 cycles each (23 at L = 200). IPv6 frames are
+//! most 2); a frame carries 65 beats per 64 payload beats at MTU 4096 (the
+//! TX builder's own pause). One-packet WQEs cost about L / 8 cycles each
+//! (the figures per L: `docs/status.md`). IPv6 frames are
 //! held in the TX builder until their UDP checksum is summed (its release
 //! delay is 0, the IPv4 setting), which slows IPv6 streams.
 

@@ -116,9 +116,7 @@
 //! rings and side RAM, the timers' deadlines and the WQE bodies
 //! ([`WqeBodyRam`]) in block RAM; the granted bits (`2^A` x 1) and the
 //! sent FIFO (16 x 65 bits) are small enough that Yosys puts them in LUT
-//! RAM. Yosys `synth_xilinx` (UltraScale+) at 1024 QPs: 222 RAMB36 + 1
-//! RAMB18, 21 LUT RAM cells, 4,004 LUTs, 4,254 flip-flops
-//! (`hdl/tests/requester_events.rs`).
+//! RAM (`hdl/tests/requester_events.rs` checks the mapping).
 
 use crate::primitives::sync_fifo::SyncFifo;
 use crate::primitives::sync_ram::SyncRam;

@@ -91,13 +91,9 @@
 //!
 //! The event loop's, one event at a time (a post about 16 cycles, a
 //! refused grant 10, a response the completer's time plus its placement),
-//! and the transmit datapath's (0.985 frame beats per cycle at MTU 4096,
-//! up to 8 grants in flight); the address read adds one cycle per grant.
-//! Not measured on the composite.
-//!
-//! # Size
-//!
-//! See `hdl/tests/requester_path.rs` (Yosys `synth_xilinx`).
+//! and the transmit datapath's (about one frame beat per cycle at MTU
+//! 4096, up to 8 grants in flight); the address read adds one cycle per
+//! grant.
 
 use crate::dma::dma_port::{DmaReadPort, DmaWritePort};
 use crate::dma::mr_translate::MrConfigPortDefault;

@@ -100,10 +100,8 @@
 //! frame never waits for a command of its own header, so the FIFOs drain
 //! as long as the completer answers the headers it took.
 //!
-//! Size (Yosys `synth_xilinx -family xcup`, the parser included): 13,942
-//! LUTs, 10,217 flip-flops, 38 RAMB36 + 15 RAMB18 (payload FIFO, MR table,
-//! MTT, the parser's buffers); the two 32-entry frame FIFOs are LUT RAM.
-//! (The [`DmaWriteMover`] alone: 5,009 LUTs, 2,197 flip-flops.)
+//! Memory: the payload FIFO, the MR table, the MTT and the parser's
+//! buffers in block RAM; the two 32-entry frame FIFOs in LUT RAM.
 
 use crate::dma::dma_port::DmaWritePort;
 use crate::dma::dma_write_mover::DmaWriteMover;

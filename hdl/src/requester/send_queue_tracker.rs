@@ -87,11 +87,7 @@
 //! lasts 1.68 cycles on a 100 GbE wire and a short command takes 5 to 8:
 //! a line-rate stream of tiny responses outruns the tracker, so the engine
 //! queues them and may coalesce ACKs of one QP (an ACK covers everything
-//! an earlier one did). Overlapping commands of different QPs would be
-//! the next step if that is not enough.
-//!
-//! Yosys `synth_xilinx` (UltraScale+) at the defaults: 52 RAMB36 + 1
-//! RAMB18, 711 LUTs, 511 flip-flops.
+//! an earlier one did).
 //!
 //! # Memory
 //!

@@ -27,8 +27,7 @@
 //!
 //! A [`QpSlotRam`] of `2^(A+D)` x [`BODY_BITS`] (260) bits, synchronous
 //! read, no power-up value (only posted slots are read): 1024 QPs x 16
-//! slots is 16384 x 260 bits (4.2 Mbit, at least 116 RAMB36; Yosys'
-//! figure for the whole event loop is in `hdl/tests/requester_events.rs`).
+//! slots is 16384 x 260 bits (4.2 Mbit, at least 116 RAMB36).
 
 use crate::qp::qp_slot_ram::QpSlotRam;
 use rust_hdl::prelude::*;

@@ -42,12 +42,8 @@
 //! the beat, 1+ for the write and 1+ for the result: `L + 5` cycles
 //! without backpressure, so `250 MHz / (L + 5)` atomics per second (1.2 M/s
 //! at an 800 ns read round trip, `L` = 200). That is the rate of
-//! dependent atomics anyway (each must see the previous one's write); for
-//! independent atomics to different addresses, pipelining would be the
-//! next step, ordered by an address CAM.
-//!
-//! Yosys `synth_xilinx` (UltraScale+): 259 LUTs, 340 flip-flops, no
-//! memory.
+//! dependent atomics anyway (each must see the previous one's write).
+//! No memory: registers only.
 
 use crate::dma::dma_port::{DmaReadPort, DmaWritePort};
 use rust_hdl::prelude::*;

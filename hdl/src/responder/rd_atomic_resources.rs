@@ -64,9 +64,6 @@
 //! cycle, which also writes the pointers back. So clear and push take 3
 //! cycles, a lookup `4 + k`: 5 to 20 at `D` = 4 (4 with no entries).
 //!
-//! Yosys `synth_xilinx` (UltraScale+) at the defaults: 80 RAMB36 + 1
-//! RAMB18, 800 LUTs, 566 flip-flops.
-//!
 //! # Memory
 //!
 //! The entries: `2^(A+D)` records of [`RECORD_BITS`] bits (layout in

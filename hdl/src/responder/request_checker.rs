@@ -75,9 +75,8 @@
 //! makes every in-sequence request an invalid request. `path_mtu` must be a
 //! valid code (1..5), as the context RAM's writer guarantees.
 //!
-//! Size (Yosys `synth_xilinx -family xcup`): about 1040 LUTs, 881
-//! flip-flops (the outcome register: context and message words, placement,
-//! pass-through), 81 CARRY4, no memory.
+//! No memory: logic and the outcome register (context and message words,
+//! placement, pass-through).
 
 use crate::qp::qp_context_record::ContextRecordBits;
 use rust_hdl::prelude::*;

@@ -195,7 +195,7 @@
 //! round trip: one request (two for a WRITE FIRST) and the response beats,
 //! about 7 cycles, plus one beat per page of a WRITE FIRST's message;
 //! an MR refusal adds the four-cycle fix-up lookup. So about 11 cycles per
-//! WRITE packet (11.1 measured at MTU 256), 5 per other frame. A SEND
+//! WRITE packet, 5 per other frame. A SEND
 //! packet adds the receive queue's peek (about 5 cycles) before its MR
 //! round trip, its last packet a complete (about 4 more). Each
 //! response-queue command takes a cycle, the last one in the cycle the
@@ -218,16 +218,14 @@
 //! cycles per WRITE packet: 256-byte packets, 5 input beats, run at 45%
 //! of line rate). A WRITE FIRST's whole-range check costs one MR beat
 //! per page of the message (128 for 512 KiB in 4 KiB pages), during which
-//! the parser's two-record output buffer fills and the input waits (12
-//! cycles measured for that message, once). The parser's `rx.tready` also
-//! drops when the payload FIFO is full.
+//! the parser's two-record output buffer fills and the input waits, once
+//! per such message. The parser's `rx.tready` also drops when the payload
+//! FIFO is full.
 //!
-//! Size (Yosys `synth_xilinx -family xcup`, the whole block with its
-//! parser, context RAM, checker, MR translation, receive queue, READ /
-//! atomic resources and atomic unit): 19,231 LUTs, 17,032 flip-flops,
-//! 214 RAMB36 and 26 RAMB18; the receive queue's rings (1024 QPs x 16
-//! WQEs x 192 bits) are 88 of the RAMB36, the resources (1024 QPs x 16
-//! entries x 177 bits) about 80.
+//! Memory: block RAM for the parser's buffers, the context and message
+//! RAMs, the MR table and MTT, the receive queue's rings (1024 QPs x 16
+//! WQEs x 192 bits, 88 RAMB36) and the resources (1024 QPs x 16 entries x
+//! 177 bits, about 80 RAMB36).
 
 use crate::dma::dma_port::{DmaReadPort, DmaWritePort};
 use crate::dma::dma_write_mover::DmaWriteMover;

@@ -130,15 +130,14 @@
 //! each). The queue presents a packet every 5 cycles at best and the
 //! write gate adds two cycles of latency (more while it waits for writes:
 //! an ACK after the last write of its packet is accepted), so at best one
-//! response descriptor per 5 cycles (by construction, not measured), which ACK coalescing keeps
+//! response descriptor per 5 cycles (by construction), which ACK coalescing keeps
 //! ahead of request packets of any size; the transmitter (one ACK frame
 //! per cycle over IPv4) is not the bound.
 //!
-//! # Size
+//! # Memory
 //!
-//! Yosys `synth_xilinx -family xcup`: see `hdl/tests/responder_path.rs`
-//! (the datapath's about 134 RAMB36, the transmitter's payload buffer and
-//! MR table, the queue and the address RAM).
+//! Block RAM: the datapath's (about 134 RAMB36), the transmitter's payload
+//! buffer and MR table, the queue and the address RAM.
 
 use crate::dma::dma_port::{DmaReadPort, DmaWritePort};
 use crate::dma::dma_read_arbiter::DmaReadArbiter;

@@ -65,11 +65,10 @@
 //! reach 28 items under loss (`sim/tests/rtl_response_queue.rs`), so no
 //! practical depth makes waits impossible.
 //!
-//! The decision (against building `D` = 5, 32 items per QP): at 1024 QPs
-//! `D` = 3 is 48 RAMB36 + 4 RAMB18 (720 LUTs, 522 FFs) for the whole block,
-//! `D` = 5 is 188 RAMB36 + 4 RAMB18 (734 LUTs, 522 FFs; Yosys
-//! `synth_xilinx`, measured: the item fields are 187 bits x 2^(10+D)), 140
-//! RAMB36 more for a queue that still could not promise never to fill. The
+//! The decision (against building `D` = 5, 32 items per QP): the item
+//! fields are 187 bits x 2^(10+D), so at 1024 QPs `D` = 5 is four times
+//! the block RAM of `D` = 3 (both sizes: `docs/status.md`) for a queue
+//! that still could not promise never to fill. The
 //! cost of waiting is head-of-line blocking at the responder: while one
 //! QP's push waits, the requests of other QPs wait behind it (the response
 //! transmitter keeps draining every QP's queue meanwhile, so the wait ends

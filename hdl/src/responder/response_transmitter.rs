@@ -76,11 +76,10 @@
 //! cycle with about 2 idle cycles between packets. With host reads of
 //! latency L cycles READ responses stream at about
 //! min(1, 8 x MTU / 64 / (L + 20)) payload beats per cycle. ACK-type
-//! frames (1 or 2 beats) are bounded by the TX builder's header rate.
-//! Measured (`sim/tests/rtl_response_transmitter.rs`): 0.985 frame beats
-//! per cycle of MTU-4096 READ responses over IPv4 at L = 200 (65 frame
-//! beats per 64 payload beats); one ACK frame per cycle over IPv4, one per
-//! 2 cycles over IPv6 (two beats, held for the UDP checksum).
+//! frames (1 or 2 beats) are bounded by the TX builder's header rate: one
+//! ACK frame per cycle over IPv4, one per 2 cycles over IPv6 (two beats,
+//! held for the UDP checksum). An MTU-4096 READ response is 65 frame beats
+//! per 64 payload beats.
 
 use crate::dma::dma_port::DmaReadPort;
 use crate::dma::mr_translate::MrConfigPortDefault;

@@ -1,6 +1,6 @@
 //! The header record: every field of a parsed RoCEv2 frame's headers, with
 //! the parser's verdict, travelling beside the payload stream so later
-//! blocks never re-parse bytes (architecture "Header record").
+//! blocks never re-parse bytes.
 //!
 //! Field names and widths follow the TX side's `TxHeader` where both carry
 //! the same field, and `rocenic_wire::RoceFrame` otherwise; multi-byte

@@ -259,8 +259,8 @@ impl<B: Block> RtlNic<B> {
     /// The shadow, to set the NIC up before the run: PDs, CQs, QPs and
     /// their `modify_qp`, MRs, buffers in host memory and receive WQEs, as
     /// on a model NIC. The core is programmed from it when the fabric
-    /// first calls the endpoint; from then on this is an error (the core's
-    /// host ports for changes while it runs are not driven yet).
+    /// first calls the endpoint; from then on this is an error (the harness
+    /// does not drive the core's host ports for changes while it runs).
     pub fn setup(&mut self) -> Result<&mut Nic, RtlError> {
         self.book.setup(self.run.is_some())
     }
@@ -279,7 +279,7 @@ impl<B: Block> RtlNic<B> {
     /// finishes first: its receive WQE lookup must not race the post).
     /// The verb's errors are the shadow's, counting posts still on their
     /// way; a QP in ERR is not supported while running (the core's ring
-    /// does not flush posts yet).
+    /// does not flush posts made in ERR).
     pub fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> Result<(), VerbsError> {
         let Some(r) = self.run.as_mut() else {
             return self.book.shadow.post_recv(qpn, wr);

@@ -1,8 +1,12 @@
 //! The RoCEv2 wire codec: Ethernet II, IPv4/IPv6, UDP 4791, BTH and every
 //! extension header, pad, and the ICRC with its masking rules.
 //!
-//! Both the reference model and the RTL scoreboards speak this codec; the
-//! facts it encodes are in `shared/reference/roce.md`.
+//! Both the reference model and the RTL scoreboards speak this codec. Its
+//! sources: the InfiniBand Architecture Specification Vol. 1, chapter 9
+//! (BTH, the extension headers, the opcode table) and section 7.8.1 (the
+//! invariant CRC), and its Annex A17, RoCEv2 (UDP destination port 4791,
+//! the ICRC over the IP and UDP headers with their variant fields masked);
+//! RFC 791 and RFC 8200 (IPv4, IPv6), RFC 768 (UDP).
 
 pub mod frame;
 pub mod headers;

@@ -1,5 +1,5 @@
-//! The known-good frames of `shared/vectors/icrc.txt` (copied beside this
-//! file so a clone is self-contained).
+//! The known-good frames of `vectors/icrc.txt` beside this file (each
+//! line says where the frame was captured).
 
 use rocenic_wire::{ecn, frame_ecn, mark_ce, DecodeError, RoceFrame, ETH_LEN};
 
