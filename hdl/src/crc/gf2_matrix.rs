@@ -10,8 +10,10 @@
 //! rust-hdl's synthesizable subset cannot assign single bits of a signal
 //! in a loop, so the Verilog is generated here (one reduction-XOR line per
 //! output bit) and the simulation model computes the same parities on
-//! 64-bit words, which also keeps the 512-bit simulation fast. The Verilog
-//! text is checked against the model by `tests/primitives_verilog.rs`.
+//! 64-bit words, which also keeps the 512-bit simulation fast. The unit
+//! tests below check the model against the map and the Verilog's shape;
+//! the Verilog itself runs under Verilator inside the ICRC blocks
+//! (`sim/tests/rtl_icrc.rs`).
 
 use crate::crc::crc32_math::LinearMap;
 use crate::primitives::wide::{bits_from_words, bits_to_words, verilog_hex};

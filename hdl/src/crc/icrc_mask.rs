@@ -1,7 +1,7 @@
 //! `IcrcMask`: prepares the beats of a RoCEv2 frame for the ICRC, the
 //! front stage shared by the ICRC checker (RX) and generator (TX).
 //!
-//! The ICRC (IBA Annex A17.3.3, reference card "ICRC") covers the frame
+//! The ICRC (IBA Annex A17.3.3) covers the frame
 //! from the IP header on, with the fields a router may change set to ones,
 //! after 8 bytes of 0xFF. Here the frame keeps its Ethernet header (no
 //! realignment): the 14 Ethernet bytes are zeroed, and the register the

@@ -35,7 +35,7 @@
 //!   `tready`: a half that took the beat waits with its `tvalid` low).
 //! - `frame` (AXI-Stream source): [`FrameArbiter`] over the responder's
 //!   frames and the requester's, responses first, whole frames. Its CNP
-//!   input is tied idle: there is no CNP generator until DCQCN's exists.
+//!   input is tied idle: the core has no CNP generator.
 //! - `rsp_qp_host`, `req_qp_host` ([`ContextConfig`]): each direction's QP
 //!   context (the driver writes both on `modify_qp`). `rsp_qp_host` is
 //!   shared with the requester-side ERR hand-over (see below): an operation

@@ -3,6 +3,10 @@
 //! route at 250 MHz without a combinational path from `down.tready` back to
 //! `up.tready`, yet still moves one beat per cycle.
 //!
+//! Ports: `clock`, `reset` (synchronous, high: drops any beat held), `up`
+//! (AXI-Stream sink, `D` data bits, `K` keep bits) and `down` (AXI-Stream
+//! source).
+//!
 //! Two beat registers: `main` drives the downstream side; `skid` catches
 //! the one beat that upstream may send in the cycle after downstream
 //! stalls, because upstream only sees the stall through the registered

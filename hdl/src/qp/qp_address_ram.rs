@@ -4,8 +4,8 @@
 //! beside the QP context. The model's counterpart is `Nic::qp_tx_attrs`
 //! plus the NIC's own MAC, DSCP and ECN setting: the driver writes a QP's
 //! entry when it moves the QP to RTR, and a transmit path reads it for
-//! every packet. The responder path reads it per response descriptor; the
-//! requester path will have an instance of its own.
+//! every packet. The responder path reads it per response descriptor, the
+//! requester path (an instance of its own) per grant.
 //!
 //! # Ports
 //!

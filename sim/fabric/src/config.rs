@@ -124,9 +124,10 @@ impl LinkConfig {
     }
 }
 
-/// The DCQCN congestion point: RED-like CE marking on a switch egress queue
-/// of `q` bytes (reference card): `q <= kmin` never, `kmin < q <= kmax` with
-/// probability `pmax * (q - kmin) / (kmax - kmin)`, `q > kmax` always.
+/// The DCQCN congestion point (Zhu et al., SIGCOMM 2015): RED-like CE
+/// marking on a switch egress queue of `q` bytes: `q <= kmin` never,
+/// `kmin < q <= kmax` with probability `pmax * (q - kmin) / (kmax - kmin)`,
+/// `q > kmax` always.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EcnConfig {
     pub kmin_bytes: u64,

@@ -6,19 +6,20 @@
 //! A pure algorithm on explicit time; the NIC owns one [`ReactionPoint`]
 //! per sending QP and one [`NotificationPoint`] per receiving QP.
 //!
-//! Reading of the reference card, with `bobzhuyb/ns3-rdma`
-//! (`qbb-net-device.cc`) settling what the card leaves open:
+//! Reading of the paper's reaction point, with `bobzhuyb/ns3-rdma`
+//! (`qbb-net-device.cc`, the first author's simulator) settling what the
+//! paper leaves open:
 //!
 //! - Stage counters count the timer expiries (`T`) and byte-counter
 //!   expiries (`BC`) since the last CNP; the firing counter is incremented
 //!   before the increase is chosen.
-//! - The card's three conditions overlap as written ("i < F" with
+//! - The three conditions overlap as usually stated ("i < F" with
 //!   `i = min(T, BC)` for fast recovery, "max stage F" for additive). As in
 //!   ns-3 (`rpr_fast_*` / `rpr_active_select`): fast recovery while
 //!   `max(T, BC) < F`; hyper increase once `min(T, BC) >= F`, adding
 //!   `i * R_HAI` with `i = min(T, BC) - F + 1` (1 on the first hyper step);
 //!   additive increase in between.
-//! - Not taken from ns-3, because the card and the paper do not have them:
+//! - Not taken from ns-3, because the paper does not have them:
 //!   ns-3 halves T and B in hyper increase (a QCN leftover), divides the
 //!   target by 8 when it is 10x the rate, sets the target on a CNP only if
 //!   the byte stage is non-zero, and starts alpha at 0.5. Here T and B are
@@ -65,9 +66,9 @@ pub struct DcqcnConfig {
 }
 
 impl Default for DcqcnConfig {
-    /// The commonly cited values (reference card): g = 1/256, K = T = 55 us,
-    /// B = 10 MB, F = 5, R_AI = 40 Mb/s, R_HAI = 200 Mb/s, N = 50 us, and a
-    /// 100 Mb/s floor.
+    /// The commonly cited values: g = 1/256, K = T = 55 us, B = 10 MB,
+    /// F = 5, N = 50 us (the paper's), R_AI = 40 Mb/s and R_HAI = 200 Mb/s
+    /// (`bobzhuyb/ns3-rdma` `mix/config.txt`), and a 100 Mb/s floor.
     fn default() -> Self {
         DcqcnConfig {
             enabled: true,

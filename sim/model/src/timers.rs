@@ -15,7 +15,7 @@ pub fn ack_timeout_ns(code: u8) -> Option<Time> {
     }
 }
 
-/// RNR NAK timer code (0..=31) in ns (IBA table 45; reference card). Code
+/// RNR NAK timer code (0..=31) in ns (IBA table 45). Code
 /// 0 is the longest wait, 655.36 ms.
 pub fn rnr_timer_ns(code: u8) -> Time {
     // In units of 0.01 ms.

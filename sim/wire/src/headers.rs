@@ -162,7 +162,7 @@ pub struct Reth {
     pub dma_len: u32,
 }
 
-/// AETH syndrome encodings (reference card, "AETH syndrome").
+/// AETH syndrome encodings (IBA 9.3.5, the AETH's syndrome field).
 pub mod syndrome {
     pub const ACK_UNLIMITED_CREDITS: u8 = 0x1F;
     pub const RNR_NAK: u8 = 0x20;
