@@ -1,7 +1,7 @@
 //! rocenic host driver: the verbs library applications use to drive a
 //! rocenic NIC.
 //!
-//! It will offer the usual RDMA objects and calls: protection domains,
+//! Its design: the usual RDMA objects and calls, protection domains,
 //! memory regions (registration pins pages and programs the NIC's MR
 //! translation table), completion queues and queue pairs, `post_send`,
 //! `post_recv` and `poll_cq`. Work requests are written into host-memory
@@ -14,7 +14,7 @@
 //! the reference model or the Verilated RTL, and a real board over PCIe. The
 //! same application code and tests then run against both.
 //!
-//! None of it is written yet. The verbs vocabulary it will expose is
-//! defined today in `sim/model` (`verbs.rs`), which the reference model
-//! implements; the doorbell register map and the queue entry formats are
-//! not defined yet.
+//! The crate holds no code: the driver is not written (`docs/status.md`).
+//! The verbs vocabulary it is to expose is `rocenic_model::verbs`, which
+//! the reference model implements; the doorbell register map and the queue
+//! entry formats are to be defined with the host interface.
