@@ -124,3 +124,47 @@ def test_the_repository_status_page_has_one_section():
     text = (ROOT / "docs" / "status.md").read_text()
     assert text.count(flow.TABLE_BEGIN) == 1 and text.count(flow.TABLE_END) == 1
     assert text.index(flow.TABLE_BEGIN) < text.index(flow.TABLE_END)
+
+
+FAKE_YOSYS = """#!{python}
+import json, sys
+from pathlib import Path
+if "-V" in sys.argv:
+    print("Yosys 0.0 (git sha1 0000000, fake)")
+    sys.exit(0)
+log = Path(sys.argv[sys.argv.index("-l") + 1])
+log.write_text("")
+script = Path(sys.argv[sys.argv.index("-s") + 1]).read_text()
+if "stat -json" in script:
+    cells = {{"LUT6": 10, "FDRE": 20, "RAMB18E2": 1}}
+    Path("stat.json").write_text(json.dumps({{"modules": {{"\\\\top": {{"num_cells_by_type": cells}}}}}}))
+"""
+
+
+def test_synth_command_writes_report_and_status_table(tmp_path):
+    """`rtl_flow.py synth` end to end, with a stand-in for Yosys."""
+    import stat as st
+
+    verilog = tmp_path / "verilog"
+    verilog.mkdir()
+    (verilog / "blocks.txt").write_text("alpha\nbeta\n")
+    for name in ("alpha", "beta"):
+        (verilog / f"{name}.v").write_text(f"module top(); // {name}\nendmodule\n")
+    yosys = tmp_path / "yosys"
+    yosys.write_text(FAKE_YOSYS.format(python=sys.executable))
+    yosys.chmod(yosys.stat().st_mode | st.S_IEXEC)
+    status = tmp_path / "status.md"
+    status.write_text(page("\n| `gone` | 1 | 1 | 0 | 0 | 0 | 0 | x | by hand |\n"))
+
+    args = ["synth", "--verilog-dir", str(verilog), "--out", str(tmp_path / "out"), "--tool", str(yosys)]
+    assert flow.main(args + ["--status", str(status)]) == 0
+    assert (tmp_path / "out" / "report.md").exists()
+    section = flow.current_section(status.read_text())
+    assert [r.split("|")[1].strip() for r in rows(section)] == ["`alpha`", "`beta`"]
+    assert "| `alpha` | 10 | 20 | 0 | 0 | 1 | 0 |" in section
+    assert status.read_text().endswith(TAIL)
+
+    # --no-status leaves the page alone.
+    status.write_text(page("\n"))
+    assert flow.main(args + ["--status", str(status), "--no-status"]) == 0
+    assert status.read_text() == page("\n")
