@@ -145,6 +145,9 @@ use crate::qp::qp_context_record::state;
 use crate::requester::completer_datapath::{EV_RESPONSE, EV_SENT, EV_TIMER};
 use crate::requester::requester_events::SLOT_BITS;
 use crate::requester::requester_path::RequesterPathDefault;
+use crate::requester::send_ports::{
+    PostResult, QpEventDone, SendCqeStream, SendPost, SentStatusEvent,
+};
 use crate::responder::receive_queue::{FlagTable, ReceiveCqeStream, ReceivePost};
 use crate::responder::responder_datapath::{
     QPN_BITS, VERDICT_RECEIVE_FAULT, VERDICT_REMOTE_ACCESS,
@@ -179,36 +182,10 @@ pub struct NicCore {
     pub rq_post: ReceivePost<QPN_BITS>,
     pub rcqe: ReceiveCqeStream<24>,
 
-    pub post_valid: Signal<In, Bit>,
-    pub post_ready: Signal<Out, Bit>,
-    pub post_qpn: Signal<In, Bits<QPN_BITS>>,
-    pub post_kind: Signal<In, Bits<2>>,
-    pub post_opcode: Signal<In, Bits<3>>,
-    pub post_npsn: Signal<In, Bits<24>>,
-    pub post_len: Signal<In, Bits<32>>,
-    pub post_signaled: Signal<In, Bit>,
-    pub post_status: Signal<In, Bits<4>>,
-    pub post_lkey: Signal<In, Bits<32>>,
-    pub post_va: Signal<In, Bits<64>>,
-    pub post_op: Signal<In, Bits<3>>,
-    pub post_remote_va: Signal<In, Bits<64>>,
-    pub post_rkey: Signal<In, Bits<32>>,
-    pub post_imm: Signal<In, Bits<32>>,
-    pub post_compare: Signal<In, Bits<64>>,
-    pub post_swap_add: Signal<In, Bits<64>>,
-    pub post_solicited: Signal<In, Bit>,
-    pub post_result_valid: Signal<Out, Bit>,
-    pub post_result_qpn: Signal<Out, Bits<QPN_BITS>>,
-    pub post_result_accepted: Signal<Out, Bit>,
-    pub post_result_slot: Signal<Out, Bits<SLOT_BITS>>,
+    pub post: SendPost<QPN_BITS>,
+    pub post_result: PostResult<QPN_BITS, SLOT_BITS>,
 
-    pub scqe_valid: Signal<Out, Bit>,
-    pub scqe_ready: Signal<In, Bit>,
-    pub scqe_qpn: Signal<Out, Bits<QPN_BITS>>,
-    pub scqe_slot: Signal<Out, Bits<SLOT_BITS>>,
-    pub scqe_status: Signal<Out, Bits<4>>,
-    pub scqe_opcode: Signal<Out, Bits<3>>,
-    pub scqe_byte_len: Signal<Out, Bits<32>>,
+    pub scqe: SendCqeStream<QPN_BITS, SLOT_BITS>,
 
     pub dma: DmaReadPort,
     pub dmaw: DmaWritePort,
@@ -225,14 +202,8 @@ pub struct NicCore {
     pub desc_fire: Signal<Out, Bit>,
     pub desc_qpn: Signal<Out, Bits<24>>,
     pub rsp_fire: Signal<Out, Bit>,
-    pub done_valid: Signal<Out, Bit>,
-    pub done_qpn: Signal<Out, Bits<QPN_BITS>>,
-    pub done_kind: Signal<Out, Bits<3>>,
-    pub done_state: Signal<Out, Bits<3>>,
-    pub status_valid: Signal<Out, Bit>,
-    pub status_qpn: Signal<Out, Bits<24>>,
-    pub status_next_psn: Signal<Out, Bits<24>>,
-    pub status_error: Signal<Out, Bit>,
+    pub done: QpEventDone<QPN_BITS>,
+    pub status: SentStatusEvent,
 
     pub stat_select: Signal<In, Bits<3>>,
     pub rsp_stat_count: Signal<Out, Bits<32>>,
@@ -319,35 +290,9 @@ impl Default for NicCore {
             cfg: Default::default(),
             rq_post: Default::default(),
             rcqe: Default::default(),
-            post_valid: Default::default(),
-            post_ready: Default::default(),
-            post_qpn: Default::default(),
-            post_kind: Default::default(),
-            post_opcode: Default::default(),
-            post_npsn: Default::default(),
-            post_len: Default::default(),
-            post_signaled: Default::default(),
-            post_status: Default::default(),
-            post_lkey: Default::default(),
-            post_va: Default::default(),
-            post_op: Default::default(),
-            post_remote_va: Default::default(),
-            post_rkey: Default::default(),
-            post_imm: Default::default(),
-            post_compare: Default::default(),
-            post_swap_add: Default::default(),
-            post_solicited: Default::default(),
-            post_result_valid: Default::default(),
-            post_result_qpn: Default::default(),
-            post_result_accepted: Default::default(),
-            post_result_slot: Default::default(),
-            scqe_valid: Default::default(),
-            scqe_ready: Default::default(),
-            scqe_qpn: Default::default(),
-            scqe_slot: Default::default(),
-            scqe_status: Default::default(),
-            scqe_opcode: Default::default(),
-            scqe_byte_len: Default::default(),
+            post: Default::default(),
+            post_result: Default::default(),
+            scqe: Default::default(),
             dma: Default::default(),
             dmaw: Default::default(),
             out_valid: Default::default(),
@@ -362,14 +307,8 @@ impl Default for NicCore {
             desc_fire: Default::default(),
             desc_qpn: Default::default(),
             rsp_fire: Default::default(),
-            done_valid: Default::default(),
-            done_qpn: Default::default(),
-            done_kind: Default::default(),
-            done_state: Default::default(),
-            status_valid: Default::default(),
-            status_qpn: Default::default(),
-            status_next_psn: Default::default(),
-            status_error: Default::default(),
+            done: Default::default(),
+            status: Default::default(),
             stat_select: Default::default(),
             rsp_stat_count: Default::default(),
             req_stat_count: Default::default(),
@@ -576,49 +515,20 @@ impl Logic for NicCore {
         ReceiveCqeStream::<24>::link(&mut self.rcqe, &mut self.responder.cqe);
 
         // ---- the requester's posts and send CQEs
-        self.requester.post_valid.next = self.post_valid.val();
-        self.post_ready.next = self.requester.post_ready.val();
-        self.requester.post_qpn.next = self.post_qpn.val();
-        self.requester.post_kind.next = self.post_kind.val();
-        self.requester.post_opcode.next = self.post_opcode.val();
-        self.requester.post_npsn.next = self.post_npsn.val();
-        self.requester.post_len.next = self.post_len.val();
-        self.requester.post_signaled.next = self.post_signaled.val();
-        self.requester.post_status.next = self.post_status.val();
-        self.requester.post_lkey.next = self.post_lkey.val();
-        self.requester.post_va.next = self.post_va.val();
-        self.requester.post_op.next = self.post_op.val();
-        self.requester.post_remote_va.next = self.post_remote_va.val();
-        self.requester.post_rkey.next = self.post_rkey.val();
-        self.requester.post_imm.next = self.post_imm.val();
-        self.requester.post_compare.next = self.post_compare.val();
-        self.requester.post_swap_add.next = self.post_swap_add.val();
-        self.requester.post_solicited.next = self.post_solicited.val();
-        self.post_result_valid.next = self.requester.post_result_valid.val();
-        self.post_result_qpn.next = self.requester.post_result_qpn.val();
-        self.post_result_accepted.next = self.requester.post_result_accepted.val();
-        self.post_result_slot.next = self.requester.post_result_slot.val();
-        self.scqe_valid.next = self.requester.cqe_valid.val();
-        self.requester.cqe_ready.next = self.scqe_ready.val();
-        self.scqe_qpn.next = self.requester.cqe_qpn.val();
-        self.scqe_slot.next = self.requester.cqe_slot.val();
-        self.scqe_status.next = self.requester.cqe_status.val();
-        self.scqe_opcode.next = self.requester.cqe_opcode.val();
-        self.scqe_byte_len.next = self.requester.cqe_byte_len.val();
+        SendPost::<QPN_BITS>::link(&mut self.post, &mut self.requester.post);
+        PostResult::<QPN_BITS, SLOT_BITS>::link(
+            &mut self.post_result,
+            &mut self.requester.post_result,
+        );
+        SendCqeStream::<QPN_BITS, SLOT_BITS>::link(&mut self.scqe, &mut self.requester.cqe);
 
         // ---- scoreboard signals and counters
         self.queue_fire.next = self.responder.queue_fire.val();
         self.desc_fire.next = self.responder.desc_fire.val();
         self.desc_qpn.next = self.responder.desc_qpn.val();
         self.rsp_fire.next = self.requester.rsp_fire.val();
-        self.done_valid.next = self.requester.done_valid.val();
-        self.done_qpn.next = self.requester.done_qpn.val();
-        self.done_kind.next = self.requester.done_kind.val();
-        self.done_state.next = self.requester.done_state.val();
-        self.status_valid.next = self.requester.status_valid.val();
-        self.status_qpn.next = self.requester.status_qpn.val();
-        self.status_next_psn.next = self.requester.status_next_psn.val();
-        self.status_error.next = self.requester.status_error.val();
+        QpEventDone::<QPN_BITS>::link(&mut self.done, &mut self.requester.done);
+        SentStatusEvent::link(&mut self.status, &mut self.requester.status);
         self.responder.stat_select.next = self.stat_select.val();
         self.requester.stat_select.next = self.stat_select.val();
         self.rsp_stat_count.next = self.responder.stat_count.val();
@@ -632,27 +542,27 @@ impl Logic for NicCore {
 
         // ---- responder -> requester: an outcome that moved its QP to ERR
         // waits as the requester's EV_TO_ERROR; later outcomes wait for it.
-        self.out_valid.next = self.responder.out_valid.val() & !self.rsp_err_pending.q.val();
-        self.responder.out_ready.next = self.out_ready.val() & !self.rsp_err_pending.q.val();
-        self.out_qpn.next = self.responder.out_qpn.val();
-        self.out_psn.next = self.responder.out_psn.val();
-        self.out_opcode.next = self.responder.out_opcode.val();
-        self.out_verdict.next = self.responder.out_verdict.val();
-        self.out_response_valid.next = self.responder.out_response_valid.val();
-        self.out_response_syndrome.next = self.responder.out_response_syndrome.val();
+        self.out_valid.next = self.responder.out.valid.val() & !self.rsp_err_pending.q.val();
+        self.responder.out.ready.next = self.out_ready.val() & !self.rsp_err_pending.q.val();
+        self.out_qpn.next = self.responder.out.qpn.val();
+        self.out_psn.next = self.responder.out.psn.val();
+        self.out_opcode.next = self.responder.out.opcode.val();
+        self.out_verdict.next = self.responder.out.verdict.val();
+        self.out_response_valid.next = self.responder.out.response_valid.val();
+        self.out_response_syndrome.next = self.responder.out.response_syndrome.val();
         self.outcome_taken.next =
-            self.responder.out_valid.val() & self.out_ready.val() & !self.rsp_err_pending.q.val();
-        self.outcome_to_err.next = (self.responder.out_verdict.val() == self.verdict_invalid.val())
-            | (self.responder.out_verdict.val() == self.verdict_access.val())
-            | (self.responder.out_verdict.val() == self.verdict_receive.val());
+            self.responder.out.valid.val() & self.out_ready.val() & !self.rsp_err_pending.q.val();
+        self.outcome_to_err.next = (self.responder.out.verdict.val() == self.verdict_invalid.val())
+            | (self.responder.out.verdict.val() == self.verdict_access.val())
+            | (self.responder.out.verdict.val() == self.verdict_receive.val());
         if self.outcome_taken.val() & self.outcome_to_err.val() {
             self.rsp_err_pending.d.next = true;
-            self.rsp_err_qpn.d.next = self.responder.out_qpn.val().get_bits::<QPN_BITS>(0);
+            self.rsp_err_qpn.d.next = self.responder.out.qpn.val().get_bits::<QPN_BITS>(0);
             self.rsp_err_count.d.next = self.rsp_err_count.q.val() + 1;
         }
-        self.requester.err_valid.next = self.rsp_err_pending.q.val();
-        self.requester.err_qpn.next = self.rsp_err_qpn.q.val();
-        if self.rsp_err_pending.q.val() & self.requester.err_ready.val() {
+        self.requester.err.valid.next = self.rsp_err_pending.q.val();
+        self.requester.err.qpn.next = self.rsp_err_qpn.q.val();
+        if self.rsp_err_pending.q.val() & self.requester.err.ready.val() {
             self.rsp_err_pending.d.next = false;
         }
 
@@ -661,15 +571,15 @@ impl Logic for NicCore {
         // as deep as the QP table, never fills); taking it from the FIFO
         // clears its flag, then the state write, the receive flush and
         // OP_FLUSH follow.
-        self.req_err_event.next = self.requester.done_valid.val()
-            & (self.requester.done_state.val() == self.qp_err.val())
-            & ((self.requester.done_kind.val() == self.ev_response.val())
-                | (self.requester.done_kind.val() == self.ev_timer.val())
-                | (self.requester.done_kind.val() == self.ev_sent.val()));
-        self.queued.read_address.next = self.requester.done_qpn.val();
+        self.req_err_event.next = self.requester.done.valid.val()
+            & (self.requester.done.state.val() == self.qp_err.val())
+            & ((self.requester.done.kind.val() == self.ev_response.val())
+                | (self.requester.done.kind.val() == self.ev_timer.val())
+                | (self.requester.done.kind.val() == self.ev_sent.val()));
+        self.queued.read_address.next = self.requester.done.qpn.val();
         self.enqueue.next = self.req_err_event.val() & !self.queued.read_data.val();
         self.req_err_fifo.write.next = self.enqueue.val();
-        self.req_err_fifo.data_in.next = self.requester.done_qpn.val();
+        self.req_err_fifo.data_in.next = self.requester.done.qpn.val();
         if self.enqueue.val() {
             self.req_err_count.d.next = self.req_err_count.q.val() + 1;
         }
@@ -682,7 +592,7 @@ impl Logic for NicCore {
             & !self.enqueue.val();
         self.req_err_fifo.read.next = self.take_next.val();
         self.queued.write_enable.next = self.enqueue.val() | self.take_next.val();
-        self.queued.write_address.next = self.requester.done_qpn.val();
+        self.queued.write_address.next = self.requester.done.qpn.val();
         self.queued.write_data.next = true;
         if self.take_next.val() {
             self.queued.write_address.next = self.req_err_fifo.data_out.val();

@@ -182,6 +182,7 @@
 use crate::primitives::sync_ram::SyncRam;
 use crate::qp::qp_slot_ram::QpSlotRam;
 use crate::requester::response_checker::{self as rc, ResponseChecker};
+use crate::requester::send_ports::SendCqeStream;
 use crate::requester::send_queue_tracker::{self as sqt, SendQueueTracker};
 use rust_hdl::prelude::*;
 
@@ -345,13 +346,7 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     pub grant_lkey: Signal<Out, Bits<32>>,
     pub grant_va: Signal<Out, Bits<64>>,
     pub grant_resume_psn: Signal<Out, Bits<24>>,
-    pub cqe_valid: Signal<Out, Bit>,
-    pub cqe_ready: Signal<In, Bit>,
-    pub cqe_qpn: Signal<Out, Bits<A>>,
-    pub cqe_slot: Signal<Out, Bits<D>>,
-    pub cqe_status: Signal<Out, Bits<4>>,
-    pub cqe_opcode: Signal<Out, Bits<3>>,
-    pub cqe_byte_len: Signal<Out, Bits<32>>,
+    pub cqe: SendCqeStream<A, D>,
     checker: ResponseChecker,
     tracker: SendQueueTracker<A, D>,
     side: SyncRam<Bits<SIDE_BITS>, A>,
@@ -586,13 +581,7 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             grant_lkey: Default::default(),
             grant_va: Default::default(),
             grant_resume_psn: Default::default(),
-            cqe_valid: Default::default(),
-            cqe_ready: Default::default(),
-            cqe_qpn: Default::default(),
-            cqe_slot: Default::default(),
-            cqe_status: Default::default(),
-            cqe_opcode: Default::default(),
-            cqe_byte_len: Default::default(),
+            cqe: Default::default(),
             checker: Default::default(),
             tracker: Default::default(),
             side: SyncRam::default(),
@@ -872,13 +861,13 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.tracker.cmd_npsn.next = self.post_npsn_q.q.val();
         self.tracker.cmd_len.next = self.post_len_q.q.val();
         self.tracker.cmd_signaled.next = self.post_signaled_q.q.val();
-        self.tracker.cqe_ready.next = self.cqe_ready.val();
-        self.cqe_valid.next = self.tracker.cqe_valid.val();
-        self.cqe_qpn.next = self.tracker.cqe_qpn.val();
-        self.cqe_slot.next = self.tracker.cqe_slot.val();
-        self.cqe_status.next = self.tracker.cqe_status.val();
-        self.cqe_opcode.next = self.tracker.cqe_opcode.val();
-        self.cqe_byte_len.next = self.tracker.cqe_byte_len.val();
+        self.tracker.cqe_ready.next = self.cqe.ready.val();
+        self.cqe.valid.next = self.tracker.cqe_valid.val();
+        self.cqe.qpn.next = self.tracker.cqe_qpn.val();
+        self.cqe.slot.next = self.tracker.cqe_slot.val();
+        self.cqe.status.next = self.tracker.cqe_status.val();
+        self.cqe.opcode.next = self.tracker.cqe_opcode.val();
+        self.cqe.byte_len.next = self.tracker.cqe_byte_len.val();
 
         // ---- the side RAM: read when an event is taken, written when done
         self.side.read_address.next = self.ev_qpn.val();

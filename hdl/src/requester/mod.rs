@@ -13,5 +13,6 @@ pub mod requester_events;
 pub mod requester_path;
 pub mod response_checker;
 pub mod response_placement;
+pub mod send_ports;
 pub mod send_queue_tracker;
 pub mod wqe_body_ram;

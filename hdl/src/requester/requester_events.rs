@@ -131,6 +131,7 @@ use crate::requester::completer_datapath::{
 use crate::requester::completer_datapath::{
     EV_RESPONSE, EV_TIMER, EV_TO_ERROR, TIMER_ARM, TIMER_NONE,
 };
+use crate::requester::send_ports::{PostResult, QpErrorEvent, SendCqeStream, SendPost};
 use crate::requester::send_queue_tracker::DEFAULT_SLOT_BITS;
 use crate::requester::wqe_body_ram::{WqeBody, WqeBodyRam};
 use rust_hdl::prelude::*;
@@ -182,24 +183,7 @@ pub struct RequesterEvents<const A: usize> {
     pub cfg_window: Signal<In, Bits<32>>,
     pub cfg_ack_req_interval: Signal<In, Bits<32>>,
 
-    pub post_valid: Signal<In, Bit>,
-    pub post_ready: Signal<Out, Bit>,
-    pub post_qpn: Signal<In, Bits<A>>,
-    pub post_kind: Signal<In, Bits<2>>,
-    pub post_opcode: Signal<In, Bits<3>>,
-    pub post_npsn: Signal<In, Bits<24>>,
-    pub post_len: Signal<In, Bits<32>>,
-    pub post_signaled: Signal<In, Bit>,
-    pub post_status: Signal<In, Bits<4>>,
-    pub post_lkey: Signal<In, Bits<32>>,
-    pub post_va: Signal<In, Bits<64>>,
-    pub post_op: Signal<In, Bits<3>>,
-    pub post_remote_va: Signal<In, Bits<64>>,
-    pub post_rkey: Signal<In, Bits<32>>,
-    pub post_imm: Signal<In, Bits<32>>,
-    pub post_compare: Signal<In, Bits<64>>,
-    pub post_swap_add: Signal<In, Bits<64>>,
-    pub post_solicited: Signal<In, Bit>,
+    pub post: SendPost<A>,
 
     pub rsp_valid: Signal<In, Bit>,
     pub rsp_ready: Signal<Out, Bit>,
@@ -229,9 +213,7 @@ pub struct RequesterEvents<const A: usize> {
     pub sent_error: Signal<In, Bit>,
     pub sent_status: Signal<In, Bits<4>>,
 
-    pub err_valid: Signal<In, Bit>,
-    pub err_ready: Signal<Out, Bit>,
-    pub err_qpn: Signal<In, Bits<A>>,
+    pub err: QpErrorEvent<A>,
 
     pub place_result_valid: Signal<In, Bit>,
     pub place_result_error: Signal<In, Bit>,
@@ -256,10 +238,7 @@ pub struct RequesterEvents<const A: usize> {
     pub timer_cmd_kind: Signal<Out, Bit>,
     pub timer_cmd_code: Signal<Out, Bits<5>>,
 
-    pub post_result_valid: Signal<Out, Bit>,
-    pub post_result_qpn: Signal<Out, Bits<A>>,
-    pub post_result_accepted: Signal<Out, Bit>,
-    pub post_result_slot: Signal<Out, Bits<SLOT_BITS>>,
+    pub post_result: PostResult<A, SLOT_BITS>,
 
     pub place_valid: Signal<Out, Bit>,
     pub place_qpn: Signal<Out, Bits<A>>,
@@ -296,13 +275,7 @@ pub struct RequesterEvents<const A: usize> {
     pub grant_swap_add: Signal<Out, Bits<64>>,
     pub grant_solicited: Signal<Out, Bit>,
 
-    pub cqe_valid: Signal<Out, Bit>,
-    pub cqe_ready: Signal<In, Bit>,
-    pub cqe_qpn: Signal<Out, Bits<A>>,
-    pub cqe_slot: Signal<Out, Bits<SLOT_BITS>>,
-    pub cqe_status: Signal<Out, Bits<4>>,
-    pub cqe_opcode: Signal<Out, Bits<3>>,
-    pub cqe_byte_len: Signal<Out, Bits<32>>,
+    pub cqe: SendCqeStream<A, SLOT_BITS>,
 
     contexts: QpContext<A>,
     context_fields: RecordFields,
@@ -414,24 +387,7 @@ impl<const A: usize> Default for RequesterEvents<A> {
             qp_host: Default::default(),
             cfg_window: Default::default(),
             cfg_ack_req_interval: Default::default(),
-            post_valid: Default::default(),
-            post_ready: Default::default(),
-            post_qpn: Default::default(),
-            post_kind: Default::default(),
-            post_opcode: Default::default(),
-            post_npsn: Default::default(),
-            post_len: Default::default(),
-            post_signaled: Default::default(),
-            post_status: Default::default(),
-            post_lkey: Default::default(),
-            post_va: Default::default(),
-            post_op: Default::default(),
-            post_remote_va: Default::default(),
-            post_rkey: Default::default(),
-            post_imm: Default::default(),
-            post_compare: Default::default(),
-            post_swap_add: Default::default(),
-            post_solicited: Default::default(),
+            post: Default::default(),
             rsp_valid: Default::default(),
             rsp_ready: Default::default(),
             rsp_qpn: Default::default(),
@@ -456,9 +412,7 @@ impl<const A: usize> Default for RequesterEvents<A> {
             sent_ackreq_end: Default::default(),
             sent_error: Default::default(),
             sent_status: Default::default(),
-            err_valid: Default::default(),
-            err_ready: Default::default(),
-            err_qpn: Default::default(),
+            err: Default::default(),
             place_result_valid: Default::default(),
             place_result_error: Default::default(),
             place_result_status: Default::default(),
@@ -479,10 +433,7 @@ impl<const A: usize> Default for RequesterEvents<A> {
             timer_cmd_arm: Default::default(),
             timer_cmd_kind: Default::default(),
             timer_cmd_code: Default::default(),
-            post_result_valid: Default::default(),
-            post_result_qpn: Default::default(),
-            post_result_accepted: Default::default(),
-            post_result_slot: Default::default(),
+            post_result: Default::default(),
             place_valid: Default::default(),
             place_qpn: Default::default(),
             place_atomic: Default::default(),
@@ -516,13 +467,7 @@ impl<const A: usize> Default for RequesterEvents<A> {
             grant_compare: Default::default(),
             grant_swap_add: Default::default(),
             grant_solicited: Default::default(),
-            cqe_valid: Default::default(),
-            cqe_ready: Default::default(),
-            cqe_qpn: Default::default(),
-            cqe_slot: Default::default(),
-            cqe_status: Default::default(),
-            cqe_opcode: Default::default(),
-            cqe_byte_len: Default::default(),
+            cqe: Default::default(),
             contexts: Default::default(),
             context_fields: Default::default(),
             completer: Default::default(),
@@ -698,7 +643,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             self.timer_qpn.next = self.timers.expiry.qpn.val();
         }
         self.wants.next = 0.into();
-        if self.post_valid.val() {
+        if self.post.valid.val() {
             self.wants.next = self.wants.val() | 1;
         }
         if self.rsp_valid.val() {
@@ -716,7 +661,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         if !self.sent_fifo.empty.val() {
             self.wants.next = self.wants.val() | 16;
         }
-        if self.err_valid.val() {
+        if self.err.valid.val() {
             self.wants.next = self.wants.val() | 32;
         }
         self.after_last.next = 0x3E.into();
@@ -756,9 +701,9 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         if self.pick_from.val().get_bit(0) {
             self.pick.next = self.src_post.val();
         }
-        self.pick_qpn.next = self.err_qpn.val();
+        self.pick_qpn.next = self.err.qpn.val();
         if self.pick.val() == self.src_post.val() {
-            self.pick_qpn.next = self.post_qpn.val();
+            self.pick_qpn.next = self.post.qpn.val();
         }
         if self.pick.val() == self.src_response.val() {
             self.pick_qpn.next = self.rsp_qpn.val();
@@ -784,12 +729,12 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.granted.write_enable.next = false;
         self.granted.write_address.next = self.qpn.q.val();
         self.granted.write_data.next = false;
-        self.post_ready.next = false;
+        self.post.ready.next = false;
         self.rsp_ready.next = false;
         self.timer_force_ready.next = false;
         self.timers.expiry.ready.next = false;
         self.greq_ready.next = false;
-        self.err_ready.next = false;
+        self.err.ready.next = false;
         self.tc_valid.d.next = false;
         self.pr_valid.d.next = false;
 
@@ -808,14 +753,14 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         if self.forced.q.val() {
             self.completer.timer_rnr.next = self.timer_force_rnr.val();
         }
-        self.completer.post_kind.next = self.post_kind.val();
-        self.completer.post_opcode.next = self.post_opcode.val();
-        self.completer.post_npsn.next = self.post_npsn.val();
-        self.completer.post_len.next = self.post_len.val();
-        self.completer.post_signaled.next = self.post_signaled.val();
-        self.completer.post_status.next = self.post_status.val();
-        self.completer.post_lkey.next = self.post_lkey.val();
-        self.completer.post_va.next = self.post_va.val();
+        self.completer.post_kind.next = self.post.kind.val();
+        self.completer.post_opcode.next = self.post.opcode.val();
+        self.completer.post_npsn.next = self.post.npsn.val();
+        self.completer.post_len.next = self.post.len.val();
+        self.completer.post_signaled.next = self.post.signaled.val();
+        self.completer.post_status.next = self.post.status.val();
+        self.completer.post_lkey.next = self.post.lkey.val();
+        self.completer.post_va.next = self.post.va.val();
         self.completer.sent_next_psn.next = self.fifo_head.val().next_psn;
         self.completer.sent_ackreq.next = self.fifo_head.val().ackreq;
         self.completer.sent_ackreq_end.next = self.fifo_head.val().ackreq_end;
@@ -893,14 +838,14 @@ impl<const A: usize> Logic for RequesterEvents<A> {
                 self.mtu.d.next = self.context_fields.fields.val().path_mtu;
                 self.state.d.next = self.st_busy.val();
                 if self.source.q.val() == self.src_post.val() {
-                    self.post_ready.next = true;
-                    self.body.d.next.op = self.post_op.val();
-                    self.body.d.next.remote_va = self.post_remote_va.val();
-                    self.body.d.next.rkey = self.post_rkey.val();
-                    self.body.d.next.imm = self.post_imm.val();
-                    self.body.d.next.compare = self.post_compare.val();
-                    self.body.d.next.swap_add = self.post_swap_add.val();
-                    self.body.d.next.solicited = self.post_solicited.val();
+                    self.post.ready.next = true;
+                    self.body.d.next.op = self.post.op.val();
+                    self.body.d.next.remote_va = self.post.remote_va.val();
+                    self.body.d.next.rkey = self.post.rkey.val();
+                    self.body.d.next.imm = self.post.imm.val();
+                    self.body.d.next.compare = self.post.compare.val();
+                    self.body.d.next.swap_add = self.post.swap_add.val();
+                    self.body.d.next.solicited = self.post.solicited.val();
                 }
                 if self.source.q.val() == self.src_response.val() {
                     self.rsp_ready.next = true;
@@ -922,7 +867,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
                     self.grants_in_flight.d.next = self.grants_in_flight.q.val() - 1;
                 }
                 if self.source.q.val() == self.src_to_error.val() {
-                    self.err_ready.next = true;
+                    self.err.ready.next = true;
                 }
             }
         } else if self.state.q.val() == self.st_busy.val() {
@@ -1033,10 +978,10 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.timer_cmd_arm.next = self.tc_arm.q.val();
         self.timer_cmd_kind.next = self.tc_kind.q.val();
         self.timer_cmd_code.next = self.tc_code.q.val();
-        self.post_result_valid.next = self.pr_valid.q.val();
-        self.post_result_qpn.next = self.qpn.q.val();
-        self.post_result_accepted.next = self.pr_accepted.q.val();
-        self.post_result_slot.next = self.pr_slot.q.val();
+        self.post_result.valid.next = self.pr_valid.q.val();
+        self.post_result.qpn.next = self.qpn.q.val();
+        self.post_result.accepted.next = self.pr_accepted.q.val();
+        self.post_result.slot.next = self.pr_slot.q.val();
         // The completer holds its placement request (fields steady) until
         // the answer comes.
         self.place_valid.next = self.completer.place_valid.val();
@@ -1082,13 +1027,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.grant_solicited.next = self.bodies.read_data.val().solicited;
 
         // ---- send CQEs, passed through
-        self.cqe_valid.next = self.completer.cqe_valid.val();
-        self.completer.cqe_ready.next = self.cqe_ready.val();
-        self.cqe_qpn.next = self.completer.cqe_qpn.val();
-        self.cqe_slot.next = self.completer.cqe_slot.val();
-        self.cqe_status.next = self.completer.cqe_status.val();
-        self.cqe_opcode.next = self.completer.cqe_opcode.val();
-        self.cqe_byte_len.next = self.completer.cqe_byte_len.val();
+        SendCqeStream::<A, SLOT_BITS>::link(&mut self.cqe, &mut self.completer.cqe);
 
         if self.reset.val() {
             self.state.d.next = self.st_idle.val();

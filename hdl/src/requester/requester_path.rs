@@ -106,6 +106,9 @@ use crate::requester::ready_set::ReadySet;
 use crate::requester::requester_datapath::RequesterDatapath;
 use crate::requester::requester_events::{RequesterEvents, SLOT_BITS};
 use crate::requester::response_placement::ResponsePlacement;
+use crate::requester::send_ports::{
+    PostResult, QpErrorEvent, QpEventDone, SendCqeStream, SendPost, SentStatusEvent,
+};
 use rust_hdl::prelude::*;
 
 /// Packets per transmit grant at most (`requester_datapath`'s
@@ -140,54 +143,20 @@ pub struct RequesterPath<const A: usize, const AP1: usize> {
 
     pub cfg: MrConfigPortDefault,
 
-    pub post_valid: Signal<In, Bit>,
-    pub post_ready: Signal<Out, Bit>,
-    pub post_qpn: Signal<In, Bits<A>>,
-    pub post_kind: Signal<In, Bits<2>>,
-    pub post_opcode: Signal<In, Bits<3>>,
-    pub post_npsn: Signal<In, Bits<24>>,
-    pub post_len: Signal<In, Bits<32>>,
-    pub post_signaled: Signal<In, Bit>,
-    pub post_status: Signal<In, Bits<4>>,
-    pub post_lkey: Signal<In, Bits<32>>,
-    pub post_va: Signal<In, Bits<64>>,
-    pub post_op: Signal<In, Bits<3>>,
-    pub post_remote_va: Signal<In, Bits<64>>,
-    pub post_rkey: Signal<In, Bits<32>>,
-    pub post_imm: Signal<In, Bits<32>>,
-    pub post_compare: Signal<In, Bits<64>>,
-    pub post_swap_add: Signal<In, Bits<64>>,
-    pub post_solicited: Signal<In, Bit>,
+    pub post: SendPost<A>,
 
-    pub post_result_valid: Signal<Out, Bit>,
-    pub post_result_qpn: Signal<Out, Bits<A>>,
-    pub post_result_accepted: Signal<Out, Bit>,
-    pub post_result_slot: Signal<Out, Bits<SLOT_BITS>>,
+    pub post_result: PostResult<A, SLOT_BITS>,
 
-    pub err_valid: Signal<In, Bit>,
-    pub err_ready: Signal<Out, Bit>,
-    pub err_qpn: Signal<In, Bits<A>>,
+    pub err: QpErrorEvent<A>,
 
-    pub cqe_valid: Signal<Out, Bit>,
-    pub cqe_ready: Signal<In, Bit>,
-    pub cqe_qpn: Signal<Out, Bits<A>>,
-    pub cqe_slot: Signal<Out, Bits<SLOT_BITS>>,
-    pub cqe_status: Signal<Out, Bits<4>>,
-    pub cqe_opcode: Signal<Out, Bits<3>>,
-    pub cqe_byte_len: Signal<Out, Bits<32>>,
+    pub cqe: SendCqeStream<A, SLOT_BITS>,
 
     pub dma: DmaReadPort,
     pub dmaw: DmaWritePort,
 
     pub rsp_fire: Signal<Out, Bit>,
-    pub done_valid: Signal<Out, Bit>,
-    pub done_qpn: Signal<Out, Bits<A>>,
-    pub done_kind: Signal<Out, Bits<3>>,
-    pub done_state: Signal<Out, Bits<3>>,
-    pub status_valid: Signal<Out, Bit>,
-    pub status_qpn: Signal<Out, Bits<24>>,
-    pub status_next_psn: Signal<Out, Bits<24>>,
-    pub status_error: Signal<Out, Bit>,
+    pub done: QpEventDone<A>,
+    pub status: SentStatusEvent,
 
     pub stat_select: Signal<In, Bits<3>>,
     pub stat_count: Signal<Out, Bits<32>>,
@@ -236,49 +205,15 @@ impl<const A: usize, const AP1: usize> Default for RequesterPath<A, AP1> {
             addr_qpn: Default::default(),
             addr_data: Default::default(),
             cfg: Default::default(),
-            post_valid: Default::default(),
-            post_ready: Default::default(),
-            post_qpn: Default::default(),
-            post_kind: Default::default(),
-            post_opcode: Default::default(),
-            post_npsn: Default::default(),
-            post_len: Default::default(),
-            post_signaled: Default::default(),
-            post_status: Default::default(),
-            post_lkey: Default::default(),
-            post_va: Default::default(),
-            post_op: Default::default(),
-            post_remote_va: Default::default(),
-            post_rkey: Default::default(),
-            post_imm: Default::default(),
-            post_compare: Default::default(),
-            post_swap_add: Default::default(),
-            post_solicited: Default::default(),
-            post_result_valid: Default::default(),
-            post_result_qpn: Default::default(),
-            post_result_accepted: Default::default(),
-            post_result_slot: Default::default(),
-            err_valid: Default::default(),
-            err_ready: Default::default(),
-            err_qpn: Default::default(),
-            cqe_valid: Default::default(),
-            cqe_ready: Default::default(),
-            cqe_qpn: Default::default(),
-            cqe_slot: Default::default(),
-            cqe_status: Default::default(),
-            cqe_opcode: Default::default(),
-            cqe_byte_len: Default::default(),
+            post: Default::default(),
+            post_result: Default::default(),
+            err: Default::default(),
+            cqe: Default::default(),
             dma: Default::default(),
             dmaw: Default::default(),
             rsp_fire: Default::default(),
-            done_valid: Default::default(),
-            done_qpn: Default::default(),
-            done_kind: Default::default(),
-            done_state: Default::default(),
-            status_valid: Default::default(),
-            status_qpn: Default::default(),
-            status_next_psn: Default::default(),
-            status_error: Default::default(),
+            done: Default::default(),
+            status: Default::default(),
             stat_select: Default::default(),
             stat_count: Default::default(),
             payload_last_errors: Default::default(),
@@ -323,47 +258,19 @@ impl<const A: usize, const AP1: usize> Logic for RequesterPath<A, AP1> {
         ContextConfig::<A>::link(&mut self.qp_host, &mut self.events.qp_host);
         self.events.cfg_window.next = self.cfg_window.val();
         self.events.cfg_ack_req_interval.next = self.cfg_ack_req_interval.val();
-        self.events.post_valid.next = self.post_valid.val();
-        self.post_ready.next = self.events.post_ready.val();
-        self.events.post_qpn.next = self.post_qpn.val();
-        self.events.post_kind.next = self.post_kind.val();
-        self.events.post_opcode.next = self.post_opcode.val();
-        self.events.post_npsn.next = self.post_npsn.val();
-        self.events.post_len.next = self.post_len.val();
-        self.events.post_signaled.next = self.post_signaled.val();
-        self.events.post_status.next = self.post_status.val();
-        self.events.post_lkey.next = self.post_lkey.val();
-        self.events.post_va.next = self.post_va.val();
-        self.events.post_op.next = self.post_op.val();
-        self.events.post_remote_va.next = self.post_remote_va.val();
-        self.events.post_rkey.next = self.post_rkey.val();
-        self.events.post_imm.next = self.post_imm.val();
-        self.events.post_compare.next = self.post_compare.val();
-        self.events.post_swap_add.next = self.post_swap_add.val();
-        self.events.post_solicited.next = self.post_solicited.val();
-        self.post_result_valid.next = self.events.post_result_valid.val();
-        self.post_result_qpn.next = self.events.post_result_qpn.val();
-        self.post_result_accepted.next = self.events.post_result_accepted.val();
-        self.post_result_slot.next = self.events.post_result_slot.val();
-        self.events.err_valid.next = self.err_valid.val();
-        self.err_ready.next = self.events.err_ready.val();
-        self.events.err_qpn.next = self.err_qpn.val();
-        self.cqe_valid.next = self.events.cqe_valid.val();
-        self.events.cqe_ready.next = self.cqe_ready.val();
-        self.cqe_qpn.next = self.events.cqe_qpn.val();
-        self.cqe_slot.next = self.events.cqe_slot.val();
-        self.cqe_status.next = self.events.cqe_status.val();
-        self.cqe_opcode.next = self.events.cqe_opcode.val();
-        self.cqe_byte_len.next = self.events.cqe_byte_len.val();
+        SendPost::<A>::link(&mut self.post, &mut self.events.post);
+        PostResult::<A, SLOT_BITS>::link(&mut self.post_result, &mut self.events.post_result);
+        QpErrorEvent::<A>::link(&mut self.err, &mut self.events.err);
+        SendCqeStream::<A, SLOT_BITS>::link(&mut self.cqe, &mut self.events.cqe);
         // The inner timers run on their own: no forced expiries.
         self.events.hold_timers.next = false;
         self.events.timer_force_valid.next = false;
         self.events.timer_force_qpn.next = 0.into();
         self.events.timer_force_rnr.next = false;
-        self.done_valid.next = self.events.done_valid.val();
-        self.done_qpn.next = self.events.done_qpn.val();
-        self.done_kind.next = self.events.done_kind.val();
-        self.done_state.next = self.events.done_record.val().get_bits::<3>(0);
+        self.done.valid.next = self.events.done_valid.val();
+        self.done.qpn.next = self.events.done_qpn.val();
+        self.done.kind.next = self.events.done_kind.val();
+        self.done.state.next = self.events.done_record.val().get_bits::<3>(0);
 
         // ---- MR configuration, one table per inner block, written alike
         self.cfg.ready.next = self.datapath.cfg.ready.val() & self.placement.cfg.ready.val();
@@ -500,10 +407,10 @@ impl<const A: usize, const AP1: usize> Logic for RequesterPath<A, AP1> {
         self.events.sent_ackreq_end.next = self.datapath.status_ackreq_end.val();
         self.events.sent_error.next = self.datapath.status_error.val();
         self.events.sent_status.next = self.datapath.status_status.val();
-        self.status_valid.next = self.datapath.status_valid.val();
-        self.status_qpn.next = self.datapath.status_qpn.val();
-        self.status_next_psn.next = self.datapath.status_next_psn.val();
-        self.status_error.next = self.datapath.status_error.val();
+        self.status.valid.next = self.datapath.status_valid.val();
+        self.status.qpn.next = self.datapath.status_qpn.val();
+        self.status.next_psn.next = self.datapath.status_next_psn.val();
+        self.status.error.next = self.datapath.status_error.val();
         DmaReadPort::link(&mut self.dma, &mut self.datapath.dma);
         self.frame.tdata.next = self.datapath.frame.tdata.val();
         self.frame.tkeep.next = self.datapath.frame.tkeep.val();

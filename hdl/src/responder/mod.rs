@@ -5,6 +5,7 @@
 //! response transmitter, and the receive and whole responder paths.
 
 pub mod atomic_unit;
+pub mod outcome_stream;
 pub mod rd_atomic_resources;
 pub mod receive_queue;
 pub mod request_checker;

@@ -237,6 +237,7 @@ use crate::qp::qp_context::{ContextConfig, QpContext, DEFAULT_QPN_BITS};
 use crate::qp::qp_context_record::ContextRecordBits;
 use crate::qp::record_fields::RecordFields;
 use crate::responder::atomic_unit::AtomicUnit;
+use crate::responder::outcome_stream::OutcomeStream;
 use crate::responder::rd_atomic_resources::RdAtomicResources;
 use crate::responder::receive_queue::{
     ReceiveCqeStream, ReceivePost, ReceiveQueue, DEFAULT_SLOT_BITS,
@@ -341,23 +342,7 @@ pub struct ResponderDatapath {
 
     pub dma: DmaWritePort,
 
-    pub out_valid: Signal<Out, Bit>,
-    pub out_ready: Signal<In, Bit>,
-    pub out_qpn: Signal<Out, Bits<24>>,
-    pub out_psn: Signal<Out, Bits<24>>,
-    pub out_opcode: Signal<Out, Bits<8>>,
-    pub out_verdict: Signal<Out, Bits<4>>,
-    pub out_dup_class: Signal<Out, Bits<2>>,
-    pub out_response_valid: Signal<Out, Bit>,
-    pub out_response_syndrome: Signal<Out, Bits<8>>,
-    pub out_response_psn: Signal<Out, Bits<24>>,
-    pub out_response_msn: Signal<Out, Bits<24>>,
-    pub out_take_wqe: Signal<Out, Bit>,
-    pub out_last: Signal<Out, Bit>,
-    pub out_mr_status: Signal<Out, Bits<3>>,
-    pub out_place_va: Signal<Out, Bits<64>>,
-    pub out_place_rkey: Signal<Out, Bits<32>>,
-    pub out_place_len: Signal<Out, Bits<32>>,
+    pub out: OutcomeStream,
 
     pub rspq: QueueCommandSource<QPN_BITS>,
     pub rspq_wseq: Signal<Out, Bits<WSEQ_BITS>>,
@@ -1385,23 +1370,23 @@ impl Logic for ResponderDatapath {
         self.writes_issued.next = self.write_issued.q.val();
         self.writes_done.next = self.write_done.q.val();
 
-        self.outcome_out.down_ready.next = self.out_ready.val();
-        self.out_valid.next = self.outcome_out.down_valid.val();
-        self.out_qpn.next = self.outcome_out.down_data.val().qpn;
-        self.out_psn.next = self.outcome_out.down_data.val().psn;
-        self.out_opcode.next = self.outcome_out.down_data.val().opcode;
-        self.out_verdict.next = self.outcome_out.down_data.val().verdict;
-        self.out_dup_class.next = self.outcome_out.down_data.val().dup_class;
-        self.out_response_valid.next = self.outcome_out.down_data.val().response_valid;
-        self.out_response_syndrome.next = self.outcome_out.down_data.val().response_syndrome;
-        self.out_response_psn.next = self.outcome_out.down_data.val().response_psn;
-        self.out_response_msn.next = self.outcome_out.down_data.val().response_msn;
-        self.out_take_wqe.next = self.outcome_out.down_data.val().take_wqe;
-        self.out_last.next = self.outcome_out.down_data.val().last;
-        self.out_mr_status.next = self.outcome_out.down_data.val().mr_status;
-        self.out_place_va.next = self.outcome_out.down_data.val().place_va;
-        self.out_place_rkey.next = self.outcome_out.down_data.val().place_rkey;
-        self.out_place_len.next = self.outcome_out.down_data.val().place_len;
+        self.outcome_out.down_ready.next = self.out.ready.val();
+        self.out.valid.next = self.outcome_out.down_valid.val();
+        self.out.qpn.next = self.outcome_out.down_data.val().qpn;
+        self.out.psn.next = self.outcome_out.down_data.val().psn;
+        self.out.opcode.next = self.outcome_out.down_data.val().opcode;
+        self.out.verdict.next = self.outcome_out.down_data.val().verdict;
+        self.out.dup_class.next = self.outcome_out.down_data.val().dup_class;
+        self.out.response_valid.next = self.outcome_out.down_data.val().response_valid;
+        self.out.response_syndrome.next = self.outcome_out.down_data.val().response_syndrome;
+        self.out.response_psn.next = self.outcome_out.down_data.val().response_psn;
+        self.out.response_msn.next = self.outcome_out.down_data.val().response_msn;
+        self.out.take_wqe.next = self.outcome_out.down_data.val().take_wqe;
+        self.out.last.next = self.outcome_out.down_data.val().last;
+        self.out.mr_status.next = self.outcome_out.down_data.val().mr_status;
+        self.out.place_va.next = self.outcome_out.down_data.val().place_va;
+        self.out.place_rkey.next = self.outcome_out.down_data.val().place_rkey;
+        self.out.place_len.next = self.outcome_out.down_data.val().place_len;
 
         self.stat_count.next = self.count_frames.q.val();
         if self.stat_select.val() == 1 {

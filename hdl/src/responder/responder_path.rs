@@ -145,6 +145,7 @@ use crate::dma::mr_translate::MrConfigPortDefault;
 use crate::primitives::stream::{Axis512Sink, AxisSource, DATA_BITS, KEEP_BITS};
 use crate::qp::qp_address_ram::{QpAddress, QpAddressRam};
 use crate::qp::qp_context::ContextConfig;
+use crate::responder::outcome_stream::OutcomeStream;
 use crate::responder::receive_queue::{ReceiveCqeStream, ReceivePost};
 use crate::responder::responder_datapath::{ResponderDatapath, QPN_BITS};
 use crate::responder::response_queue::{QueueCommand, ResponseQueue, DEFAULT_DEPTH_BITS};
@@ -178,23 +179,7 @@ pub struct ResponderPath {
 
     pub dma: DmaReadPort,
 
-    pub out_valid: Signal<Out, Bit>,
-    pub out_ready: Signal<In, Bit>,
-    pub out_qpn: Signal<Out, Bits<24>>,
-    pub out_psn: Signal<Out, Bits<24>>,
-    pub out_opcode: Signal<Out, Bits<8>>,
-    pub out_verdict: Signal<Out, Bits<4>>,
-    pub out_dup_class: Signal<Out, Bits<2>>,
-    pub out_response_valid: Signal<Out, Bit>,
-    pub out_response_syndrome: Signal<Out, Bits<8>>,
-    pub out_response_psn: Signal<Out, Bits<24>>,
-    pub out_response_msn: Signal<Out, Bits<24>>,
-    pub out_take_wqe: Signal<Out, Bit>,
-    pub out_last: Signal<Out, Bit>,
-    pub out_mr_status: Signal<Out, Bits<3>>,
-    pub out_place_va: Signal<Out, Bits<64>>,
-    pub out_place_rkey: Signal<Out, Bits<32>>,
-    pub out_place_len: Signal<Out, Bits<32>>,
+    pub out: OutcomeStream,
 
     pub queue_fire: Signal<Out, Bit>,
     pub desc_fire: Signal<Out, Bit>,
@@ -350,23 +335,7 @@ impl Logic for ResponderPath {
             self.prefer_host.d.next = false;
         }
 
-        self.out_valid.next = self.datapath.out_valid.val();
-        self.datapath.out_ready.next = self.out_ready.val();
-        self.out_qpn.next = self.datapath.out_qpn.val();
-        self.out_psn.next = self.datapath.out_psn.val();
-        self.out_opcode.next = self.datapath.out_opcode.val();
-        self.out_verdict.next = self.datapath.out_verdict.val();
-        self.out_dup_class.next = self.datapath.out_dup_class.val();
-        self.out_response_valid.next = self.datapath.out_response_valid.val();
-        self.out_response_syndrome.next = self.datapath.out_response_syndrome.val();
-        self.out_response_psn.next = self.datapath.out_response_psn.val();
-        self.out_response_msn.next = self.datapath.out_response_msn.val();
-        self.out_take_wqe.next = self.datapath.out_take_wqe.val();
-        self.out_last.next = self.datapath.out_last.val();
-        self.out_mr_status.next = self.datapath.out_mr_status.val();
-        self.out_place_va.next = self.datapath.out_place_va.val();
-        self.out_place_rkey.next = self.datapath.out_place_rkey.val();
-        self.out_place_len.next = self.datapath.out_place_len.val();
+        OutcomeStream::link(&mut self.out, &mut self.datapath.out);
         self.queue_full_waits.next = self.queue.full_waits.val();
 
         // ---- response packet -> write gate (taken at once while it has
