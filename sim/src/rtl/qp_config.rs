@@ -89,7 +89,7 @@ pub fn mac_bits(m: [u8; 6]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rocenic_model::verbs::PdId;
+    use rocenic_model::verbs::{PdId, QpState};
 
     #[test]
     fn record_carries_the_responder_fields_and_packs() {
