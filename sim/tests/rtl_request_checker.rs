@@ -24,7 +24,6 @@ use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
 use rocenic_hdl::codes::{duplicate_class, mtu, qp_state, request_verdict};
 use rocenic_hdl::qp::qp_context_record::{QpContextRecord, RECORD_WORDS};
-use rocenic_hdl::responder::request_checker::*;
 use rocenic_model::responder::{
     check_request, record_checks, CheckInput, CheckOutcome, DuplicateClass, Message, Response,
     Verdict,

@@ -15,9 +15,8 @@ use rocenic_model::completer::{
 };
 use rocenic_model::nic::Nic;
 use rocenic_model::nic::QpContextView;
-use rocenic_model::requester::GrantRefusal;
 use rocenic_model::verbs::{Access, PdId, Qpn};
-use rocenic_model::verbs::{ModifyQp, QpState, SendOp, SendWr, Sge, WcOpcode, WcStatus};
+use rocenic_model::verbs::{ModifyQp, QpState, SendOp, SendWr, Sge, WcOpcode};
 use rocenic_wire::psn;
 use std::collections::BTreeMap;
 
