@@ -10,6 +10,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rocenic_hdl::codes::mr_status;
 use rocenic_hdl::dma::mr_translate::*;
 use rocenic_hdl_testbench::CycleSim;
 use rust_hdl::prelude::*;
@@ -56,28 +57,28 @@ struct Resp {
 fn reference(table: &[Entry], mtt: &[u64], r: &Req) -> (u64, Vec<(u64, u32)>) {
     let index = (r.key >> 8) as usize;
     let Some(e) = table.get(index).filter(|e| e.state == 1 || e.state == 2) else {
-        return (STATUS_INVALID_KEY, vec![]);
+        return (mr_status::INVALID_KEY, vec![]);
     };
     if e.variant != r.key as u8 {
-        return (STATUS_STALE_KEY, vec![]);
+        return (mr_status::STALE_KEY, vec![]);
     }
     if e.state == 2 {
-        return (STATUS_INVALIDATED, vec![]);
+        return (mr_status::INVALIDATED, vec![]);
     }
     if e.pd != r.pd {
-        return (STATUS_PD_MISMATCH, vec![]);
+        return (mr_status::PD_MISMATCH, vec![]);
     }
     if e.access & r.need != r.need || (r.remote && r.need & 0b1110 == 0) {
-        return (STATUS_ACCESS_DENIED, vec![]);
+        return (mr_status::ACCESS_DENIED, vec![]);
     }
     if r.len == 0 {
-        return (STATUS_OK, vec![]);
+        return (mr_status::OK, vec![]);
     }
     let Some(end) = r.va.checked_add(u64::from(r.len)) else {
-        return (STATUS_OUT_OF_BOUNDS, vec![]);
+        return (mr_status::OUT_OF_BOUNDS, vec![]);
     };
     if r.va < e.base_va || u128::from(end) > u128::from(e.base_va) + u128::from(e.len) {
-        return (STATUS_OUT_OF_BOUNDS, vec![]);
+        return (mr_status::OUT_OF_BOUNDS, vec![]);
     }
     let ps = 1u64 << e.page_shift;
     let first_page_va = e.base_va & !(ps - 1);
@@ -90,7 +91,7 @@ fn reference(table: &[Entry], mtt: &[u64], r: &Req) -> (u64, Vec<(u64, u32)>) {
         segs.push((page + in_page, n as u32));
         off += n;
     }
-    (STATUS_OK, segs)
+    (mr_status::OK, segs)
 }
 
 struct Bench {
@@ -388,7 +389,7 @@ fn reset_sweep_frees_every_entry() {
         })
         .collect();
     let (got, _, _) = b.run(&reqs, 1.0, 1.0, &mut rng);
-    assert!(got.iter().all(|r| r.status == STATUS_INVALID_KEY));
+    assert!(got.iter().all(|r| r.status == mr_status::INVALID_KEY));
     assert_eq!(
         got.iter().map(|r| r.tag).collect::<Vec<_>>(),
         (0..=8).collect::<Vec<_>>()
@@ -533,5 +534,5 @@ fn reset_empties_the_pipeline_and_the_table() {
         tag: 7,
     };
     let (got, _, _) = b.run(&[req], 1.0, 1.0, &mut rng);
-    assert_eq!(got[0].status, STATUS_INVALID_KEY);
+    assert_eq!(got[0].status, mr_status::INVALID_KEY);
 }

@@ -6,6 +6,7 @@
 //! 1024 QPs x 16 WQEs: the ring and pointers in block RAM. (The comparison
 //! with a model under random traffic is `sim/tests/rtl_receive_queue.rs`.)
 
+use rocenic_hdl::codes::{wc_opcode, wc_status};
 use rocenic_hdl::responder::receive_queue::*;
 use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
@@ -144,10 +145,10 @@ fn life_of_a_ring() {
         imm,
         ..cmd(OP_COMPLETE, qpn)
     };
-    let flushed = |qpn, id| (qpn, id, STATUS_WR_FLUSH_ERR, WC_RECV, 0, None);
+    let flushed = |qpn, id| (qpn, id, wc_status::WR_FLUSH_ERR, wc_opcode::RECV, 0, None);
     let steps: Vec<(Cmd, Res, Vec<Cqe>)> = vec![
         (cmd(OP_PEEK, 1), none, vec![]),
-        (complete(1, 0, WC_RECV, 5, None), none, vec![]),
+        (complete(1, 0, wc_opcode::RECV, 5, None), none, vec![]),
         (post(1, 10), accepted, vec![]),
         (post(1, 11), accepted, vec![]),
         (post(1, 12), accepted, vec![]),
@@ -157,22 +158,48 @@ fn life_of_a_ring() {
         (cmd(OP_PEEK, 1), found(10), vec![]),
         (cmd(OP_PEEK, 1), found(10), vec![]),
         (
-            complete(1, STATUS_SUCCESS, WC_RECV, 9000, Some(0xABCD_0123)),
+            complete(
+                1,
+                wc_status::SUCCESS,
+                wc_opcode::RECV,
+                9000,
+                Some(0xABCD_0123),
+            ),
             found(10),
-            vec![(1, 10, STATUS_SUCCESS, WC_RECV, 9000, Some(0xABCD_0123))],
+            vec![(
+                1,
+                10,
+                wc_status::SUCCESS,
+                wc_opcode::RECV,
+                9000,
+                Some(0xABCD_0123),
+            )],
         ),
         (
-            complete(1, STATUS_SUCCESS, WC_RECV_RDMA_WITH_IMM, 77, Some(5)),
+            complete(
+                1,
+                wc_status::SUCCESS,
+                wc_opcode::RECV_RDMA_WITH_IMM,
+                77,
+                Some(5),
+            ),
             found(11),
-            vec![(1, 11, STATUS_SUCCESS, WC_RECV_RDMA_WITH_IMM, 77, Some(5))],
+            vec![(
+                1,
+                11,
+                wc_status::SUCCESS,
+                wc_opcode::RECV_RDMA_WITH_IMM,
+                77,
+                Some(5),
+            )],
         ),
         // Wraps: slots 0 and 1 again.
         (post(1, 15), accepted, vec![]),
         (post(1, 16), accepted, vec![]),
         (
-            complete(1, STATUS_LOC_LEN_ERR, WC_RECV, 0, None),
+            complete(1, wc_status::LOC_LEN_ERR, wc_opcode::RECV, 0, None),
             found(12),
-            vec![(1, 12, STATUS_LOC_LEN_ERR, WC_RECV, 0, None)],
+            vec![(1, 12, wc_status::LOC_LEN_ERR, wc_opcode::RECV, 0, None)],
         ),
         (
             cmd(OP_FLUSH, 1),

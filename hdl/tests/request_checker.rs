@@ -7,8 +7,9 @@
 //! Verilog replayed under Icarus agrees cycle by cycle; Yosys maps it to
 //! logic and flip-flops only, no memory.
 
+use rocenic_hdl::codes::{mtu, qp_state, request_verdict};
 use rocenic_hdl::qp::qp_context_record::{
-    mtu_code, record_words, state, ContextRecordBits, QpContextRecord, FIELDS,
+    record_words, ContextRecordBits, QpContextRecord, FIELDS,
 };
 use rocenic_hdl::responder::request_checker::*;
 use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
@@ -155,9 +156,9 @@ struct Want {
 
 fn qp() -> QpContextRecord {
     QpContextRecord {
-        state: state::RTS,
+        state: qp_state::RTS,
         access: 0xE,
-        path_mtu: mtu_code(1024).unwrap(),
+        path_mtu: mtu::IBA_1024,
         pkey: 0xFFFF,
         dest_qpn: 0x12_3456,
         sq_send_psn: 0xAB_CDEF,
@@ -194,7 +195,7 @@ fn cases() -> Vec<(Req, Want)> {
     v.push((
         req(0x04, 100, 10),
         Want {
-            verdict: VERDICT_SEND,
+            verdict: request_verdict::SEND,
             response: Some((0x1F, 100, 6)),
             record: with(&|r| {
                 r.rq_epsn = 101;
@@ -211,7 +212,7 @@ fn cases() -> Vec<(Req, Want)> {
     v.push((
         r,
         Want {
-            verdict: VERDICT_OUT_OF_SEQUENCE,
+            verdict: request_verdict::OUT_OF_SEQUENCE,
             response: Some((0x60, 0xFF_FFFF, 5)),
             record: with(&|r| {
                 r.rq_epsn = 0xFF_FFFF;
@@ -226,7 +227,7 @@ fn cases() -> Vec<(Req, Want)> {
     v.push((
         req(0x0A, 99, 0),
         Want {
-            verdict: VERDICT_DUPLICATE,
+            verdict: request_verdict::DUPLICATE,
             response: Some((0x1F, 99, 5)),
             record: base,
             message: [0; 3],
@@ -240,7 +241,7 @@ fn cases() -> Vec<(Req, Want)> {
     v.push((
         r,
         Want {
-            verdict: VERDICT_RNR,
+            verdict: request_verdict::RNR,
             response: Some((0x20 | 14, 100, 5)),
             record: with(&|r| r.nak_sent = 1),
             message: [0; 3],
@@ -255,7 +256,7 @@ fn cases() -> Vec<(Req, Want)> {
     v.push((
         r,
         Want {
-            verdict: VERDICT_WRITE,
+            verdict: request_verdict::WRITE,
             response: None,
             record: with(&|r| {
                 r.rq_epsn = 101;
@@ -273,10 +274,10 @@ fn cases() -> Vec<(Req, Want)> {
     v.push((
         r,
         Want {
-            verdict: VERDICT_INVALID_REQUEST,
+            verdict: request_verdict::INVALID_REQUEST,
             response: Some((0x61, 100, 5)),
             record: with(&|r| {
-                r.state = state::ERR;
+                r.state = qp_state::ERR;
                 r.in_progress = 2;
             }),
             message: r.message,
@@ -290,7 +291,7 @@ fn cases() -> Vec<(Req, Want)> {
     v.push((
         r,
         Want {
-            verdict: VERDICT_READ,
+            verdict: request_verdict::READ,
             response: None,
             record: with(&|r| {
                 r.rq_epsn = 103;
@@ -303,13 +304,13 @@ fn cases() -> Vec<(Req, Want)> {
     ));
     // A QP in INIT: dropped, nothing changes.
     let mut r = req(0x04, 100, 10);
-    r.record.state = state::INIT;
+    r.record.state = qp_state::INIT;
     v.push((
         r,
         Want {
-            verdict: VERDICT_QP_STATE,
+            verdict: request_verdict::QP_STATE,
             response: None,
-            record: with(&|r| r.state = state::INIT),
+            record: with(&|r| r.state = qp_state::INIT),
             message: [0; 3],
             place: None,
             npsn: None,
@@ -382,7 +383,7 @@ fn check(sim: &CycleSim<RequestChecker>, w: &Want, tag: u64) {
             (va, rkey, len),
             "request {tag}"
         );
-        if w.verdict == VERDICT_WRITE {
+        if w.verdict == request_verdict::WRITE {
             assert_eq!(u.out_whole_len.val().to_u64() as u32, whole);
         }
     }

@@ -3,9 +3,8 @@
 //! `sim/tests/rtl_request_segmenter.rs`), and its synthesis with Yosys:
 //! logic and flip-flops only, no multiplier, no RAM.
 
-use rocenic_hdl::requester::request_segmenter::{
-    mtu_code, RequestSegmenter, KIND_READ, KIND_SEND, KIND_WRITE_IMM, LATENCY,
-};
+use rocenic_hdl::codes::{mtu, send_op_kind};
+use rocenic_hdl::requester::request_segmenter::{RequestSegmenter, LATENCY};
 use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
 use rocenic_model::requester::{message_psns, segment_wqe, WqePlanInput};
 use rocenic_model::verbs::SendOp;
@@ -53,7 +52,7 @@ fn offer(sim: &mut CycleSim<RequestSegmenter>, tag: usize, w: &Wqe) {
     u.wqe_len.next = bits(w.len);
     u.wqe_first_psn.next = bits(w.first_psn.into());
     u.wqe_start_psn.next = bits(w.start.into());
-    u.wqe_mtu.next = bits(mtu_code(MTU));
+    u.wqe_mtu.next = bits(mtu::iba_code(MTU).expect("an IBA MTU").into());
     u.wqe_dest_qp.next = bits(0x42);
     u.wqe_remote_va.next = bits(va);
     u.wqe_rkey.next = bits(rkey.into());
@@ -74,7 +73,7 @@ fn offer(sim: &mut CycleSim<RequestSegmenter>, tag: usize, w: &Wqe) {
 fn back_to_back_wqes_match_the_model() {
     let wqes = [
         Wqe {
-            kind: KIND_SEND,
+            kind: send_op_kind::SEND,
             op: SendOp::Send,
             len: 2 * 1024 + 1,
             first_psn: 0xFF_FFFF,
@@ -83,7 +82,7 @@ fn back_to_back_wqes_match_the_model() {
             window: 100,
         },
         Wqe {
-            kind: KIND_WRITE_IMM,
+            kind: send_op_kind::WRITE_WITH_IMM,
             op: SendOp::WriteWithImm {
                 remote_addr: 0x1234_5678_9000,
                 rkey: 0x77,
@@ -96,7 +95,7 @@ fn back_to_back_wqes_match_the_model() {
             window: 100,
         },
         Wqe {
-            kind: KIND_READ,
+            kind: send_op_kind::READ,
             op: SendOp::Read {
                 remote_addr: 0x1000,
                 rkey: 9,
@@ -108,7 +107,7 @@ fn back_to_back_wqes_match_the_model() {
             window: 2,
         },
         Wqe {
-            kind: KIND_SEND,
+            kind: send_op_kind::SEND,
             op: SendOp::Send,
             len: 8 * 1024,
             first_psn: 8,

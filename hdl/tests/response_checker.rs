@@ -6,6 +6,7 @@
 //! generated Verilog under Icarus; Verilator lint; Yosys synth_xilinx:
 //! logic only, no memory, within a LUT and flip-flop budget.
 
+use rocenic_hdl::codes::{mtu, qp_state, wqe_kind};
 use rocenic_hdl::requester::response_checker::*;
 use rocenic_hdl_testbench::{verilator_lint, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
@@ -38,8 +39,6 @@ struct Output {
     completes: bool,
 }
 
-const RTS: u64 = 3;
-
 /// An in-window packet of an RTS QP with 1024-byte MTU: PSNs 0x100..0x200
 /// were sent and 0x100 is the oldest unacknowledged.
 fn base(opcode: u64, psn: u64) -> Input {
@@ -48,10 +47,10 @@ fn base(opcode: u64, psn: u64) -> Input {
         psn,
         aeth: None,
         payload_len: 0,
-        state: RTS,
+        state: qp_state::RTS.into(),
         una: 0x100,
         max_sent: 0x200,
-        mtu_code: 3,
+        mtu_code: mtu::IBA_1024.into(),
         wqe: None,
     }
 }
@@ -74,7 +73,7 @@ fn act(action: u64, ack_end: u64) -> Output {
 
 /// A READ of 2500 bytes at 1024-byte MTU: PSNs 0x140..=0x142, 0x141 next.
 const READ: (u64, u64, u64, u64, u64, bool, bool) =
-    (KIND_READ, 0x140, 3, 0x141, 2500, false, false);
+    (wqe_kind::READ, 0x140, 3, 0x141, 2500, false, false);
 
 fn cases() -> Vec<(Input, Output)> {
     let ack = |syndrome: u64, psn: u64| Input {
@@ -98,7 +97,7 @@ fn cases() -> Vec<(Input, Output)> {
     vec![
         (
             Input {
-                state: 4,
+                state: qp_state::ERR.into(),
                 ..ack(0x1F, 0x120)
             },
             drop(DROP_QP_STATE),
@@ -155,14 +154,14 @@ fn cases() -> Vec<(Input, Output)> {
             },
         ),
         (
-            atomic(0x130, (KIND_ATOMIC, 0x130, 1, 0x130, 8, false, false)),
+            atomic(0x130, (wqe_kind::ATOMIC, 0x130, 1, 0x130, 8, false, false)),
             Output {
                 wqe: WQE_OK,
                 ..act(ACTION_ATOMIC_ACK, 0x130)
             },
         ),
         (
-            atomic(0x130, (KIND_ATOMIC, 0x130, 1, 0x131, 8, true, false)),
+            atomic(0x130, (wqe_kind::ATOMIC, 0x130, 1, 0x131, 8, true, false)),
             Output {
                 wqe: WQE_UNEXPECTED,
                 ..act(ACTION_ATOMIC_ACK, 0x130)
@@ -192,7 +191,7 @@ fn cases() -> Vec<(Input, Output)> {
                 0x0F,
                 0x142,
                 452,
-                (KIND_READ, 0x140, 3, 0x142, 2500, false, false),
+                (wqe_kind::READ, 0x140, 3, 0x142, 2500, false, false),
             ),
             Output {
                 ack_end: 0x142,
@@ -229,7 +228,7 @@ fn cases() -> Vec<(Input, Output)> {
                 0x0E,
                 0x141,
                 1024,
-                (KIND_READ, 0x140, 3, 0x141, 2500, false, true),
+                (wqe_kind::READ, 0x140, 3, 0x141, 2500, false, true),
             ),
             read_outcome(WQE_UNEXPECTED),
         ),
@@ -238,7 +237,7 @@ fn cases() -> Vec<(Input, Output)> {
                 0x0E,
                 0x141,
                 1024,
-                (KIND_WRITE, 0x140, 3, 0x141, 2500, false, false),
+                (wqe_kind::WRITE, 0x140, 3, 0x141, 2500, false, false),
             ),
             read_outcome(WQE_UNEXPECTED),
         ),

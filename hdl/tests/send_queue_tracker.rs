@@ -7,6 +7,7 @@
 //! 16 slots: both RAMs in block RAM. (The comparison with the model is
 //! `sim/tests/rtl_send_queue_tracker.rs` under Verilator.)
 
+use rocenic_hdl::codes::{wc_opcode, wc_status, wqe_kind};
 use rocenic_hdl::requester::send_queue_tracker::*;
 use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
@@ -162,27 +163,27 @@ fn life_of_a_ring() {
     let steps: Vec<(Cmd, Res, Vec<Cqe>)> = vec![
         // SEND 0xFFFFFE..=0xFFFFFF, READ 0..=2, WRITE 3, atomic 4: full.
         (
-            post(1, KIND_SEND, WC_SEND, 0xFF_FFFE, 2, 100, true),
+            post(1, wqe_kind::SEND, wc_opcode::SEND, 0xFF_FFFE, 2, 100, true),
             ok(0),
             vec![],
         ),
         (
-            post(1, KIND_READ, WC_RDMA_READ, 0, 3, 700, true),
+            post(1, wqe_kind::READ, wc_opcode::RDMA_READ, 0, 3, 700, true),
             ok(1),
             vec![],
         ),
         (
-            post(1, KIND_WRITE, WC_RDMA_WRITE, 3, 1, 5, false),
+            post(1, wqe_kind::WRITE, wc_opcode::RDMA_WRITE, 3, 1, 5, false),
             ok(2),
             vec![],
         ),
         (
-            post(1, KIND_ATOMIC, WC_FETCH_ADD, 4, 1, 8, true),
+            post(1, wqe_kind::ATOMIC, wc_opcode::FETCH_ADD, 4, 1, 8, true),
             ok(3),
             vec![],
         ),
         (
-            post(1, KIND_SEND, WC_SEND, 5, 1, 1, true),
+            post(1, wqe_kind::SEND, wc_opcode::SEND, 5, 1, 1, true),
             Res::default(),
             vec![],
         ),
@@ -191,7 +192,7 @@ fn life_of_a_ring() {
             Res {
                 found: true,
                 slot: 1,
-                wqe: Some((KIND_READ, 0, 3, 0, false)),
+                wqe: Some((wqe_kind::READ, 0, 3, 0, false)),
                 ..Res::default()
             },
             vec![],
@@ -218,7 +219,7 @@ fn life_of_a_ring() {
                 una: 0,
                 ..Res::default()
             },
-            vec![(1, 0, STATUS_SUCCESS, WC_SEND, 100)],
+            vec![(1, 0, wc_status::SUCCESS, wc_opcode::SEND, 100)],
         ),
         // The READ's last response packet.
         (
@@ -228,7 +229,7 @@ fn life_of_a_ring() {
                 ..cmd(OP_COMPLETE_RESPONSE, 1, 3)
             },
             Res::default(),
-            vec![(1, 1, STATUS_SUCCESS, WC_RDMA_READ, 700)],
+            vec![(1, 1, wc_status::SUCCESS, wc_opcode::RDMA_READ, 700)],
         ),
         // The WRITE completes silently; the atomic's response was lost.
         (
@@ -257,24 +258,28 @@ fn life_of_a_ring() {
         (
             cmd(OP_FLUSH, 1, 0),
             Res::default(),
-            vec![(1, 3, REM_ACCESS, WC_FETCH_ADD, 0)],
+            vec![(1, 3, REM_ACCESS, wc_opcode::FETCH_ADD, 0)],
         ),
         // Empty again; its next slot is 0 (4 mod 4).
-        (post(1, KIND_SEND, WC_SEND, 5, 1, 1, true), ok(0), vec![]),
+        (
+            post(1, wqe_kind::SEND, wc_opcode::SEND, 5, 1, 1, true),
+            ok(0),
+            vec![],
+        ),
         (
             cmd(OP_FLUSH, 1, 0),
             Res::default(),
-            vec![(1, 0, STATUS_WR_FLUSH_ERR, WC_SEND, 0)],
+            vec![(1, 0, wc_status::WR_FLUSH_ERR, wc_opcode::SEND, 0)],
         ),
         // Another QP: clear drops without CQEs, slots move on.
         (
-            post(2, KIND_WRITE, WC_RDMA_WRITE, 9, 1, 1, true),
+            post(2, wqe_kind::WRITE, wc_opcode::RDMA_WRITE, 9, 1, 1, true),
             ok(0),
             vec![],
         ),
         (cmd(OP_CLEAR, 2, 0), Res::default(), vec![]),
         (
-            post(2, KIND_WRITE, WC_RDMA_WRITE, 9, 1, 1, true),
+            post(2, wqe_kind::WRITE, wc_opcode::RDMA_WRITE, 9, 1, 1, true),
             ok(1),
             vec![],
         ),

@@ -30,7 +30,7 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
-use rocenic_hdl::qp::qp_context_record::mtu_code;
+use rocenic_hdl::codes::{grant_refusal, mtu, qp_state, wc_opcode, wc_status, wqe_kind};
 use rocenic_hdl::requester::completer_datapath::*;
 use rocenic_model::completer::{CompleterEvent, CompleterRecord, ResponseRecord, WqeOutcome};
 use rocenic_model::requester::GrantRefusal;
@@ -110,7 +110,7 @@ impl Bench {
         s.set_u64(Dut::POST_STATUS, (g >> 50) & 0xF);
         s.set_u64(Dut::POST_LKEY, g >> 17);
         s.set_u64(Dut::POST_VA, g.rotate_left(23));
-        s.set_u64(Dut::CTX_STATE, state_code(b.state));
+        s.set_u64(Dut::CTX_STATE, qp_state::encode(b.state).into());
         s.set_u64(Dut::CTX_NEXT_PSN, b.next_psn.into());
         s.set_u64(Dut::CTX_SEND_PSN, b.send_psn.into());
         s.set_u64(Dut::CTX_UNA_PSN, b.una.into());
@@ -121,7 +121,7 @@ impl Bench {
         s.set_u64(Dut::CTX_RNR_RETRY, b.rnr_retry.into());
         s.set_u64(Dut::CTX_RETRY_LEFT, b.retry_left.into());
         s.set_u64(Dut::CTX_RNR_LEFT, b.rnr_left.into());
-        s.set_u64(Dut::CTX_PATH_MTU, mtu_code(b.mtu).unwrap().into());
+        s.set_u64(Dut::CTX_PATH_MTU, mtu::iba_code(b.mtu).unwrap().into());
         s.set_u64(Dut::CTX_MAX_RD_ATOMIC, b.max_rd_atomic.into());
         s.set_u64(Dut::SENT_NEXT_PSN, (g >> 5) & 0xFF_FFFF);
         s.set_bit(Dut::SENT_ACKREQ, g & 8 != 0);
@@ -135,15 +135,12 @@ impl Bench {
                     s.set_u64(Dut::POST_LKEY, sge.lkey.into());
                     s.set_u64(Dut::POST_VA, sge.addr);
                 }
-                s.set_u64(
-                    Dut::POST_KIND,
-                    KINDS.iter().position(|&k| k == record.kind).unwrap() as u64,
-                );
-                s.set_u64(Dut::POST_OPCODE, record.opcode as u64);
+                s.set_u64(Dut::POST_KIND, wqe_kind::encode(record.kind));
+                s.set_u64(Dut::POST_OPCODE, wc_opcode::encode(record.opcode));
                 s.set_u64(Dut::POST_NPSN, record.npsn.into());
                 s.set_u64(Dut::POST_LEN, record.len.into());
                 s.set_bit(Dut::POST_SIGNALED, record.signaled);
-                s.set_u64(Dut::POST_STATUS, record.error.map_or(0, |e| e as u64));
+                s.set_u64(Dut::POST_STATUS, record.error.map_or(0, wc_status::encode));
             }
             CompleterEvent::Response {
                 opcode,
@@ -182,7 +179,7 @@ impl Bench {
                 }
                 s.set_bit(Dut::SENT_ERROR, error.is_some());
                 if let Some(e) = error {
-                    s.set_u64(Dut::SENT_STATUS, e as u64);
+                    s.set_u64(Dut::SENT_STATUS, wc_status::encode(e));
                 }
             }
             CompleterEvent::Clear => s.set_u64(Dut::EV_KIND, EV_CLEAR),
@@ -200,8 +197,8 @@ impl Bench {
             self.emitted.push((
                 s.get_u64(Dut::CQE_QPN),
                 s.get_u64(Dut::CQE_SLOT),
-                wc_status(s.get_u64(Dut::CQE_STATUS)),
-                wc_opcode(s.get_u64(Dut::CQE_OPCODE)),
+                wc_status::decode(s.get_u64(Dut::CQE_STATUS)).expect("a WC status"),
+                wc_opcode::decode_send(s.get_u64(Dut::CQE_OPCODE)).expect("a send WC opcode"),
                 s.get_u64(Dut::CQE_BYTE_LEN) as u32,
             ));
         }
@@ -237,11 +234,12 @@ impl Bench {
                 .then(|| s.get_u64(Dut::POST_SLOT)),
             grant: (
                 if s.get_bit(Dut::GRANT_VALID) {
-                    assert_eq!(s.get_u64(Dut::GRANT_REFUSAL), GRANT_OK);
+                    assert_eq!(s.get_u64(Dut::GRANT_REFUSAL), grant_refusal::OK);
                     Ok(Granted {
                         slot: s.get_u64(Dut::GRANT_SLOT),
-                        kind: KINDS[s.get_u64(Dut::GRANT_KIND) as usize],
-                        opcode: wc_opcode(s.get_u64(Dut::GRANT_OPCODE)),
+                        kind: wqe_kind::decode(s.get_u64(Dut::GRANT_KIND)).expect("a WQE kind"),
+                        opcode: wc_opcode::decode_send(s.get_u64(Dut::GRANT_OPCODE))
+                            .expect("a send WC opcode"),
                         first_psn: s.get_u64(Dut::GRANT_FIRST_PSN) as u32,
                         npsn: s.get_u64(Dut::GRANT_NPSN) as u32,
                         len: s.get_u64(Dut::GRANT_LEN) as u32,
@@ -327,7 +325,8 @@ impl Bench {
                     self.sim.set_bit(Dut::PLACE_RESULT_VALID, true);
                     self.sim.set_bit(Dut::PLACE_RESULT_ERROR, answer.is_err());
                     if let Err(status) = answer {
-                        self.sim.set_u64(Dut::PLACE_RESULT_STATUS, status as u64);
+                        self.sim
+                            .set_u64(Dut::PLACE_RESULT_STATUS, wc_status::encode(status));
                     }
                     self.last_place_delay = *delay;
                     answered = true;
@@ -490,7 +489,7 @@ fn replay(
                             resume_psn: after.send_psn,
                         })
                     }
-                    Err(why) => Err(REFUSALS.iter().position(|&x| x == why).unwrap() as u64 + 1),
+                    Err(why) => Err(grant_refusal::encode(Err(why))),
                 };
                 assert_eq!(got.grant, (want, u64::from(skipped)), "{at}: grant");
                 match wqe {

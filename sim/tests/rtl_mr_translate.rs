@@ -12,10 +12,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::dma::mr_translate::{
-    STATUS_ACCESS_DENIED, STATUS_INVALIDATED, STATUS_INVALID_KEY, STATUS_OK, STATUS_OUT_OF_BOUNDS,
-    STATUS_PD_MISMATCH, STATUS_STALE_KEY,
-};
+use rocenic_hdl::codes::mr_status;
 use rocenic_model::memory::HostMemory;
 use rocenic_model::mr::{DmaSegment, MrError, MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::verbs::{Access, PdId};
@@ -45,18 +42,6 @@ fn model_answer(t: &MrTable, r: &Req) -> Answer {
     } else {
         t.translate_local(r.key, pd, r.va, len, r.need)
     }
-}
-
-fn status_error(status: u64) -> Option<MrError> {
-    Some(match status {
-        STATUS_INVALID_KEY => MrError::InvalidKey,
-        STATUS_STALE_KEY => MrError::StaleKey,
-        STATUS_INVALIDATED => MrError::Invalidated,
-        STATUS_PD_MISMATCH => MrError::PdMismatch,
-        STATUS_ACCESS_DENIED => MrError::AccessDenied,
-        STATUS_OUT_OF_BOUNDS => MrError::OutOfBounds,
-        _ => return None,
-    })
 }
 
 /// The Verilated block, out of reset with its table swept free.
@@ -177,9 +162,9 @@ fn run(sim: &mut Sim<Dut>, reqs: &[Req], p_valid: f64, p_ready: f64, seed: u64) 
                 }
                 if last == 1 {
                     let (_, status, segs) = open.take().unwrap();
-                    out.answers.push(match status_error(status) {
+                    out.answers.push(match mr_status::error(status) {
                         None => {
-                            assert_eq!(status, STATUS_OK);
+                            assert_eq!(status, mr_status::OK);
                             Ok(segs)
                         }
                         Some(e) => {

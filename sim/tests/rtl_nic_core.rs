@@ -18,7 +18,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::qp::qp_context_record::{state, QpContextRecord};
+use rocenic_hdl::codes::qp_state;
+use rocenic_hdl::qp::qp_context_record::QpContextRecord;
 use rocenic_hdl::requester::response_placement::{
     STAT_FRAMES as REQ_FRAMES, STAT_HEADERS, STAT_NOT_RESPONSES, STAT_PARSER_DROPS,
 };
@@ -186,8 +187,8 @@ fn write_context(sim: &mut Sim<Dut>, prefix: &str, qpn: u64, record: &QpContextR
 /// ERR; the requester contexts of the other QPs are untouched.
 #[test]
 fn a_responder_refusal_moves_the_requester_side_to_err() {
+    use rocenic_hdl::codes::request_verdict;
     use rocenic_hdl::requester::completer_datapath::EV_TO_ERROR;
-    use rocenic_hdl::responder::request_checker::VERDICT_REMOTE_ACCESS;
     use rocenic_wire::op;
     for seed in [3u64, 4, 5] {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -212,7 +213,7 @@ fn a_responder_refusal_moves_the_requester_side_to_err() {
         let other = (q + 1) % 1024;
         let epsn: u32 = rng.gen_range(0..1 << 24);
         let responder = QpContextRecord {
-            state: state::RTR,
+            state: qp_state::RTR,
             access: 0,
             path_mtu: 5,
             rq_epsn: epsn,
@@ -220,7 +221,7 @@ fn a_responder_refusal_moves_the_requester_side_to_err() {
         };
         write_context(&mut sim, "rsp", q, &responder);
         let requester = QpContextRecord {
-            state: state::RTS,
+            state: qp_state::RTS,
             path_mtu: 5,
             sq_next_psn: 7,
             sq_send_psn: 7,
@@ -263,30 +264,34 @@ fn a_responder_refusal_moves_the_requester_side_to_err() {
             src.end_cycle(sim.cycle(), ready);
             sim.tick();
         }
-        assert_eq!(verdict, Some(VERDICT_REMOTE_ACCESS), "seed {seed}: refused");
+        assert_eq!(
+            verdict,
+            Some(request_verdict::REMOTE_ACCESS),
+            "seed {seed}: refused"
+        );
         assert_eq!(sim.get_u64(Dut::TO_ERR_FROM_RESPONDER), 1, "seed {seed}");
         assert_eq!(
             to_error_done,
-            vec![(EV_TO_ERROR, q, u64::from(state::ERR))],
+            vec![(EV_TO_ERROR, q, u64::from(qp_state::ERR))],
             "seed {seed}: one EV_TO_ERROR for q"
         );
         // Nothing came back the other way: the requester's ERR move was
         // the responder's own.
         assert_eq!(sim.get_u64(Dut::TO_ERR_FROM_REQUESTER), 0, "seed {seed}");
         let in_err = QpContextRecord {
-            state: state::ERR,
+            state: qp_state::ERR,
             ..QpContextRecord::default()
         };
         let was = write_context(&mut sim, "req", q, &in_err);
         assert_eq!(
             QpContextRecord::unpack(&was).state,
-            state::ERR,
+            qp_state::ERR,
             "seed {seed}: q in ERR"
         );
         let was = write_context(&mut sim, "req", other, &requester);
         assert_eq!(
             QpContextRecord::unpack(&was).state,
-            state::RTS,
+            qp_state::RTS,
             "seed {seed}: other untouched"
         );
         eprintln!(
@@ -299,11 +304,10 @@ fn a_responder_refusal_moves_the_requester_side_to_err() {
 // The requester-to-responder ERR hand-over, against a model `Nic`.
 
 use rocenic_fabric::{Endpoint, Time};
+use rocenic_hdl::codes::{mtu, request_verdict, wc_opcode, wc_status, wqe_kind};
 use rocenic_hdl::requester::completer_datapath::{EV_RESPONSE, EV_TIMER};
-use rocenic_hdl::responder::request_checker::VERDICT_QP_STATE;
-use rocenic_hdl::responder::response_queue::{mtu_code as queue_mtu_code, OP_CONFIGURE};
-use rocenic_model::completer::wc_opcode;
-use rocenic_model::completer::WqeKind;
+use rocenic_hdl::responder::response_queue::OP_CONFIGURE;
+use rocenic_model::completer::{self, WqeKind};
 use rocenic_model::memory::HostMemory;
 use rocenic_model::mr::MrKeys;
 use rocenic_model::nic::Nic;
@@ -330,8 +334,8 @@ fn model_cqe(c: &Cqe) -> RecvCqe {
     (
         u64::from(c.qpn),
         c.wr_id,
-        c.status as u64,
-        c.opcode as u64,
+        wc_status::encode(c.status),
+        wc_opcode::encode(c.opcode),
         u64::from(c.byte_len),
     )
 }
@@ -589,8 +593,13 @@ fn setup(seed: u64, n: usize) -> (Bench, Nic, Nic, Vec<(Qpn, Qpn)>, Regions) {
         let attrs = a.qp_tx_attrs(q).expect("connected");
         host_ports::write_address(&mut sim, q, &attrs, cfg.mac, cfg.dscp, cfg.ecn)
             .expect("address");
-        host_ports::queue_command(&mut sim, OP_CONFIGURE, q, queue_mtu_code(attrs.mtu).into())
-            .expect("queue configured");
+        host_ports::queue_command(
+            &mut sim,
+            OP_CONFIGURE,
+            q,
+            u64::from(mtu::shift_code(attrs.mtu).expect("an RTL path MTU")),
+        )
+        .expect("queue configured");
     }
     let bench = Bench {
         sim,
@@ -656,8 +665,8 @@ fn zero_send(q: Qpn, mtu: u32) -> [u64; 16] {
     let (kind_op, remote_va, rkey, imm, compare, swap_add) = op_fields(&op);
     [
         u64::from(q),
-        0, // the send queue tracker's SEND ring kind
-        wc_opcode(&op) as u64,
+        wqe_kind::encode(WqeKind::of(&op)),
+        wc_opcode::encode(completer::wc_opcode(&op)),
         u64::from(message_psns(&op, 0, mtu)),
         0,
         1,
@@ -715,7 +724,7 @@ fn model_verdict(a: &Nic, q: Qpn) -> (u64, bool) {
         atomic_eth: None,
     });
     let code = match o.verdict {
-        Verdict::QpState => VERDICT_QP_STATE,
+        Verdict::QpState => request_verdict::encode(&o.verdict),
         _ => u64::MAX,
     };
     (code, o.response.is_some())
@@ -850,7 +859,7 @@ fn run_err_case(c: &ErrCase) -> usize {
     let mut flush_begun: std::collections::BTreeSet<u64> = Default::default();
     let mut peak = 0;
     let fail_set: std::collections::BTreeSet<u64> = failing.iter().map(|&q| u64::from(q)).collect();
-    let flush_status = rocenic_model::verbs::WcStatus::WrFlushErr as u64;
+    let flush_status = wc_status::WR_FLUSH_ERR;
     for _ in 0..400_000 {
         bench.step();
         for r in &bench.rcqes {
@@ -861,7 +870,7 @@ fn run_err_case(c: &ErrCase) -> usize {
         let erred: std::collections::BTreeSet<u64> = bench
             .dones
             .iter()
-            .filter(|d| (d.0 == EV_RESPONSE || d.0 == EV_TIMER) && d.2 == u64::from(state::ERR))
+            .filter(|d| (d.0 == EV_RESPONSE || d.0 == EV_TIMER) && d.2 == u64::from(qp_state::ERR))
             .map(|d| d.1)
             .collect();
         peak = peak.max(erred.difference(&flush_begun).count());
@@ -951,9 +960,13 @@ fn run_err_case(c: &ErrCase) -> usize {
                 (verdict, response),
                 "seed {seed}: QP {q} in ERR refuses as the model's check_request"
             );
-            assert_eq!(verdict, VERDICT_QP_STATE, "seed {seed}");
+            assert_eq!(verdict, request_verdict::QP_STATE, "seed {seed}");
         } else {
-            assert_ne!(o.3, VERDICT_QP_STATE, "seed {seed}: QP {q} still up");
+            assert_ne!(
+                o.3,
+                request_verdict::QP_STATE,
+                "seed {seed}: QP {q} still up"
+            );
         }
     }
 
@@ -988,13 +1001,13 @@ fn run_err_case(c: &ErrCase) -> usize {
     // The responder context of a failed QP is in ERR.
     for &(q, _) in &pairs {
         let in_err = QpContextRecord {
-            state: state::ERR,
+            state: qp_state::ERR,
             ..QpContextRecord::default()
         };
         let was =
             QpContextRecord::unpack(&write_context(&mut bench.sim, "rsp", u64::from(q), &in_err));
         assert_eq!(
-            was.state == state::ERR,
+            was.state == qp_state::ERR,
             fail_set.contains(&u64::from(q)),
             "seed {seed}: QP {q}'s responder state"
         );
@@ -1059,12 +1072,6 @@ fn many_requester_failures_at_once_lose_none() {
 /// The post port's values for `wr` on `q` (one SGE at most), as the
 /// requester harness drives them.
 fn post_fields(q: Qpn, wr: &SendWr, mtu: u32) -> [u64; 16] {
-    const KINDS: [WqeKind; 4] = [
-        WqeKind::Send,
-        WqeKind::Write,
-        WqeKind::Read,
-        WqeKind::Atomic,
-    ];
     let len: u64 = wr.sgl.iter().map(|s| u64::from(s.length)).sum();
     let sge = wr.sgl.first().copied().unwrap_or(Sge {
         addr: 0,
@@ -1074,11 +1081,8 @@ fn post_fields(q: Qpn, wr: &SendWr, mtu: u32) -> [u64; 16] {
     let (op, remote_va, rkey, imm, compare, swap_add) = op_fields(&wr.op);
     [
         u64::from(q),
-        KINDS
-            .iter()
-            .position(|&k| k == WqeKind::of(&wr.op))
-            .expect("a kind") as u64,
-        wc_opcode(&wr.op) as u64,
+        wqe_kind::encode(WqeKind::of(&wr.op)),
+        wc_opcode::encode(completer::wc_opcode(&wr.op)),
         u64::from(message_psns(&wr.op, len, mtu)),
         len,
         u64::from(wr.signaled),

@@ -14,12 +14,13 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rocenic_hdl::codes::qp_state;
 use rocenic_hdl::qp::qp_context::{
     CycleInputs, CycleOutputs, HostRequest, QpContextModel, CONFIG_LATENCY,
 };
 use rocenic_hdl::qp::qp_context_record::{
-    field_mask, in_progress, state, Field, QpContextRecord, RecordWords, FIELDS, NAK_SENT,
-    RECORD_WORDS, RQ_EPSN, RQ_MSN, STATE,
+    field_mask, in_progress, Field, QpContextRecord, RecordWords, FIELDS, NAK_SENT, RECORD_WORDS,
+    RQ_EPSN, RQ_MSN, STATE,
 };
 use verilator_sys::{QpContext as Rtl, Sim};
 
@@ -311,7 +312,7 @@ fn modify_qp_under_full_load() {
     let mut b = Bench::new();
     let qpn = 77;
     let to_rts = QpContextRecord {
-        state: state::RTS,
+        state: qp_state::RTS,
         rq_epsn: 1000,
         in_progress: in_progress::NONE,
         ..Default::default()
@@ -351,11 +352,15 @@ fn modify_qp_under_full_load() {
     // Packets up to the gap saw RESET, all after it RTS.
     assert_eq!(states.len(), 119);
     for (tag, st) in states {
-        let want = if tag < 60 { state::RESET } else { state::RTS };
+        let want = if tag < 60 {
+            qp_state::RESET
+        } else {
+            qp_state::RTS
+        };
         assert_eq!(st, want, "packet {tag}");
     }
     let r = QpContextRecord::unpack(&b.model.record(qpn));
-    assert_eq!(r.state, state::RTS);
+    assert_eq!(r.state, qp_state::RTS);
     // The expected PSN was set to 1000 and advanced once per later packet.
     assert_eq!(r.rq_epsn, 1000 + (119 - 60));
 }

@@ -22,7 +22,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
-use rocenic_hdl::qp::qp_context_record::mtu_code;
+use rocenic_hdl::codes::mtu;
 use rocenic_hdl::responder::rd_atomic_resources::*;
 use rocenic_model::responder::{
     duplicate_answer, find_resource, push_resource, read_psns, record_resource_ops,
@@ -201,7 +201,7 @@ impl Bench {
                 s.set_u64(Dut::CMD_PSN, psn.into());
                 s.set_u64(
                     Dut::CMD_PATH_MTU,
-                    mtu_code(mtu).expect("a valid MTU").into(),
+                    mtu::iba_code(mtu).expect("a valid MTU").into(),
                 );
                 if let Some(r) = reth {
                     s.set_u64(Dut::CMD_VA, r.va);

@@ -14,6 +14,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rocenic_hdl::codes::{wc_opcode, wc_status};
 use rocenic_hdl::responder::receive_queue::*;
 use rocenic_model::completer::flush_receive_queue;
 use rocenic_model::verbs::{Cqe, RecvWr, Sge, WcOpcode, WcStatus};
@@ -21,18 +22,6 @@ use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{ReceiveQueue as Dut, Sim};
 
 const DEPTH: usize = 1 << DEFAULT_SLOT_BITS;
-
-fn status_code(s: WcStatus) -> u64 {
-    s as u64
-}
-
-fn opcode_code(o: WcOpcode) -> u64 {
-    match o {
-        WcOpcode::Recv => WC_RECV,
-        WcOpcode::RecvRdmaWithImm => WC_RECV_RDMA_WITH_IMM,
-        _ => panic!("not a receive opcode: {o:?}"),
-    }
-}
 
 /// One command as the test gives it to both sides.
 #[derive(Clone, Debug)]
@@ -190,8 +179,8 @@ impl Bench {
                 imm,
             } => {
                 s.set_u64(Dut::CMD_OP, OP_COMPLETE);
-                s.set_u64(Dut::CMD_STATUS, status_code(*status));
-                s.set_u64(Dut::CMD_OPCODE, opcode_code(*opcode));
+                s.set_u64(Dut::CMD_STATUS, wc_status::encode(*status));
+                s.set_u64(Dut::CMD_OPCODE, wc_opcode::encode(*opcode));
                 s.set_u64(Dut::CMD_BYTE_LEN, (*byte_len).into());
                 s.set_bit(Dut::CMD_IMM_VALID, imm.is_some());
                 if let Some(i) = imm {
@@ -226,12 +215,10 @@ impl Bench {
             let s = &self.sim;
             let got = Cqe {
                 wr_id: s.get_u64(Dut::CQE_WR_ID),
-                status: WcStatus::from_repr(s.get_u64(Dut::CQE_STATUS) as usize)
-                    .expect("a WC status"),
-                opcode: match s.get_u64(Dut::CQE_OPCODE) {
-                    WC_RECV => WcOpcode::Recv,
-                    WC_RECV_RDMA_WITH_IMM => WcOpcode::RecvRdmaWithImm,
-                    o => panic!("{what}: CQE opcode {o}"),
+                status: wc_status::decode(s.get_u64(Dut::CQE_STATUS)).expect("a WC status"),
+                opcode: {
+                    let o = s.get_u64(Dut::CQE_OPCODE);
+                    wc_opcode::decode_recv(o).unwrap_or_else(|| panic!("{what}: CQE opcode {o}"))
                 },
                 qpn: s.get_u64(Dut::CQE_QPN) as u32,
                 byte_len: s.get_u64(Dut::CQE_BYTE_LEN) as u32,
@@ -359,7 +346,14 @@ fn random_command(rng: &mut ChaCha8Rng, m: &ModelQp, next_id: &mut u64, fill: bo
             WcOpcode::Recv
         };
         Command::Complete {
-            status: WcStatus::from_repr([0, 0, 0, 0, 1, 3][rng.gen_range(0..6)]).unwrap(),
+            status: [
+                WcStatus::Success,
+                WcStatus::Success,
+                WcStatus::Success,
+                WcStatus::Success,
+                WcStatus::LocLenErr,
+                WcStatus::LocProtErr,
+            ][rng.gen_range(0..6)],
             opcode,
             byte_len: rng.gen_range(0..=1 << 20),
             imm: (opcode == WcOpcode::RecvRdmaWithImm || rng.gen_bool(0.3)).then(|| rng.gen()),

@@ -22,8 +22,8 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
-use rocenic_hdl::qp::qp_context_record::{mtu_code, QpContextRecord, RECORD_WORDS};
-use rocenic_hdl::responder::request_checker::*;
+use rocenic_hdl::codes::{duplicate_class, mtu, qp_state, request_verdict};
+use rocenic_hdl::qp::qp_context_record::{QpContextRecord, RECORD_WORDS};
 use rocenic_model::responder::{
     check_request, record_checks, CheckInput, CheckOutcome, DuplicateClass, Message, Response,
     Verdict,
@@ -37,16 +37,6 @@ use verilator_sys::{RequestChecker as Rtl, Sim};
 /// The model's two-NIC test harness, shared rather than copied.
 #[path = "../model/tests/common/mod.rs"]
 mod harness;
-
-fn state_code(s: QpState) -> u32 {
-    match s {
-        QpState::Reset => 0,
-        QpState::Init => 1,
-        QpState::Rtr => 2,
-        QpState::Rts => 3,
-        QpState::Err => 4,
-    }
-}
 
 fn in_progress_code(m: &Message) -> u32 {
     match m {
@@ -78,9 +68,9 @@ fn message_words(m: &Message) -> [u64; 3] {
 /// the fields the checker does not read, which must come back unchanged.
 fn record_of(i: &CheckInput, rest: &QpContextRecord) -> QpContextRecord {
     QpContextRecord {
-        state: state_code(i.state),
+        state: qp_state::encode(i.state),
         access: u32::from(i.access.0 & 0xF),
-        path_mtu: mtu_code(i.mtu).expect("a valid MTU"),
+        path_mtu: mtu::iba_code(i.mtu).expect("a valid MTU"),
         rq_epsn: i.epsn,
         rq_msn: i.msn,
         nak_sent: u32::from(i.nak_sent),
@@ -170,26 +160,21 @@ impl Bench {
             return None;
         }
         let u = |p| s.get_u64(p);
-        let dup = match u(Rtl::OUT_DUP_CLASS) {
-            DUP_SEND_WRITE => DuplicateClass::SendWrite,
-            DUP_READ => DuplicateClass::Read,
-            DUP_ATOMIC => DuplicateClass::Atomic,
-            _ => DuplicateClass::Other,
-        };
+        let dup = duplicate_class::decode(u(Rtl::OUT_DUP_CLASS)).expect("a 2-bit class");
         let verdict = match u(Rtl::OUT_VERDICT) {
-            VERDICT_QP_STATE => Verdict::QpState,
-            VERDICT_OUT_OF_SEQUENCE => Verdict::OutOfSequence,
-            VERDICT_DUPLICATE => Verdict::Duplicate(dup),
-            VERDICT_RNR => Verdict::Rnr,
-            VERDICT_INVALID_REQUEST => Verdict::InvalidRequest,
-            VERDICT_REMOTE_ACCESS => Verdict::RemoteAccess,
-            VERDICT_SEND => Verdict::Send {
+            request_verdict::QP_STATE => Verdict::QpState,
+            request_verdict::OUT_OF_SEQUENCE => Verdict::OutOfSequence,
+            request_verdict::DUPLICATE => Verdict::Duplicate(dup),
+            request_verdict::RNR => Verdict::Rnr,
+            request_verdict::INVALID_REQUEST => Verdict::InvalidRequest,
+            request_verdict::REMOTE_ACCESS => Verdict::RemoteAccess,
+            request_verdict::SEND => Verdict::Send {
                 offset: u(Rtl::OUT_RECV_OFFSET),
                 len: u(Rtl::OUT_PLACE_LEN) as u32,
                 take_wqe: s.get_bit(Rtl::OUT_TAKE_WQE),
                 last: s.get_bit(Rtl::OUT_LAST),
             },
-            VERDICT_WRITE => Verdict::Write {
+            request_verdict::WRITE => Verdict::Write {
                 va: u(Rtl::OUT_PLACE_VA),
                 rkey: u(Rtl::OUT_PLACE_RKEY) as u32,
                 len: u(Rtl::OUT_PLACE_LEN) as u32,
@@ -197,10 +182,10 @@ impl Bench {
                 take_wqe: s.get_bit(Rtl::OUT_TAKE_WQE),
                 last: s.get_bit(Rtl::OUT_LAST),
             },
-            VERDICT_READ => Verdict::Read {
+            request_verdict::READ => Verdict::Read {
                 npsn: u(Rtl::OUT_READ_NPSN) as u32,
             },
-            VERDICT_ATOMIC => Verdict::Atomic,
+            request_verdict::ATOMIC => Verdict::Atomic,
             v => panic!("verdict code {v}"),
         };
         let mut words = [0u64; RECORD_WORDS];

@@ -15,10 +15,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::requester::request_segmenter::{
-    mtu_code, DIVIDER_CYCLES, KIND_CMP_SWAP, KIND_READ, KIND_SEND, KIND_SEND_IMM, KIND_SEND_INV,
-    KIND_WRITE, KIND_WRITE_IMM, LATENCY,
-};
+use rocenic_hdl::codes::{mtu, send_op_kind};
+use rocenic_hdl::requester::request_segmenter::{DIVIDER_CYCLES, LATENCY};
 use rocenic_model::requester::{
     message_psns, segment_grant, segment_wqe, RequestPlan, WqePlanInput,
 };
@@ -135,7 +133,10 @@ fn drive(sim: &mut Sim<Dut>, tag: u32, q: &Wqe) {
     sim.set_u64(Dut::WQE_LEN, q.w.len);
     sim.set_u64(Dut::WQE_FIRST_PSN, q.w.first_psn.into());
     sim.set_u64(Dut::WQE_START_PSN, q.start.into());
-    sim.set_u64(Dut::WQE_MTU, mtu_code(q.mtu));
+    sim.set_u64(
+        Dut::WQE_MTU,
+        mtu::iba_code(q.mtu).expect("an IBA MTU").into(),
+    );
     sim.set_u64(Dut::WQE_DEST_QP, q.w.dest_qp.into());
     sim.set_u64(Dut::WQE_REMOTE_VA, va);
     sim.set_u64(Dut::WQE_RKEY, rkey.into());
@@ -191,27 +192,27 @@ fn observe(sim: &Sim<Dut>) -> Desc {
     }
 }
 
-/// An op of `kind` (`KIND_*`) with random remote fields.
+/// An op of `kind` (a `send_op_kind` code) with random remote fields.
 fn op_of_kind(kind: u64, rng: &mut ChaCha8Rng) -> SendOp {
     let (va, rkey, imm) = (rng.gen::<u64>(), rng.gen::<u32>(), rng.gen::<u32>());
     match kind {
-        KIND_SEND => SendOp::Send,
-        KIND_SEND_IMM => SendOp::SendWithImm { imm },
-        KIND_SEND_INV => SendOp::SendWithInv { rkey },
-        KIND_WRITE => SendOp::Write {
+        send_op_kind::SEND => SendOp::Send,
+        send_op_kind::SEND_WITH_IMM => SendOp::SendWithImm { imm },
+        send_op_kind::SEND_WITH_INV => SendOp::SendWithInv { rkey },
+        send_op_kind::WRITE => SendOp::Write {
             remote_addr: va,
             rkey,
         },
-        KIND_WRITE_IMM => SendOp::WriteWithImm {
+        send_op_kind::WRITE_WITH_IMM => SendOp::WriteWithImm {
             remote_addr: va,
             rkey,
             imm,
         },
-        KIND_READ => SendOp::Read {
+        send_op_kind::READ => SendOp::Read {
             remote_addr: va,
             rkey,
         },
-        KIND_CMP_SWAP => SendOp::CompareSwap {
+        send_op_kind::COMPARE_SWAP => SendOp::CompareSwap {
             remote_addr: va,
             rkey,
             compare: rng.gen(),
@@ -472,7 +473,7 @@ fn back_to_back_wqes_leave_one_descriptor_per_cycle() {
         for kind in 0..8 {
             for len in [0, 1, mtu - 1, mtu, mtu + 1, 3 * mtu, 3 * mtu + 1] {
                 let op = op_of_kind(kind, &mut rng);
-                let len = if kind >= KIND_CMP_SWAP {
+                let len = if kind >= send_op_kind::COMPARE_SWAP {
                     8
                 } else {
                     u64::from(len)

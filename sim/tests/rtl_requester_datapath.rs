@@ -26,9 +26,8 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::Endpoint;
+use rocenic_hdl::codes::{mtu, wc_status};
 use rocenic_hdl::qp::qp_address_ram::QpAddress;
-use rocenic_hdl::requester::request_segmenter::mtu_code;
-use rocenic_hdl::requester::requester_datapath::STATUS_LOC_PROT_ERR;
 use rocenic_model::mr::{MrTable, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::nic::{Nic, NicConfig};
 use rocenic_model::requester::message_psns;
@@ -358,7 +357,10 @@ fn drive_grant(sim: &mut Sim<Dut>, g: &Grant) {
     sim.set_u64(Dut::GRANT_LEN, g.len.into());
     sim.set_u64(Dut::GRANT_FIRST_PSN, g.first_psn.into());
     sim.set_u64(Dut::GRANT_START_PSN, g.first_psn.into());
-    sim.set_u64(Dut::GRANT_MTU, mtu_code(g.mtu));
+    sim.set_u64(
+        Dut::GRANT_MTU,
+        mtu::iba_code(g.mtu).expect("an IBA MTU").into(),
+    );
     sim.set_u64(Dut::GRANT_REMOTE_VA, g.remote_va);
     sim.set_u64(Dut::GRANT_RKEY, g.rkey.into());
     sim.set_u64(Dut::GRANT_IMM, g.imm.into());
@@ -554,7 +556,11 @@ fn check_batch(spec: &BatchSpec) -> (usize, bool, usize) {
     assert_eq!(run.statuses.len(), batch.grants.len(), "{ctx}");
     for (i, (s, e)) in run.statuses.iter().zip(&batch.expected).enumerate() {
         assert_eq!(s.qpn, u64::from(batch.grants[i].qpn), "{ctx}: grant {i}");
-        let status = if e.failed { STATUS_LOC_PROT_ERR } else { 0 };
+        let status = if e.failed {
+            wc_status::LOC_PROT_ERR
+        } else {
+            wc_status::SUCCESS
+        };
         assert_eq!(status, WcStatus::LocProtErr as u64 * u64::from(e.failed));
         assert_eq!(
             (s.error, s.status),

@@ -21,7 +21,8 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
-use rocenic_hdl::qp::qp_context_record::{mtu_code, QpContextRecord, RECORD_WORDS};
+use rocenic_hdl::codes::{grant_refusal, mtu, qp_state, wc_opcode, wc_status, wqe_kind};
+use rocenic_hdl::qp::qp_context_record::{QpContextRecord, RECORD_WORDS};
 use rocenic_hdl::requester::completer_datapath::{
     EV_GRANT, EV_POST, EV_RESPONSE, EV_SENT, EV_TIMER, EV_TO_ERROR, TIMER_ARM, TIMER_NONE,
     TIMER_STOP,
@@ -158,7 +159,7 @@ impl Bench {
                 s.set_bit(Dut::PLACE_RESULT_ERROR, answer.is_err());
                 s.set_u64(
                     Dut::PLACE_RESULT_STATUS,
-                    answer.err().map_or(0, |st| st as u64),
+                    answer.err().map_or(0, wc_status::encode),
                 );
             }
         }
@@ -167,8 +168,8 @@ impl Bench {
             seen.cqes.push((
                 s.get_u64(Dut::CQE_QPN),
                 s.get_u64(Dut::CQE_SLOT),
-                wc_status(s.get_u64(Dut::CQE_STATUS)),
-                wc_opcode(s.get_u64(Dut::CQE_OPCODE)),
+                wc_status::decode(s.get_u64(Dut::CQE_STATUS)).expect("a WC status"),
+                wc_opcode::decode_send(s.get_u64(Dut::CQE_OPCODE)).expect("a send WC opcode"),
                 s.get_u64(Dut::CQE_BYTE_LEN) as u32,
             ));
         }
@@ -237,8 +238,9 @@ impl Bench {
                 qpn: s.get_u64(Dut::GRANT_QPN),
                 wqe: Granted {
                     slot: s.get_u64(Dut::GRANT_SLOT),
-                    kind: KINDS[s.get_u64(Dut::GRANT_KIND) as usize],
-                    opcode: wc_opcode(s.get_u64(Dut::GRANT_OPCODE)),
+                    kind: wqe_kind::decode(s.get_u64(Dut::GRANT_KIND)).expect("a WQE kind"),
+                    opcode: wc_opcode::decode_send(s.get_u64(Dut::GRANT_OPCODE))
+                        .expect("a send WC opcode"),
                     first_psn: s.get_u64(Dut::GRANT_FIRST_PSN) as u32,
                     npsn: s.get_u64(Dut::GRANT_NPSN) as u32,
                     len: s.get_u64(Dut::GRANT_LEN) as u32,
@@ -274,15 +276,12 @@ impl Bench {
         };
         let s = &mut self.sim;
         s.set_u64(Dut::POST_QPN, q);
-        s.set_u64(
-            Dut::POST_KIND,
-            KINDS.iter().position(|&k| k == record.kind).unwrap() as u64,
-        );
-        s.set_u64(Dut::POST_OPCODE, record.opcode as u64);
+        s.set_u64(Dut::POST_KIND, wqe_kind::encode(record.kind));
+        s.set_u64(Dut::POST_OPCODE, wc_opcode::encode(record.opcode));
         s.set_u64(Dut::POST_NPSN, record.npsn.into());
         s.set_u64(Dut::POST_LEN, record.len.into());
         s.set_bit(Dut::POST_SIGNALED, record.signaled);
-        s.set_u64(Dut::POST_STATUS, record.error.map_or(0, |e| e as u64));
+        s.set_u64(Dut::POST_STATUS, record.error.map_or(0, wc_status::encode));
         let sge = sge.unwrap_or(Sge {
             addr: 0,
             length: 0,
@@ -373,7 +372,7 @@ impl Bench {
                 s.set_bit(Dut::SENT_ACKREQ, ackreq_end.is_some());
                 s.set_u64(Dut::SENT_ACKREQ_END, ackreq_end.unwrap_or(0).into());
                 s.set_bit(Dut::SENT_ERROR, error.is_some());
-                s.set_u64(Dut::SENT_STATUS, error.map_or(0, |e| e as u64));
+                s.set_u64(Dut::SENT_STATUS, error.map_or(0, wc_status::encode));
                 s.set_bit(Dut::SENT_VALID, true);
                 self.cycle();
                 self.sim.set_bit(Dut::SENT_VALID, false);
@@ -440,7 +439,7 @@ impl Bench {
 
 /// `rec` with the send-side state of `s`.
 fn with_sq(mut rec: QpContextRecord, s: &SqSnapshot) -> QpContextRecord {
-    rec.state = state_code(s.state) as u32;
+    rec.state = qp_state::encode(s.state);
     rec.sq_next_psn = s.next_psn;
     rec.sq_send_psn = s.send_psn;
     rec.sq_una_psn = s.una;
@@ -451,7 +450,7 @@ fn with_sq(mut rec: QpContextRecord, s: &SqSnapshot) -> QpContextRecord {
     rec.rnr_retry = s.rnr_retry.into();
     rec.retry_left = s.retry_left.into();
     rec.rnr_left = s.rnr_left.into();
-    rec.path_mtu = mtu_code(s.mtu).unwrap();
+    rec.path_mtu = mtu::iba_code(s.mtu).unwrap();
     rec.max_rd_atomic = s.max_rd_atomic.into();
     rec
 }
@@ -622,7 +621,7 @@ impl Replay<'_> {
                                     va: sge.addr,
                                     resume_psn: after.send_psn,
                                 },
-                                mtu: mtu_code(after.mtu).unwrap().into(),
+                                mtu: mtu::iba_code(after.mtu).unwrap().into(),
                                 una: after.una,
                                 window: self.window,
                                 ack_req_interval: self.ack_req_interval,
@@ -634,7 +633,7 @@ impl Replay<'_> {
                         }
                         Err(why) => {
                             assert!(got.grant.is_none(), "{at}: a refused grant went out");
-                            let code = REFUSALS.iter().position(|&x| x == why).unwrap() as u64 + 1;
+                            let code = grant_refusal::encode(Err(why));
                             assert_eq!(refusal, code, "{at}: refusal");
                             *self.tally.entry("grants refused").or_insert(0) += 1;
                         }

@@ -38,7 +38,8 @@ mod rtl_common;
 use harness::{bring_up, make_side, ConnOpts, Faults, Pair};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::qp::qp_context_record::{mtu_code, QpContextRecord};
+use rocenic_hdl::codes::{duplicate_class, mtu, request_verdict};
+use rocenic_hdl::qp::qp_context_record::QpContextRecord;
 use rocenic_hdl::responder::responder_datapath::*;
 use rocenic_hdl::responder::response_queue::{
     OP_DROP_READS, OP_FLUSH, OP_PUSH_ACK, OP_PUSH_ATOMIC_ACK, OP_PUSH_NAK, OP_PUSH_READ,
@@ -347,25 +348,10 @@ fn expected(
     mrs: &MrTable,
     rq: &mut RqMirror,
 ) -> (Outcome, u64, bool) {
-    let (mut verdict, dup_class) = match o.verdict {
-        Verdict::QpState => (0, None),
-        Verdict::OutOfSequence => (1, None),
-        Verdict::Duplicate(c) => (
-            2,
-            Some(match c {
-                DuplicateClass::SendWrite => 0,
-                DuplicateClass::Read => 1,
-                DuplicateClass::Atomic => 2,
-                DuplicateClass::Other => 3,
-            }),
-        ),
-        Verdict::Rnr => (3, None),
-        Verdict::InvalidRequest => (4, None),
-        Verdict::RemoteAccess => (5, None),
-        Verdict::Send { .. } => (6, None),
-        Verdict::Write { .. } => (7, None),
-        Verdict::Read { .. } => (8, None),
-        Verdict::Atomic => (9, None),
+    let mut verdict = request_verdict::encode(&o.verdict);
+    let dup_class = match o.verdict {
+        Verdict::Duplicate(c) => Some(duplicate_class::encode(c)),
+        _ => None,
     };
     let mut response = o
         .response
@@ -390,7 +376,7 @@ fn expected(
             }
             Err(_) => {
                 fault = true;
-                verdict = VERDICT_REMOTE_ACCESS;
+                verdict = request_verdict::REMOTE_ACCESS;
                 response = Some((0x62, u64::from(f.bth.psn), u64::from(i.msn)));
             }
         }
@@ -412,7 +398,7 @@ fn expected(
     if read_or_atomic {
         if let Some((p, m)) = refused {
             fault = true;
-            verdict = VERDICT_REMOTE_ACCESS;
+            verdict = request_verdict::REMOTE_ACCESS;
             response = Some((0x62, u64::from(p), u64::from(m)));
         } else if o.verdict == Verdict::Atomic {
             written = 8;
@@ -442,7 +428,7 @@ fn expected(
             }
             Err((_, nak)) => {
                 fault = true;
-                verdict = VERDICT_RECEIVE_FAULT;
+                verdict = request_verdict::RECEIVE_FAULT;
                 response = Some((u64::from(nak), u64::from(f.bth.psn), u64::from(i.msn)));
             }
         }
@@ -491,7 +477,7 @@ fn load_qps(sim: &mut Sim<Dut>, qps: &[RespQp]) {
         let record = QpContextRecord {
             state: 3,
             access: u32::from(q.opts.access.0 & 0xF),
-            path_mtu: mtu_code(q.mtu).expect("MTU"),
+            path_mtu: mtu::iba_code(q.mtu).expect("MTU"),
             pkey: 0xFFFF,
             pd: q.pd.0,
             rq_epsn: q.epsn,
@@ -694,7 +680,8 @@ fn replay(
                 psn: sim.get_u64(Dut::OUT_PSN),
                 opcode: sim.get_u64(Dut::OUT_OPCODE),
                 verdict,
-                dup_class: (verdict == 2).then(|| sim.get_u64(Dut::OUT_DUP_CLASS)),
+                dup_class: (verdict == request_verdict::DUPLICATE)
+                    .then(|| sim.get_u64(Dut::OUT_DUP_CLASS)),
                 response,
             });
         }
@@ -818,8 +805,8 @@ fn check_run(
         let (outcome, written, fault) = expected(i, o, &rec.queue_ops, &frame, q.pd, mrs, rq);
         bytes += written;
         writes += u64::from((outcome.verdict == 6 || outcome.verdict == 7) && written > 0);
-        faults_n += u64::from(fault && outcome.verdict == VERDICT_REMOTE_ACCESS);
-        receive_faults += u64::from(fault && outcome.verdict == VERDICT_RECEIVE_FAULT);
+        faults_n += u64::from(fault && outcome.verdict == request_verdict::REMOTE_ACCESS);
+        receive_faults += u64::from(fault && outcome.verdict == request_verdict::RECEIVE_FAULT);
         want.push(outcome);
     }
     let queries = trace.len();
@@ -837,7 +824,7 @@ fn check_run(
             bad[at + rng.gen_range(0..frame.payload.len())] ^= 0x40;
             fed.push(bad);
             fed_want.push(Outcome {
-                verdict: VERDICT_PARSER_DROP,
+                verdict: request_verdict::PARSER_DROP,
                 dup_class: None,
                 response: None,
                 ..w.clone()
@@ -989,7 +976,12 @@ fn writes_over_a_lossy_wire_match_the_model() {
     }
     // The runs exercised executed WRITEs, duplicates, sequence NAKs and
     // parser drops.
-    for v in [1, 2, 7, VERDICT_PARSER_DROP] {
+    for v in [
+        request_verdict::OUT_OF_SEQUENCE,
+        request_verdict::DUPLICATE,
+        request_verdict::WRITE,
+        request_verdict::PARSER_DROP,
+    ] {
         assert!(
             verdicts.get(&v).copied().unwrap_or(0) > 0,
             "verdict {v} seen: {verdicts:?}"

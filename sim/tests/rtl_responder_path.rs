@@ -26,7 +26,8 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::{Endpoint, Fabric, FaultConfig, LinkConfig, SwitchConfig, Time};
-use rocenic_hdl::qp::qp_context_record::{mtu_code, QpContextRecord};
+use rocenic_hdl::codes::mtu;
+use rocenic_hdl::qp::qp_context_record::QpContextRecord;
 use rocenic_hdl::responder::response_queue::OP_CONFIGURE;
 use rocenic_model::mr::DEFAULT_MAX_MRS;
 use rocenic_model::nic::{Nic, TxClass};
@@ -167,7 +168,7 @@ fn configure(sim: &mut Sim<Dut>, shadow: &Nic, pair: &ResponderPair) {
         let record = QpContextRecord {
             state: 3,
             access: u32::from(access.0 & 0xF),
-            path_mtu: mtu_code(q.mtu).expect("MTU"),
+            path_mtu: mtu::iba_code(q.mtu).expect("MTU"),
             pkey: 0xFFFF,
             pd: q.pd.0,
             rq_epsn: q.epsn,
@@ -176,7 +177,7 @@ fn configure(sim: &mut Sim<Dut>, shadow: &Nic, pair: &ResponderPair) {
             ..QpContextRecord::default()
         };
         write_context(sim, q.qpn, &record);
-        let code = u64::from(rocenic_hdl::responder::response_queue::mtu_code(q.mtu));
+        let code = u64::from(mtu::shift_code(q.mtu).expect("MTU"));
         queue_command(sim, OP_CONFIGURE, q.qpn, code);
         let attrs = shadow.qp_tx_attrs(q.qpn).expect("a connected QP");
         let c = shadow.config();

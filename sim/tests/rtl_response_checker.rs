@@ -27,6 +27,7 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
+use rocenic_hdl::codes::{mtu, qp_state, wqe_kind};
 use rocenic_hdl::requester::response_checker::*;
 use rocenic_model::completer::{
     check_atomic_ack, check_read_response, classify_response, ResponseAction, ResponseDrop,
@@ -173,29 +174,6 @@ fn expected(tag: u64, r: &Response) -> Decision {
     d
 }
 
-fn state_code(s: QpState) -> u64 {
-    match s {
-        QpState::Reset => 0,
-        QpState::Init => 1,
-        QpState::Rtr => 2,
-        QpState::Rts => 3,
-        QpState::Err => 4,
-    }
-}
-
-fn kind_code(k: WqeKind) -> u64 {
-    match k {
-        WqeKind::Send => KIND_SEND,
-        WqeKind::Write => KIND_WRITE,
-        WqeKind::Read => KIND_READ,
-        WqeKind::Atomic => KIND_ATOMIC,
-    }
-}
-
-fn mtu_code(mtu: u32) -> u64 {
-    u64::from(rocenic_hdl::qp::qp_context_record::mtu_code(mtu).expect("a valid MTU"))
-}
-
 /// An outcome class: action, drop reason, error status, WQE outcome.
 type Class = (u64, u64, u64, u64);
 
@@ -264,10 +242,13 @@ impl Bench {
         });
         s.set_u64(Dut::PKT_AETH_SYNDROME, aeth.syndrome.into());
         s.set_u64(Dut::PKT_PAYLOAD_LEN, r.payload_len);
-        s.set_u64(Dut::CTX_STATE, state_code(r.state));
+        s.set_u64(Dut::CTX_STATE, qp_state::encode(r.state).into());
         s.set_u64(Dut::CTX_UNA_PSN, r.una.into());
         s.set_u64(Dut::CTX_MAX_SENT_PSN, r.max_sent_end.into());
-        s.set_u64(Dut::CTX_PATH_MTU, mtu_code(r.mtu));
+        s.set_u64(
+            Dut::CTX_PATH_MTU,
+            mtu::iba_code(r.mtu).expect("a valid MTU").into(),
+        );
         s.set_bit(Dut::WQE_FOUND, r.wqe.is_some());
         // A missing WQE's fields are garbage too.
         let w = r.wqe.unwrap_or(WqeView {
@@ -285,7 +266,7 @@ impl Bench {
             error: garbage >> 61 & 1 != 0,
         });
         assert!(w.len < 1 << 32 && w.npsn < 1 << 24, "{r:?}");
-        s.set_u64(Dut::WQE_KIND, kind_code(w.kind));
+        s.set_u64(Dut::WQE_KIND, wqe_kind::encode(w.kind));
         s.set_u64(Dut::WQE_FIRST_PSN, w.first_psn.into());
         s.set_u64(Dut::WQE_NPSN, w.npsn.into());
         s.set_u64(Dut::WQE_DONE_PSN, w.done_psn.into());

@@ -29,6 +29,7 @@ mod rtl_common;
 use harness::{bring_up, buffer, fill, make_side, pattern, Buf, ConnOpts, Faults, Pair};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rocenic_hdl::codes::wc_status;
 use rocenic_hdl::requester::response_placement::*;
 use rocenic_model::completer::{place_check, CompleterEvent, WqeOutcome};
 use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
@@ -299,10 +300,13 @@ fn model_run(seed: u64, mtu: u32, qps: usize, msgs: usize) -> Expected {
                         let first = r.wqe.expect("a WQE holds the PSN").first_psn;
                         let sge = sge_of[&(rec.qpn, first)];
                         let result = match place_check(&mrs, pd, &[sge], offset, len) {
-                            Ok(segs) => (RES_OK, segs.iter().map(|s| (s.phys, s.len)).collect()),
+                            Ok(segs) => (
+                                wc_status::SUCCESS,
+                                segs.iter().map(|s| (s.phys, s.len)).collect(),
+                            ),
                             Err(status) => {
                                 assert_eq!(status, WcStatus::LocProtErr, "seed {seed}");
-                                (status as u64, Vec::new())
+                                (wc_status::encode(status), Vec::new())
                             }
                         };
                         Placement {
@@ -371,7 +375,7 @@ fn model_run(seed: u64, mtu: u32, qps: usize, msgs: usize) -> Expected {
             headers[k].psn,
             "seed {seed}: response {k}"
         );
-        let Some((RES_OK, writes)) = p.result.as_mut() else {
+        let Some((wc_status::SUCCESS, writes)) = p.result.as_mut() else {
             continue;
         };
         let bytes = if p.atomic {
@@ -526,7 +530,7 @@ fn run_case(seed: u64, mtu: u32, qps: usize, msgs: usize, p: (f64, f64, f64)) ->
                 .unwrap_or_else(|| panic!("seed {seed}: a result too many"));
             let (status, _) = e.placements[k].result.as_ref().expect("placed");
             let (pl, latency) = (&e.placements[k], cycles - taken);
-            if *status == RES_OK && !pl.atomic && pl.len > 0 {
+            if *status == wc_status::SUCCESS && !pl.atomic && pl.len > 0 {
                 match e.headers[k].opcode {
                     0x0D | 0x0E => early_latency.push(latency),
                     0x0F | 0x10 if pl.len == 4096 => {
@@ -586,12 +590,12 @@ fn run_case(seed: u64, mtu: u32, qps: usize, msgs: usize, p: (f64, f64, f64)) ->
     let placed = e
         .placements
         .iter()
-        .filter(|p| matches!(&p.result, Some((RES_OK, w)) if !w.is_empty()))
+        .filter(|p| matches!(&p.result, Some((wc_status::SUCCESS, w)) if !w.is_empty()))
         .count();
     let errors = e
         .placements
         .iter()
-        .filter(|p| matches!(&p.result, Some((s, _)) if *s != RES_OK))
+        .filter(|p| matches!(&p.result, Some((s, _)) if *s != wc_status::SUCCESS))
         .count();
     assert_eq!(
         stats[..4],

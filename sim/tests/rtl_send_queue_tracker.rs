@@ -24,6 +24,7 @@ mod rtl_common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::FaultConfig;
+use rocenic_hdl::codes::{wc_opcode, wc_status, wqe_kind};
 use rocenic_hdl::requester::send_queue_tracker::*;
 use rocenic_model::completer::WqeKind;
 use rocenic_model::nic::Nic;
@@ -39,32 +40,18 @@ use verilator_sys::{SendQueueTracker as Dut, Sim};
 
 const DEPTH: usize = 1 << DEFAULT_SLOT_BITS;
 
-const KINDS: [WqeKind; 4] = [
-    WqeKind::Send,
-    WqeKind::Write,
-    WqeKind::Read,
-    WqeKind::Atomic,
-];
-
 /// Any status but success.
 fn random_error(rng: &mut impl Rng) -> WcStatus {
     WcStatus::from_repr(rng.gen_range(1..=WcStatus::RnrRetryExcErr as usize)).unwrap()
 }
 
-fn status_code(s: WcStatus) -> u64 {
-    s as u64
-}
-
-fn opcode_code(o: WcOpcode) -> u64 {
+fn send_opcode_code(o: WcOpcode) -> u64 {
+    let code = wc_opcode::encode(o);
     assert!(
-        o as u64 <= WcOpcode::FetchAdd as u64,
+        wc_opcode::decode_send(code).is_some(),
         "a send opcode: {o:?}"
     );
-    o as u64
-}
-
-fn kind_code(k: WqeKind) -> u64 {
-    KINDS.iter().position(|&x| x == k).unwrap() as u64
+    code
 }
 
 /// A result as the block's ports show it.
@@ -182,13 +169,16 @@ impl Bench {
         s.set_u64(Dut::CMD_QPN, qpn as u64);
         match *c {
             RingCommand::Post(w) => {
-                s.set_u64(Dut::CMD_KIND, kind_code(w.kind));
-                s.set_u64(Dut::CMD_OPCODE, opcode_code(w.opcode));
+                s.set_u64(Dut::CMD_KIND, wqe_kind::encode(w.kind));
+                s.set_u64(Dut::CMD_OPCODE, send_opcode_code(w.opcode));
                 s.set_u64(Dut::CMD_FIRST_PSN, w.first_psn.into());
                 s.set_u64(Dut::CMD_NPSN, w.npsn.into());
                 s.set_u64(Dut::CMD_LEN, w.len.into());
                 s.set_bit(Dut::CMD_SIGNALED, w.signaled);
-                s.set_u64(Dut::CMD_STATUS, w.error.map_or(0, status_code));
+                s.set_u64(
+                    Dut::CMD_STATUS,
+                    w.error.map_or(wc_status::SUCCESS, wc_status::encode),
+                );
                 assert_eq!(w.done_psn, w.first_psn);
                 assert!(!w.complete);
             }
@@ -208,7 +198,7 @@ impl Bench {
             }
             RingCommand::Fail { psn, status } => {
                 s.set_u64(Dut::CMD_PSN, psn.into());
-                s.set_u64(Dut::CMD_STATUS, status_code(status));
+                s.set_u64(Dut::CMD_STATUS, wc_status::encode(status));
             }
             RingCommand::Flush | RingCommand::Clear => {}
         }
@@ -220,9 +210,8 @@ impl Bench {
         let accepted = s.get_bit(Dut::RES_ACCEPTED);
         let found = s.get_bit(Dut::RES_FOUND);
         let record = found.then(|| WqeRecord {
-            kind: KINDS[s.get_u64(Dut::RES_WQE_KIND) as usize],
-            opcode: WcOpcode::from_repr(s.get_u64(Dut::RES_WQE_OPCODE) as usize)
-                .expect("a WC opcode"),
+            kind: wqe_kind::decode(s.get_u64(Dut::RES_WQE_KIND)).expect("a WQE kind"),
+            opcode: wc_opcode::decode(s.get_u64(Dut::RES_WQE_OPCODE)).expect("a WC opcode"),
             first_psn: s.get_u64(Dut::RES_WQE_FIRST_PSN) as u32,
             npsn: s.get_u64(Dut::RES_WQE_NPSN) as u32,
             done_psn: s.get_u64(Dut::RES_WQE_DONE_PSN) as u32,
@@ -230,8 +219,8 @@ impl Bench {
             signaled: s.get_bit(Dut::RES_WQE_SIGNALED),
             complete: s.get_bit(Dut::RES_WQE_COMPLETE),
             error: match s.get_u64(Dut::RES_WQE_ERROR) {
-                0 => None,
-                e => Some(WcStatus::from_repr(e as usize).expect("a WC status")),
+                wc_status::SUCCESS => None,
+                e => Some(wc_status::decode(e).expect("a WC status")),
             },
         });
         Result {
@@ -259,10 +248,8 @@ impl Bench {
             let qpn = self.sim.get_u64(Dut::CQE_QPN) as usize;
             let got = RingCqe {
                 slot: self.sim.get_u64(Dut::CQE_SLOT) as usize,
-                status: WcStatus::from_repr(self.sim.get_u64(Dut::CQE_STATUS) as usize)
-                    .expect("a WC status"),
-                opcode: WcOpcode::from_repr(self.sim.get_u64(Dut::CQE_OPCODE) as usize)
-                    .expect("a WC opcode"),
+                status: wc_status::decode(self.sim.get_u64(Dut::CQE_STATUS)).expect("a WC status"),
+                opcode: wc_opcode::decode(self.sim.get_u64(Dut::CQE_OPCODE)).expect("a WC opcode"),
                 byte_len: self.sim.get_u64(Dut::CQE_BYTE_LEN) as u32,
             };
             let want = self.pending.pop_front();
@@ -363,7 +350,7 @@ struct RandomQp {
 fn random_record(rng: &mut ChaCha8Rng, first_psn: u32) -> WqeRecord {
     // Mostly SEND/WRITE, so ACKs complete runs of WQEs before a READ or
     // atomic stops them.
-    let kind = KINDS[[0, 0, 0, 1, 1, 1, 2, 3][rng.gen_range(0..8)]];
+    let kind = wqe_kind::ALL[[0, 0, 0, 1, 1, 1, 2, 3][rng.gen_range(0..8)]];
     let opcode = match kind {
         WqeKind::Send => WcOpcode::Send,
         WqeKind::Write => WcOpcode::RdmaWrite,

@@ -22,8 +22,7 @@
 //!   power-up: block RAM content is otherwise undefined.
 //! - `cfg` ([`MrConfigPort`], driver side; Verilog `cfg$mr_write` ..),
 //!   ignored while `cfg.ready` is low: `cfg.mr_write` writes
-//!   `cfg.mr_state` ([`MR_STATE_FREE`] / [`MR_STATE_VALID`] /
-//!   [`MR_STATE_INVALIDATED`]; 3 reads as free), `cfg.mr_variant`,
+//!   `cfg.mr_state` (a [`mr_state`] code; 3 reads as free), `cfg.mr_variant`,
 //!   `cfg.mr_pd`, `cfg.mr_base_va`, `cfg.mr_len`, `cfg.mr_access`
 //!   (`Access` bits), `cfg.mr_page_shift` (12..=21) and `cfg.mr_mtt_base`
 //!   to entry `cfg.mr_index`; `cfg.mtt_write` writes `cfg.mtt_addr` to MTT
@@ -36,8 +35,7 @@
 //!   16-bit `req_tag` returned with the response.
 //! - Responses (valid/ready): one or more beats per request, in request
 //!   order, each carrying the request's `resp_tag` and `resp_status`
-//!   ([`STATUS_OK`] or one of the `STATUS_*` codes, numbered like
-//!   `MrError`'s variants) and `resp_first` / `resp_last`. An ok request of
+//!   (a [`mr_status`] code: [`mr_status::OK`] or the model's `MrError`) and `resp_first` / `resp_last`. An ok request of
 //!   length n > 0 gets one beat per page it touches, with `resp_has_seg`
 //!   high, the segment's host address `resp_phys` and length `resp_len`
 //!   (never crossing a page of the MR), in address order. A refused or
@@ -69,23 +67,12 @@
 //! The block RAMs are read again at the held address while the pipeline
 //! stalls, so a stalled request never loses its table entry.
 
+use crate::codes::{mr_state, mr_status};
 use rust_hdl::prelude::*;
 
-/// `cfg.mr_state`: the entry names no MR (keys through it are invalid).
-pub const MR_STATE_FREE: u64 = 0;
-/// `cfg.mr_state`: registered and usable.
-pub const MR_STATE_VALID: u64 = 1;
-/// `cfg.mr_state`: remotely invalidated, not re-registered since.
-pub const MR_STATE_INVALIDATED: u64 = 2;
-
-/// `resp_status` codes, in the order of `rocenic_model::mr::MrError`.
-pub const STATUS_OK: u64 = 0;
-pub const STATUS_INVALID_KEY: u64 = 1;
-pub const STATUS_STALE_KEY: u64 = 2;
-pub const STATUS_INVALIDATED: u64 = 3;
-pub const STATUS_PD_MISMATCH: u64 = 4;
-pub const STATUS_ACCESS_DENIED: u64 = 5;
-pub const STATUS_OUT_OF_BOUNDS: u64 = 6;
+// `update` tells the entry states by literal comparisons (`hdl_gen`
+// reads a constant's path as a signal name): the codes module's values.
+const _: () = assert!(mr_state::FREE == 0 && mr_state::INVALIDATED == 2);
 
 /// Remote rights (`REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC`).
 const REMOTE_ANY: u64 = 0b1110;
@@ -120,8 +107,7 @@ pub struct MrConfigPort<const MR_BITS: usize, const MTT_BITS: usize> {
     /// Write `mr_state` .. `mr_mtt_base` to MR table entry `mr_index`.
     pub mr_write: Signal<In, Bit>,
     pub mr_index: Signal<In, Bits<MR_BITS>>,
-    /// [`MR_STATE_FREE`] / [`MR_STATE_VALID`] / [`MR_STATE_INVALIDATED`];
-    /// 3 reads as free.
+    /// A [`mr_state`] code; 3 reads as free.
     pub mr_state: Signal<In, Bits<2>>,
     pub mr_variant: Signal<In, Bits<8>>,
     pub mr_pd: Signal<In, Bits<32>>,
@@ -359,13 +345,13 @@ impl<const MR_BITS: usize, const MTT_BITS: usize> Default for MrTranslate<MR_BIT
             one22: Constant::new(bits::<22>(1)),
             remote_any: Constant::new(bits::<4>(REMOTE_ANY)),
             min_page_shift: Constant::new(bits::<5>(MIN_PAGE_SHIFT)),
-            status_ok: status(STATUS_OK),
-            status_invalid_key: status(STATUS_INVALID_KEY),
-            status_stale_key: status(STATUS_STALE_KEY),
-            status_invalidated: status(STATUS_INVALIDATED),
-            status_pd_mismatch: status(STATUS_PD_MISMATCH),
-            status_access_denied: status(STATUS_ACCESS_DENIED),
-            status_out_of_bounds: status(STATUS_OUT_OF_BOUNDS),
+            status_ok: status(mr_status::OK),
+            status_invalid_key: status(mr_status::INVALID_KEY),
+            status_stale_key: status(mr_status::STALE_KEY),
+            status_invalidated: status(mr_status::INVALIDATED),
+            status_pd_mismatch: status(mr_status::PD_MISMATCH),
+            status_access_denied: status(mr_status::ACCESS_DENIED),
+            status_out_of_bounds: status(mr_status::OUT_OF_BOUNDS),
             advance: Default::default(),
             s_take: Default::default(),
             front_advance: Default::default(),

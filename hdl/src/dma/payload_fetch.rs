@@ -44,8 +44,9 @@
 //! beats). With host reads of latency L cycles the sustained rate is about
 //! min(1, 8 x packet bytes / 64 / (L + 20)) beats per cycle.
 
+use crate::codes::mr_status;
 use crate::dma::dma_port::DmaReadPort;
-use crate::dma::mr_translate::{MrConfigPortDefault, MrTranslateDefault, STATUS_OK};
+use crate::dma::mr_translate::{MrConfigPortDefault, MrTranslateDefault};
 use crate::primitives::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::primitives::sync_fifo::SyncFifo;
 use rust_hdl::prelude::*;
@@ -259,7 +260,7 @@ impl Default for PayloadFetch {
             o_last: Default::default(),
             ones512: Constant::new(!Bits::<512>::default()),
             ones64: Constant::new(!Bits::<64>::default()),
-            status_ok: Constant::new(bits::<3>(STATUS_OK)),
+            status_ok: Constant::new(bits::<3>(mr_status::OK)),
             t_room: Default::default(),
             t_go: Default::default(),
             x_slot: Default::default(),

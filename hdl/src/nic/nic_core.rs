@@ -132,6 +132,7 @@
 //! once with the host holding the context port and the CQE port stalling
 //! (more than 16 waiting at once, none lost).
 
+use crate::codes::{qp_state, request_verdict};
 use crate::dma::dma_port::{DmaReadPort, DmaWritePort};
 use crate::dma::dma_read_arbiter::DmaReadArbiter;
 use crate::dma::dma_write_arbiter::DmaWriteArbiter;
@@ -141,7 +142,7 @@ use crate::primitives::stream::{Axis512Sink, AxisSource, DATA_BITS, KEEP_BITS};
 use crate::primitives::sync_fifo::SyncFifo;
 use crate::qp::qp_address_ram::QpAddress;
 use crate::qp::qp_context::{ContextConfig, Record};
-use crate::qp::qp_context_record::state;
+use crate::qp::qp_context_record::RECORD_BITS;
 use crate::requester::completer_datapath::{EV_RESPONSE, EV_SENT, EV_TIMER};
 use crate::requester::requester_events::SLOT_BITS;
 use crate::requester::requester_path::RequesterPathDefault;
@@ -149,9 +150,7 @@ use crate::requester::send_ports::{
     PostResult, QpEventDone, SendCqeStream, SendPost, SentStatusEvent,
 };
 use crate::responder::receive_queue::{FlagTable, ReceiveCqeStream, ReceivePost};
-use crate::responder::responder_datapath::{
-    QPN_BITS, VERDICT_RECEIVE_FAULT, VERDICT_REMOTE_ACCESS,
-};
+use crate::responder::responder_datapath::QPN_BITS;
 use crate::responder::responder_path::ResponderPath;
 use crate::responder::response_queue::{QueueCommand, OP_FLUSH};
 use rust_hdl::prelude::*;
@@ -335,11 +334,9 @@ impl Default for NicCore {
             rsp_err_qpn: Default::default(),
             outcome_taken: Default::default(),
             outcome_to_err: Default::default(),
-            verdict_invalid: Constant::new(bits(
-                crate::responder::request_checker::VERDICT_INVALID_REQUEST,
-            )),
-            verdict_access: Constant::new(bits(VERDICT_REMOTE_ACCESS)),
-            verdict_receive: Constant::new(bits(VERDICT_RECEIVE_FAULT)),
+            verdict_invalid: Constant::new(bits::<4>(request_verdict::INVALID_REQUEST)),
+            verdict_access: Constant::new(bits::<4>(request_verdict::REMOTE_ACCESS)),
+            verdict_receive: Constant::new(bits::<4>(request_verdict::RECEIVE_FAULT)),
             rsp_err_count: Default::default(),
             req_err_fifo: Default::default(),
             queued: Default::default(),
@@ -356,11 +353,11 @@ impl Default for NicCore {
             port_host: Constant::new(bits(PORT_HOST)),
             port_err: Constant::new(bits(PORT_ERR)),
             state_mask: Constant::new(bits(0b111)),
-            state_err: Constant::new(bits(state::ERR as u64)),
+            state_err: Constant::new(bits::<RECORD_BITS>(u64::from(qp_state::ERR))),
             ev_response: Constant::new(bits(EV_RESPONSE)),
             ev_timer: Constant::new(bits(EV_TIMER)),
             ev_sent: Constant::new(bits(EV_SENT)),
-            qp_err: Constant::new(bits(state::ERR as u64)),
+            qp_err: Constant::new(bits::<3>(u64::from(qp_state::ERR))),
             op_flush: Constant::new(bits(OP_FLUSH)),
             req_err_count: Default::default(),
         }

@@ -9,9 +9,9 @@
 //!
 //! | bits | field | meaning |
 //! |---|---|---|
-//! | 0, 3 | `state` | [`state`] code: RESET 0, INIT 1, RTR 2, RTS 3, ERR 4 |
+//! | 0, 3 | `state` | [`crate::codes::qp_state`] code: RESET 0, INIT 1, RTR 2, RTS 3, ERR 4 |
 //! | 3, 4 | `access` | remote access the responder allows (`verbs::Access` bits) |
-//! | 7, 3 | `path_mtu` | IBA MTU code 1..5 = 256..4096 bytes ([`mtu_code`]) |
+//! | 7, 3 | `path_mtu` | IBA MTU code 1..5 = 256..4096 bytes ([`crate::codes::mtu`]) |
 //! | 10, 16 | `pkey` | P_Key sent in BTH and checked on receive |
 //! | 26, 16 | `pd` | protection domain, matched against the MR's |
 //! | 42, 24 | `dest_qpn` | remote QPN (BTH DestQP of our requests/responses) |
@@ -238,15 +238,6 @@ layout! {
 
 const _: () = assert!(<ContextRecordBits as Synth>::BITS == RECORD_BITS);
 
-/// `state` codes (IBA QP states the model has; 5..7 are free for SQD/SQE).
-pub mod state {
-    pub const RESET: u32 = 0;
-    pub const INIT: u32 = 1;
-    pub const RTR: u32 = 2;
-    pub const RTS: u32 = 3;
-    pub const ERR: u32 = 4;
-}
-
 /// `in_progress` codes: the responder's open multi-packet message.
 pub mod in_progress {
     pub const NONE: u32 = 0;
@@ -306,23 +297,6 @@ pub fn field_mask(fields: &[Field]) -> RecordWords {
         let _ = put(&mut words, *f, f.max());
     }
     words
-}
-
-/// IBA path MTU code (1..5) of an MTU in bytes, `None` for other sizes.
-pub fn mtu_code(bytes: u32) -> Option<u32> {
-    match bytes {
-        256 => Some(1),
-        512 => Some(2),
-        1024 => Some(3),
-        2048 => Some(4),
-        4096 => Some(5),
-        _ => None,
-    }
-}
-
-/// MTU in bytes of an IBA path MTU code, `None` for codes outside 1..5.
-pub fn mtu_bytes(code: u32) -> Option<u32> {
-    (1..=5).contains(&code).then(|| 128 << code)
 }
 
 /// Packed words as the rust-hdl value of a record.
@@ -388,16 +362,5 @@ mod tests {
             ..Default::default()
         };
         assert!(r.pack().is_err());
-    }
-
-    #[test]
-    fn mtu_codes_match_iba() {
-        for (bytes, code) in [(256, 1), (512, 2), (1024, 3), (2048, 4), (4096, 5)] {
-            assert_eq!(mtu_code(bytes), Some(code));
-            assert_eq!(mtu_bytes(code), Some(bytes));
-        }
-        assert_eq!(mtu_code(1500), None);
-        assert_eq!(mtu_bytes(0), None);
-        assert_eq!(mtu_bytes(6), None);
     }
 }

@@ -100,9 +100,8 @@
 //!     back as `wb_send_psn`): what `requester_datapath`'s grant takes
 //!     from the ring (remote VA, R_Key, immediate and atomic operands are
 //!     the core's, by the same `{qpn, slot}`); or low with
-//!     `grant_refusal` ([`GRANT_NOT_RTS`], [`GRANT_RNR_WAIT`],
-//!     [`GRANT_NOTHING`], [`GRANT_FAILED_WQE`],
-//!     [`GRANT_RD_ATOMIC_LIMIT`]); `grant_skipped`: WQEs skipped;
+//!     `grant_refusal` (a [`grant_refusal`] code, the model's
+//!     `GrantRefusal`); `grant_skipped`: WQEs skipped;
 //!   - `done_action`, `done_wqe_check`: the checker's decision codes (for
 //!     counters and logs).
 //! - CQE stream (valid/ready): the tracker's, `cqe_qpn`, `cqe_slot`,
@@ -179,6 +178,7 @@
 //! is read when an event is taken and written when it is done; events are
 //! sequential, so no collision logic.
 
+use crate::codes::{grant_refusal, qp_state, wc_status};
 use crate::primitives::sync_ram::SyncRam;
 use crate::qp::qp_slot_ram::QpSlotRam;
 use crate::requester::response_checker::{self as rc, ResponseChecker};
@@ -195,15 +195,6 @@ pub const EV_TO_ERROR: u64 = 4;
 pub const EV_GRANT: u64 = 5;
 pub const EV_SENT: u64 = 6;
 
-/// `grant_refusal` codes (the model's `GrantRefusal` in declaration order
-/// plus one); [`GRANT_OK`] with `grant_valid`.
-pub const GRANT_OK: u64 = 0;
-pub const GRANT_NOT_RTS: u64 = 1;
-pub const GRANT_RNR_WAIT: u64 = 2;
-pub const GRANT_NOTHING: u64 = 3;
-pub const GRANT_FAILED_WQE: u64 = 4;
-pub const GRANT_RD_ATOMIC_LIMIT: u64 = 5;
-
 /// `timer_op` codes.
 pub const TIMER_NONE: u64 = 0;
 pub const TIMER_ARM: u64 = 1;
@@ -216,17 +207,13 @@ pub const SIDE_BITS: usize = 27;
 /// Bits of a local buffer word: `{lkey[31:0], va[63:0]}`.
 pub const SGE_BITS: usize = 96;
 
-/// QP state codes (`qp_context_record::state`).
-pub const STATE_RTS: u64 = 3;
-pub const STATE_ERR: u64 = 4;
-
-/// CQE status codes the block itself fails WQEs with (`WcStatus` in
-/// declaration order, as the tracker's).
-pub const STATUS_RETRY_EXC_ERR: u64 = 10;
-pub const STATUS_RNR_RETRY_EXC_ERR: u64 = 11;
 /// The checker's error NAK status 1..=3 plus this: REM_INV_REQ_ERR,
-/// REM_ACCESS_ERR, REM_OP_ERR.
-const STATUS_NAK_BASE: u64 = 6;
+/// REM_ACCESS_ERR, REM_OP_ERR (the checker's order is the WC statuses').
+const STATUS_NAK_BASE: u64 = wc_status::REM_INV_REQ_ERR - rc::STATUS_REM_INV_REQ;
+const _: () = assert!(
+    wc_status::REM_ACCESS_ERR - rc::STATUS_REM_ACCESS == STATUS_NAK_BASE
+        && wc_status::REM_OP_ERR - rc::STATUS_REM_OP == STATUS_NAK_BASE
+);
 
 const ST_IDLE: u64 = 0;
 /// The side RAM's word arrives; dispatch on the event kind.
@@ -689,13 +676,13 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             ev_clear: Constant::new(bits::<3>(EV_CLEAR)),
             ev_grant: Constant::new(bits::<3>(EV_GRANT)),
             ev_sent: Constant::new(bits::<3>(EV_SENT)),
-            grant_not_rts: Constant::new(bits::<3>(GRANT_NOT_RTS)),
-            grant_rnr_wait: Constant::new(bits::<3>(GRANT_RNR_WAIT)),
-            grant_nothing: Constant::new(bits::<3>(GRANT_NOTHING)),
-            grant_failed_wqe: Constant::new(bits::<3>(GRANT_FAILED_WQE)),
-            grant_rd_atomic_limit: Constant::new(bits::<3>(GRANT_RD_ATOMIC_LIMIT)),
-            qp_rts: Constant::new(bits::<3>(STATE_RTS)),
-            qp_err: Constant::new(bits::<3>(STATE_ERR)),
+            grant_not_rts: Constant::new(bits::<3>(grant_refusal::NOT_RTS)),
+            grant_rnr_wait: Constant::new(bits::<3>(grant_refusal::RNR_WAIT)),
+            grant_nothing: Constant::new(bits::<3>(grant_refusal::NOTHING)),
+            grant_failed_wqe: Constant::new(bits::<3>(grant_refusal::FAILED_WQE)),
+            grant_rd_atomic_limit: Constant::new(bits::<3>(grant_refusal::RD_ATOMIC_LIMIT)),
+            qp_rts: Constant::new(bits::<3>(u64::from(qp_state::RTS))),
+            qp_err: Constant::new(bits::<3>(u64::from(qp_state::ERR))),
             op_post: Constant::new(bits::<3>(sqt::OP_POST)),
             op_ack: Constant::new(bits::<3>(sqt::OP_ACK)),
             op_lookup: Constant::new(bits::<3>(sqt::OP_LOOKUP)),
@@ -711,8 +698,8 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             action_atomic_ack: Constant::new(bits::<3>(rc::ACTION_ATOMIC_ACK)),
             wqe_ok: Constant::new(bits::<3>(rc::WQE_OK)),
             wqe_gap: Constant::new(bits::<3>(rc::WQE_GAP)),
-            status_retry_exc: Constant::new(bits::<4>(STATUS_RETRY_EXC_ERR)),
-            status_rnr_retry_exc: Constant::new(bits::<4>(STATUS_RNR_RETRY_EXC_ERR)),
+            status_retry_exc: Constant::new(bits::<4>(wc_status::RETRY_EXC_ERR)),
+            status_rnr_retry_exc: Constant::new(bits::<4>(wc_status::RNR_RETRY_EXC_ERR)),
             status_nak_base: Constant::new(bits::<4>(STATUS_NAK_BASE)),
             timer_none: Constant::new(bits::<2>(TIMER_NONE)),
             timer_arm: Constant::new(bits::<2>(TIMER_ARM)),

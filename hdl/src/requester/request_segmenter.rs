@@ -12,7 +12,7 @@
 //!   the descriptor on the output.
 //! - WQE in (valid/ready; the fields are sampled in the accepting cycle):
 //!   `wqe_tag` (32 bits, the client's own, e.g. QP and WQE index, returned
-//!   on every descriptor), `wqe_kind` (`KIND_*`), `wqe_len` (bytes, at most
+//!   on every descriptor), `wqe_kind` (a [`send_op_kind`] code), `wqe_len` (bytes, at most
 //!   2^31), `wqe_first_psn` (the WQE's first PSN), `wqe_start_psn` (where
 //!   to resume: the first PSN, or one within the WQE after a Go-Back-N
 //!   rewind), `wqe_mtu` (path MTU as the IBA code, 1 = 256 .. 5 = 4096),
@@ -66,24 +66,21 @@
 //! Offsets are `i * MTU` by a shift when a WQE is loaded and by adding
 //! the MTU per packet; there are no multipliers.
 
+use crate::codes::send_op_kind;
 use rust_hdl::prelude::*;
 
-/// `wqe_kind` codes.
-pub const KIND_SEND: u64 = 0;
-pub const KIND_SEND_IMM: u64 = 1;
-pub const KIND_SEND_INV: u64 = 2;
-pub const KIND_WRITE: u64 = 3;
-pub const KIND_WRITE_IMM: u64 = 4;
-pub const KIND_READ: u64 = 5;
-pub const KIND_CMP_SWAP: u64 = 6;
-pub const KIND_FETCH_ADD: u64 = 7;
-
-/// The IBA path MTU code of `mtu` bytes ([`crate::qp::qp_context_record::mtu_code`])
-/// as the `wqe_mtu` port value; panics for a size that has no code.
-pub fn mtu_code(mtu: u32) -> u64 {
-    let code = crate::qp::qp_context_record::mtu_code(mtu);
-    u64::from(code.unwrap_or_else(|| panic!("{mtu} bytes is not an IBA path MTU")))
-}
+// `update` tells the kinds by literal comparisons (`hdl_gen` reads a
+// constant's path as a signal name): the codes module's order.
+const _: () = assert!(
+    send_op_kind::SEND == 0
+        && send_op_kind::SEND_WITH_IMM == 1
+        && send_op_kind::SEND_WITH_INV == 2
+        && send_op_kind::WRITE == 3
+        && send_op_kind::WRITE_WITH_IMM == 4
+        && send_op_kind::READ == 5
+        && send_op_kind::COMPARE_SWAP == 6
+        && send_op_kind::FETCH_ADD == 7
+);
 
 /// Cycles from a WQE accepted to its first descriptor presented.
 pub const LATENCY: u64 = 2;
@@ -309,7 +306,7 @@ impl Logic for RequestSegmenter {
         );
 
         // ---- the current packet of the WQE in progress
-        // The KIND_* codes.
+        // The `send_op_kind` codes.
         self.is_send.next = self.w_kind.q.val() <= 2;
         self.is_write.next = (self.w_kind.q.val() == 3) | (self.w_kind.q.val() == 4);
         self.is_read.next = self.w_kind.q.val() == 5;

@@ -48,8 +48,7 @@
 //! - Status (a one-cycle pulse per grant, when its last packet is decided):
 //!   what `completer_datapath`'s `EV_SENT` takes. `status_valid`,
 //!   `status_qpn`, `status_error` with `status_status` (the WQE failed its
-//!   local checks: the model's LocProtErr, [`STATUS_LOC_PROT_ERR`], the WC
-//!   status index; no frame left from the failing packet on),
+//!   local checks: the model's LocProtErr, [`wc_status::LOC_PROT_ERR`]; no frame left from the failing packet on),
 //!   `status_next_psn` (the send cursor after the grant: the PSN after its
 //!   last frame, the failing packet's PSN on an error),
 //!   `status_ackreq` / `status_ackreq_end` (a frame of the grant carried
@@ -86,6 +85,7 @@
 //! held in the TX builder until their UDP checksum is summed (its release
 //! delay is 0, the IPv4 setting), which slows IPv6 streams.
 
+use crate::codes::wc_status;
 use crate::dma::dma_port::DmaReadPort;
 use crate::dma::mr_translate::MrConfigPortDefault;
 use crate::dma::payload_fetch::PayloadFetch;
@@ -98,9 +98,9 @@ use crate::tx::tx_header::TxHeader;
 use rust_hdl::prelude::*;
 
 pub use crate::dma::payload_fetch::{DMA_TAGS, SLOTS};
-/// `status_status` of a WQE that failed a local protection check: the
-/// index of `WcStatus::LocProtErr`, as the completer's `sent_status` takes.
-pub const STATUS_LOC_PROT_ERR: u64 = 3;
+// `update` writes `status_status` as a literal (`hdl_gen` reads a
+// constant's path as a signal name): 0 or LOC_PROT_ERR.
+const _: () = assert!(wc_status::SUCCESS == 0 && wc_status::LOC_PROT_ERR == 3);
 /// IPv4 TTL / IPv6 hop limit, as the model sends.
 pub const HOP_LIMIT: u64 = 64;
 
@@ -494,7 +494,7 @@ impl Logic for RequesterDatapath {
         self.status_error.next = self.s_error.q.val();
         self.status_status.next = 0.into();
         if self.s_error.q.val() {
-            self.status_status.next = 3.into(); // STATUS_LOC_PROT_ERR
+            self.status_status.next = 3.into(); // wc_status::LOC_PROT_ERR
         }
         self.status_next_psn.next = self.s_next_psn.q.val();
         self.status_ackreq.next = self.s_ackreq.q.val();

@@ -28,7 +28,7 @@
 //!   comes in the cycle the event enters the completer):
 //!   - `EV_POST`: `post_*`: `qpn`, the completer's WQE fields (`kind`,
 //!     `opcode` (CQE opcode), `npsn`, `len`, `signaled`, `status`, `lkey`,
-//!     `va`) and the body ([`WqeBody`]: `op` (`request_segmenter::KIND_*`),
+//!     `va`) and the body ([`WqeBody`]: `op` (a [`crate::codes::send_op_kind`] code),
 //!     `remote_va`, `rkey`, `imm`, `compare`, `swap_add`, `solicited`);
 //!   - `EV_RESPONSE`: `rsp_*`: `qpn` and the completer's `pkt_*` fields
 //!     (`opcode`, `psn`, `has_aeth`, `aeth_syndrome`, `payload_len`,
@@ -118,6 +118,7 @@
 //! sent FIFO (16 x 65 bits) are small enough that Yosys puts them in LUT
 //! RAM (`hdl/tests/requester_events.rs` checks the mapping).
 
+use crate::codes::qp_state;
 use crate::primitives::sync_fifo::SyncFifo;
 use crate::primitives::sync_ram::SyncRam;
 use crate::qp::qp_context::ContextConfig;
@@ -125,9 +126,7 @@ use crate::qp::qp_context::QpContext;
 use crate::qp::qp_context_record::ContextRecordBits;
 use crate::qp::qp_timers::QpTimers;
 use crate::qp::record_fields::RecordFields;
-use crate::requester::completer_datapath::{
-    CompleterDatapath, EV_GRANT, EV_POST, EV_SENT, STATE_RTS,
-};
+use crate::requester::completer_datapath::{CompleterDatapath, EV_GRANT, EV_POST, EV_SENT};
 use crate::requester::completer_datapath::{
     EV_RESPONSE, EV_TIMER, EV_TO_ERROR, TIMER_ARM, TIMER_NONE,
 };
@@ -544,7 +543,7 @@ impl<const A: usize> Default for RequesterEvents<A> {
             ev_to_error: Constant::new(bits::<3>(EV_TO_ERROR)),
             timer_none: Constant::new(bits::<2>(TIMER_NONE)),
             timer_arm: Constant::new(bits::<2>(TIMER_ARM)),
-            state_rts: Constant::new(bits::<3>(STATE_RTS)),
+            state_rts: Constant::new(bits::<3>(u64::from(qp_state::RTS))),
             max_grants: Constant::new(bits::<5>(MAX_GRANTS)),
             wants: Default::default(),
             after_last: Default::default(),

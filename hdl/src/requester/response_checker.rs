@@ -25,8 +25,8 @@
 //!     `ctx_path_mtu` (IBA code 1..=5; others give `128 << code` bytes);
 //!   - from the tracker of the on-chip send-queue ring, the WQE whose PSN
 //!     range holds `pkt_psn`: `wqe_found` (low: no WQE does; the other
-//!     `wqe_*` fields are then ignored), `wqe_kind` ([`KIND_SEND`] ..
-//!     [`KIND_ATOMIC`]), `wqe_first_psn`, `wqe_npsn` (PSNs it owns, >= 1),
+//!     `wqe_*` fields are then ignored), `wqe_kind` ([`wqe_kind`]
+//!     codes), `wqe_first_psn`, `wqe_npsn` (PSNs it owns, >= 1),
 //!     `wqe_done_psn` (first PSN not yet acknowledged / answered),
 //!     `wqe_len` (bytes, 32 bits as in a RETH), `wqe_complete`,
 //!     `wqe_error` (it has failed). The tracker keeps the model's
@@ -93,13 +93,8 @@
 //! takes and the engine may stall it; a register slice in front cuts the
 //! combinational ready path if it gets long.
 
+use crate::codes::{qp_state, wqe_kind};
 use rust_hdl::prelude::*;
-
-/// `wqe_kind` codes (`rocenic_model::completer::WqeKind`).
-pub const KIND_SEND: u64 = 0;
-pub const KIND_WRITE: u64 = 1;
-pub const KIND_READ: u64 = 2;
-pub const KIND_ATOMIC: u64 = 3;
 
 /// `out_action` codes.
 pub const ACTION_DROP: u64 = 0;
@@ -136,8 +131,6 @@ pub const WQE_BAD_RESPONSE: u64 = 5;
 /// Clock cycles from accepting an input to its decision on the outputs.
 pub const LATENCY: u64 = 2;
 
-/// QP state code of RTS (`qp_context_record::state::RTS`).
-const STATE_RTS: u64 = 3;
 const OP_READ_RESPONSE_FIRST: u64 = 0x0D;
 const OP_READ_RESPONSE_MIDDLE: u64 = 0x0E;
 const OP_READ_RESPONSE_ONLY: u64 = 0x10;
@@ -363,9 +356,9 @@ impl Default for ResponseChecker {
             wqe_duplicate: c3(WQE_DUPLICATE),
             wqe_gap: c3(WQE_GAP),
             wqe_bad_response: c3(WQE_BAD_RESPONSE),
-            kind_read: c2(KIND_READ),
-            kind_atomic: c2(KIND_ATOMIC),
-            state_rts: c3(STATE_RTS),
+            kind_read: c2(wqe_kind::READ),
+            kind_atomic: c2(wqe_kind::ATOMIC),
+            state_rts: c3(u64::from(qp_state::RTS)),
             op_read_response_first: c8(OP_READ_RESPONSE_FIRST),
             op_read_response_middle: c8(OP_READ_RESPONSE_MIDDLE),
             op_read_response_only: c8(OP_READ_RESPONSE_ONLY),

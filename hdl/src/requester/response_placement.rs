@@ -39,8 +39,8 @@
 //!   `place_len` is its payload length (the completer's placement); zero
 //!   bytes are placed without a check, as the model's SGL walk does.
 //! - Check result (valid/ready, `res_*`), one per command with
-//!   `place_valid`, in command order: `res_status` is the WC status code
-//!   (`WcStatus` declaration index: 0 success, 3 LocProtErr) the model's
+//!   `place_valid`, in command order: `res_status` is the [`wc_status`] code
+//!   ([`wc_status::SUCCESS`] or [`wc_status::LOC_PROT_ERR`]) the model's
 //!   `place_check` gives, `res_mr_status` the MR stage's `STATUS_*`
 //!   reason. A refused placement writes nothing (the completer fails the
 //!   WQE with `res_status`, the model's `local_error`). An ok result for
@@ -103,6 +103,7 @@
 //! Memory: the payload FIFO, the MR table, the MTT and the parser's
 //! buffers in block RAM; the two 32-entry frame FIFOs in LUT RAM.
 
+use crate::codes::wc_status;
 use crate::dma::dma_port::DmaWritePort;
 use crate::dma::dma_write_mover::DmaWriteMover;
 use crate::dma::mr_translate::{MrConfigPortDefault, MrTranslateDefault};
@@ -132,9 +133,9 @@ pub const STAT_DMA_BEATS: u64 = 6;
 /// Payload beats discarded.
 pub const STAT_DISCARDED_BEATS: u64 = 7;
 
-/// `res_status`: the model's `WcStatus::Success` / `LocProtErr` codes.
-pub const RES_OK: u64 = 0;
-pub const RES_LOC_PROT_ERR: u64 = 3;
+// `update` writes `res_status` as a literal (`hdl_gen` reads a
+// constant's path as a signal name): SUCCESS or LOC_PROT_ERR.
+const _: () = assert!(wc_status::SUCCESS == 0 && wc_status::LOC_PROT_ERR == 3);
 
 /// Payload FIFO address bits: 256 beats.
 const PAYLOAD_FIFO_BITS: usize = 8;

@@ -22,8 +22,8 @@
 //!   short may leave its QP's ring half updated.
 //! - Command (valid/ready; `cmd_ready` is high when the block is idle):
 //!   `cmd_op` ([`OP_POST`] .. [`OP_CLEAR`]), `cmd_qpn`, and per command
-//!   - post: the record `cmd_kind` ([`KIND_SEND`] .. [`KIND_ATOMIC`]),
-//!     `cmd_opcode` (CQE opcode, [`WC_SEND`] .. [`WC_FETCH_ADD`]),
+//!   - post: the record `cmd_kind` (a [`wqe_kind`] code),
+//!     `cmd_opcode` (CQE opcode, a send [`crate::codes::wc_opcode`] code),
 //!     `cmd_first_psn`, `cmd_npsn` (>= 1), `cmd_len` (bytes),
 //!     `cmd_signaled`, `cmd_status` (an error it is posted with, e.g. a
 //!     local length error, else 0);
@@ -47,7 +47,7 @@
 //!   - every command: `res_to_error`: a failed WQE is at the head; the
 //!     engine must move the QP to ERR (a flush command for this ring).
 //! - CQE stream (valid/ready, backpressure): `cqe_valid`, `cqe_ready`,
-//!   `cqe_qpn`, `cqe_slot`, `cqe_status` ([`STATUS_SUCCESS`] ..: the
+//!   `cqe_qpn`, `cqe_slot`, `cqe_status` (a [`wc_status`] code: the
 //!   model's `WcStatus` in declaration order), `cqe_opcode`,
 //!   `cqe_byte_len`. Per QP in posting order.
 //!
@@ -103,6 +103,7 @@
 //! a command reads its pointers a cycle after the last command wrote
 //! them), so neither RAM needs collision logic (`no_rw_check`).
 
+use crate::codes::{wc_status, wqe_kind};
 use crate::primitives::sync_ram::SyncRam;
 use crate::qp::qp_slot_ram::QpSlotRam;
 use rust_hdl::prelude::*;
@@ -116,23 +117,16 @@ pub const OP_FAIL: u64 = 4;
 pub const OP_FLUSH: u64 = 5;
 pub const OP_CLEAR: u64 = 6;
 
-/// WQE kind codes (as [`crate::requester::response_checker`]'s `wqe_kind`).
-pub const KIND_SEND: u64 = 0;
-pub const KIND_WRITE: u64 = 1;
-pub const KIND_READ: u64 = 2;
-pub const KIND_ATOMIC: u64 = 3;
-
-/// CQE opcode codes (`WcOpcode` in declaration order).
-pub const WC_SEND: u64 = 0;
-pub const WC_RDMA_WRITE: u64 = 1;
-pub const WC_RDMA_READ: u64 = 2;
-pub const WC_COMP_SWAP: u64 = 3;
-pub const WC_FETCH_ADD: u64 = 4;
-
-/// CQE status codes (`WcStatus` in declaration order); 0 in a record:
-/// no error.
-pub const STATUS_SUCCESS: u64 = 0;
-pub const STATUS_WR_FLUSH_ERR: u64 = 4;
+// The walk tells the WQEs that wait for a response (READ, atomic) by
+// bit 1 of their kind.
+const _: () = assert!(
+    wqe_kind::SEND & 2 == 0
+        && wqe_kind::WRITE & 2 == 0
+        && wqe_kind::READ & 2 != 0
+        && wqe_kind::ATOMIC & 2 != 0
+);
+// A record's error field holds 0 (SUCCESS) for no error.
+const _: () = assert!(wc_status::SUCCESS == 0);
 
 /// Default QP index bits: 1024 QPs.
 pub const DEFAULT_QPN_BITS: usize = 10;
@@ -415,7 +409,7 @@ impl<const A: usize, const D: usize> Default for SendQueueTracker<A, D> {
             op_complete_response: c3(OP_COMPLETE_RESPONSE),
             op_fail: c3(OP_FAIL),
             op_clear: c3(OP_CLEAR),
-            status_flush: Constant::new(bits::<4>(STATUS_WR_FLUSH_ERR)),
+            status_flush: Constant::new(bits::<4>(wc_status::WR_FLUSH_ERR)),
             depth: Constant::new(bits::<8>(1 << D)),
             keep_mask: Constant::new(
                 !((bits::<RECORD_BITS>(1) << 6)

@@ -2,7 +2,7 @@
 //! completer's rings do not keep and `requester_datapath`'s grant needs:
 //! the remote VA, R_Key, immediate, atomic compare and swap/add operands,
 //! the solicited flag and the request kind the segmenter takes
-//! (`request_segmenter::KIND_*`: SEND with immediate or invalidate and
+//! ([`crate::codes::send_op_kind`]: SEND with immediate or invalidate and
 //! WRITE with immediate, which the completer's 2-bit kind cannot tell
 //! apart). One [`WqeBody`] per `{qpn, slot}`, the send-queue rings'
 //! addressing (`send_queue_tracker`, `completer_datapath`'s `post_slot`
@@ -35,7 +35,7 @@ use rust_hdl::prelude::*;
 /// One WQE's remote side and operands.
 #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
 pub struct WqeBody {
-    /// `request_segmenter::KIND_*` of the WQE.
+    /// The WQE's [`crate::codes::send_op_kind`] code.
     pub op: Bits<3>,
     pub remote_va: Bits<64>,
     pub rkey: Bits<32>,

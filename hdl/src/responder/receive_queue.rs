@@ -47,9 +47,9 @@
 //!   ([`OP_POST`] .. [`OP_CLEAR`]), `cmd_qpn`, and per command
 //!   - post: the WQE `cmd_wr_id`, `cmd_lkey`, `cmd_va`, `cmd_len`;
 //!   - peek: nothing more;
-//!   - complete: the receive CQE's `cmd_status` (the model's `WcStatus`
-//!     in declaration order), `cmd_opcode` ([`WC_RECV`] or
-//!     [`WC_RECV_RDMA_WITH_IMM`]), `cmd_byte_len`, `cmd_imm_valid`,
+//!   - complete: the receive CQE's `cmd_status` (a [`wc_status`] code:
+//!     the model's `WcStatus` in declaration order), `cmd_opcode`
+//!     ([`wc_opcode::RECV`] or [`wc_opcode::RECV_RDMA_WITH_IMM`]), `cmd_byte_len`, `cmd_imm_valid`,
 //!     `cmd_imm`;
 //!   - flush, clear: nothing more.
 //! - Result: `res_valid` high for one cycle when a command is finished,
@@ -89,6 +89,7 @@
 //! the same address (a command reads its pointers the cycle after the
 //! previous one wrote them), so no RAM needs collision logic.
 
+use crate::codes::{wc_opcode, wc_status};
 use crate::primitives::sync_ram::SyncRam;
 use crate::qp::qp_slot_ram::QpSlotRam;
 use rust_hdl::core::timing::TimingInfo;
@@ -101,16 +102,6 @@ pub const OP_PEEK: u64 = 1;
 pub const OP_COMPLETE: u64 = 2;
 pub const OP_FLUSH: u64 = 3;
 pub const OP_CLEAR: u64 = 4;
-
-/// CQE opcode codes (`WcOpcode` in declaration order).
-pub const WC_RECV: u64 = 5;
-pub const WC_RECV_RDMA_WITH_IMM: u64 = 6;
-
-/// CQE status codes (`WcStatus` in declaration order).
-pub const STATUS_SUCCESS: u64 = 0;
-pub const STATUS_LOC_LEN_ERR: u64 = 1;
-pub const STATUS_LOC_PROT_ERR: u64 = 3;
-pub const STATUS_WR_FLUSH_ERR: u64 = 4;
 
 /// Default QP index bits: 1024 QPs.
 pub const DEFAULT_QPN_BITS: usize = 10;
@@ -335,8 +326,8 @@ impl<const A: usize, const D: usize> Default for ReceiveQueue<A, D> {
             op_peek: c3(OP_PEEK),
             op_complete: c3(OP_COMPLETE),
             op_flush: c3(OP_FLUSH),
-            status_flush: Constant::new(bits::<4>(STATUS_WR_FLUSH_ERR)),
-            opcode_recv: c3(WC_RECV),
+            status_flush: Constant::new(bits::<4>(wc_status::WR_FLUSH_ERR)),
+            opcode_recv: c3(wc_opcode::RECV),
             depth: Constant::new(bits::<8>(1 << D)),
             slot: Default::default(),
             last: Default::default(),

@@ -46,7 +46,8 @@
 //!   `req_message`; `req_rq_available` (its receive queue holds a WQE);
 //!   `req_tag`, carried through.
 //! - Outcome, registered, in the next cycle: `out_valid`, `out_tag`,
-//!   `out_verdict` (`VERDICT_*`), `out_dup_class` (`DUP_*`), the ACK/NAK to
+//!   `out_verdict` ([`crate::codes::request_verdict`]), `out_dup_class`
+//!   ([`crate::codes::duplicate_class`]), the ACK/NAK to
 //!   queue (`out_response_valid`, `_syndrome`, `_psn`, `_msn`),
 //!   `out_context` (the record with `state`, `rq_epsn`, `rq_msn`,
 //!   `nak_sent` and `in_progress` updated, every other field as read; the
@@ -80,36 +81,6 @@
 
 use crate::qp::qp_context_record::ContextRecordBits;
 use rust_hdl::prelude::*;
-
-/// `out_verdict`: QP not in RTR/RTS; dropped, nothing changes.
-pub const VERDICT_QP_STATE: u64 = 0;
-/// Ahead of the expected PSN; dropped, NAKed unless `nak_sent`.
-pub const VERDICT_OUT_OF_SEQUENCE: u64 = 1;
-/// Behind the expected PSN; `out_dup_class` says what answers it.
-pub const VERDICT_DUPLICATE: u64 = 2;
-/// No receive WQE: RNR NAK.
-pub const VERDICT_RNR: u64 = 3;
-/// NAK invalid request, QP to ERR.
-pub const VERDICT_INVALID_REQUEST: u64 = 4;
-/// The QP lacks the remote right: NAK remote access error, QP to ERR.
-pub const VERDICT_REMOTE_ACCESS: u64 = 5;
-/// Execute: place a SEND's payload.
-pub const VERDICT_SEND: u64 = 6;
-/// Execute: write an RDMA WRITE's payload.
-pub const VERDICT_WRITE: u64 = 7;
-/// Execute a READ.
-pub const VERDICT_READ: u64 = 8;
-/// Execute an atomic.
-pub const VERDICT_ATOMIC: u64 = 9;
-
-/// `out_dup_class`: SEND/WRITE, re-ACKed (the response).
-pub const DUP_SEND_WRITE: u64 = 0;
-/// READ: re-executed from its responder resource.
-pub const DUP_READ: u64 = 1;
-/// Atomic: answered from the replay cache.
-pub const DUP_ATOMIC: u64 = 2;
-/// Anything else: dropped.
-pub const DUP_OTHER: u64 = 3;
 
 /// The responder's message in progress, one word of its per-QP RAM (the
 /// context's `in_progress` says which kind). A WRITE: its RETH's `va`,
@@ -348,7 +319,7 @@ impl Logic for RequestChecker {
         }
 
         // ---- the verdict on an in-sequence request, in the model's order
-        // (codes: VERDICT_*)
+        // (`codes::request_verdict`)
         if !self.seq_ok.val() | ((self.is_send.val() | self.is_write.val()) & !self.len_ok.val()) {
             self.in_order.next = bits::<4>(4);
         } else if self.is_send.val() {
@@ -445,7 +416,7 @@ impl Logic for RequestChecker {
         self.outcome_q.d.next.compare = self.req_atomic_compare.val();
 
         if !self.live.val() {
-            // VERDICT_QP_STATE: the defaults.
+            // request_verdict::QP_STATE: the defaults.
         } else if self.ahead.val() {
             self.outcome_q.d.next.verdict = bits::<4>(1);
             if !self.ctx.val().nak_sent {

@@ -57,11 +57,12 @@
 //!   packets in arrival order.
 //! - Outcome (valid/ready, `out_*`): one per frame, in arrival order, once
 //!   the frame is decided (its payload may still be on its way to DMA):
-//!   `out_qpn`, `out_psn`, `out_opcode`, `out_verdict` (the checker's
-//!   `VERDICT_*`; [`VERDICT_REMOTE_ACCESS`] also when the MR refused an
-//!   executed WRITE, then `out_mr_status` says why; [`VERDICT_RECEIVE_FAULT`]
-//!   when the receive WQE refused a SEND packet; plus
-//!   [`VERDICT_PARSER_DROP`] and [`VERDICT_NOT_HANDLED`]), `out_dup_class`,
+//!   `out_qpn`, `out_psn`, `out_opcode`, `out_verdict` (a
+//!   [`request_verdict`] code: the checker's; [`request_verdict::REMOTE_ACCESS`]
+//!   also when the MR refused an executed WRITE, then `out_mr_status` says
+//!   why; [`request_verdict::RECEIVE_FAULT`] when the receive WQE refused a
+//!   SEND packet; plus [`request_verdict::PARSER_DROP`] and
+//!   [`request_verdict::NOT_HANDLED`]), `out_dup_class`,
 //!   the ACK/NAK to queue (`out_response_valid`, `_syndrome`, `_psn`,
 //!   `_msn`), and for the later stages `out_take_wqe`, `out_last`,
 //!   `out_place_va` / `_rkey` / `_len`.
@@ -227,6 +228,7 @@
 //! WQEs x 192 bits, 88 RAMB36) and the resources (1024 QPs x 16 entries x
 //! 177 bits, about 80 RAMB36).
 
+use crate::codes::{request_verdict, wc_opcode, wc_status};
 use crate::dma::dma_port::{DmaReadPort, DmaWritePort};
 use crate::dma::dma_write_mover::DmaWriteMover;
 use crate::dma::mr_translate::{MrConfigPortDefault, MrTranslateDefault};
@@ -251,22 +253,21 @@ use rust_hdl::prelude::*;
 /// QP table address bits (1024 QPs), as the exported `qp_context`.
 pub const QPN_BITS: usize = DEFAULT_QPN_BITS;
 
-/// `out_verdict` beyond the checker's: the parser dropped the frame.
-pub const VERDICT_PARSER_DROP: u64 = 10;
-/// `out_verdict`: not a request, or a QPN beyond the table; dropped.
-pub const VERDICT_NOT_HANDLED: u64 = 11;
-/// The checker's verdict, also used when the MR refuses an executed WRITE.
-pub const VERDICT_REMOTE_ACCESS: u64 = crate::responder::request_checker::VERDICT_REMOTE_ACCESS;
-/// `out_verdict`: the receive WQE refused an executed SEND packet (its
-/// buffer too short, or its L_Key); NAK as `out_response_syndrome`, the
-/// WQE completed with the error, the QP in ERR.
-pub const VERDICT_RECEIVE_FAULT: u64 = 12;
+// `update` writes the receive CQE's codes as literals (`hdl_gen` reads a
+// constant's path as a signal name); they must be the codes module's.
+const _: () = assert!(
+    wc_status::SUCCESS == 0
+        && wc_status::LOC_PROT_ERR == 3
+        && wc_opcode::RECV == 5
+        && wc_opcode::RECV_RDMA_WITH_IMM == 6
+        && request_verdict::SEND == 6
+);
 
 /// Counters (`stat_select`): records taken from the parser.
 pub const STAT_FRAMES: u64 = 0;
 /// Frames the parser dropped.
 pub const STAT_PARSER_DROPS: u64 = 1;
-/// Frames not handled here ([`VERDICT_NOT_HANDLED`]).
+/// Frames not handled here ([`request_verdict::NOT_HANDLED`]).
 pub const STAT_NOT_HANDLED: u64 = 2;
 /// WRITE and SEND packets executed with their payload written.
 pub const STAT_WRITES: u64 = 3;

@@ -17,8 +17,8 @@
 //! - `command` (in, valid/ready; an offered command must stay offered,
 //!   unchanged, until taken: the block reads the QP's record before it
 //!   decides whether a push fits), `op` with its fields:
-//!   - [`OP_CONFIGURE`] `qpn`, `mtu_code` (0 = 256 .. 4 = 4096): the QP
-//!     enters RTR: its queue is emptied, it is live, with this path MTU.
+//!   - [`OP_CONFIGURE`] `qpn`, `mtu_code` ([`mtu::shift_code`]: 0 = 256
+//!     .. 4 = 4096): the QP enters RTR: its queue is emptied, it is live, with this path MTU.
 //!   - [`OP_PUSH_ACK`] `psn`, `msn`: an ACK (syndrome 0x1F), merged into
 //!     the tail item when that is an ACK (cumulative), else appended.
 //!   - [`OP_PUSH_NAK`] `syndrome`, `psn`, `msn`: a NAK or RNR NAK.
@@ -111,6 +111,7 @@
 //! two minutes per run). A read that coincides with a write to its address
 //! is never used, so collision logic is left out (`no_rw_check`).
 
+use crate::codes::mtu;
 use rust_hdl::core::timing::TimingInfo;
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
@@ -142,12 +143,6 @@ pub const OP_FLUSH: u64 = 6;
 pub const KIND_ACK: u64 = 0;
 pub const KIND_ATOMIC_ACK: u64 = 1;
 pub const KIND_READ: u64 = 2;
-
-/// The path MTU code of `mtu` bytes (256 << code).
-pub fn mtu_code(mtu: u32) -> u8 {
-    assert!(mtu.is_power_of_two() && (256..=4096).contains(&mtu));
-    (mtu.trailing_zeros() - 8) as u8
-}
 
 /// The command port, as the queue takes it.
 #[derive(Clone, Debug, Default, LogicInterface)]
@@ -1014,7 +1009,9 @@ impl CommandFields {
         CommandFields {
             op: OP_CONFIGURE,
             qpn: qpn.into(),
-            mtu_code: mtu_code(mtu).into(),
+            mtu_code: mtu::shift_code(mtu)
+                .unwrap_or_else(|| panic!("{mtu} bytes is not a path MTU"))
+                .into(),
             ..Default::default()
         }
     }

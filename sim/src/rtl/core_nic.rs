@@ -49,10 +49,11 @@ use super::requester_nic::{is_core_response, SendPostPorts};
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
 use rocenic_fabric::{Endpoint, Time};
+use rocenic_hdl::codes::mtu;
 use rocenic_hdl::requester::completer_datapath::EV_TIMER;
 use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_hdl::responder::receive_queue::DEFAULT_SLOT_BITS as RECV_SLOT_BITS;
-use rocenic_hdl::responder::response_queue::{mtu_code as queue_mtu_code, OP_CONFIGURE};
+use rocenic_hdl::responder::response_queue::OP_CONFIGURE;
 use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
 use rocenic_model::requester::send_window;
@@ -350,7 +351,7 @@ impl<B: Block> RtlCoreNic<B> {
                     &mut sim,
                     OP_CONFIGURE,
                     qpn,
-                    queue_mtu_code(attrs.mtu).into(),
+                    u64::from(mtu::shift_code(attrs.mtu).expect("an RTL path MTU")),
                 )?;
             }
         }

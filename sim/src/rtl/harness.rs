@@ -6,6 +6,7 @@
 use super::RtlError;
 use crate::rtl::nic::describe;
 use rocenic_fabric::Time;
+use rocenic_hdl::codes::{wc_opcode, wc_status};
 use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{Nic, TxClass};
 use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, WcOpcode, WcStatus};
@@ -404,5 +405,5 @@ impl<B: Block> SendCqePorts<B> {
 }
 
 fn codes(status: u64, opcode: u64) -> Option<(WcStatus, WcOpcode)> {
-    WcStatus::from_repr(status as usize).zip(WcOpcode::from_repr(opcode as usize))
+    wc_status::decode(status).zip(wc_opcode::decode(opcode))
 }

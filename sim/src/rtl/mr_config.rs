@@ -4,7 +4,7 @@
 //! name, so one loader serves every such block.
 
 use super::RtlError;
-use rocenic_hdl::dma::mr_translate::{MR_STATE_FREE, MR_STATE_INVALIDATED, MR_STATE_VALID};
+use rocenic_hdl::codes::mr_state;
 use rocenic_model::mr::{MrState, MrTable};
 use rocenic_model::mr::{DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use verilator_sys::Sim;
@@ -38,11 +38,7 @@ pub fn load_mr_table<B: Block>(
             .then(|| table.entry((i as u32) << 8))
             .flatten()
             .copied();
-        let state = match e.map(|e| e.state) {
-            Some(MrState::Valid) => MR_STATE_VALID,
-            Some(MrState::Invalidated) => MR_STATE_INVALIDATED,
-            Some(MrState::Free) | None => MR_STATE_FREE,
-        };
+        let state = mr_state::encode(e.map_or(MrState::Free, |e| e.state));
         sim.set_bit(mr_write, i < mrs);
         sim.set_u64(mr_index, i as u64);
         sim.set_u64(mr_state, state);

@@ -44,9 +44,10 @@ use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
 use crate::scenario::ScenarioNode;
 use rocenic_fabric::{Endpoint, Time};
+use rocenic_hdl::codes::mtu;
 use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_hdl::responder::receive_queue::DEFAULT_SLOT_BITS as RECV_SLOT_BITS;
-use rocenic_hdl::responder::response_queue::{mtu_code as queue_mtu_code, OP_CONFIGURE};
+use rocenic_hdl::responder::response_queue::OP_CONFIGURE;
 use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{Nic, NicConfig, TxClass};
 use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
@@ -406,7 +407,12 @@ impl<B: Block> RtlNic<B> {
         let config = self.book.shadow.config();
         host_ports::write_address(sim, qpn, &attrs, config.mac, config.dscp, config.ecn)?;
         if matches!(view.state, QpState::Rtr | QpState::Rts) {
-            host_ports::queue_command(sim, OP_CONFIGURE, qpn, queue_mtu_code(attrs.mtu).into())?;
+            host_ports::queue_command(
+                sim,
+                OP_CONFIGURE,
+                qpn,
+                u64::from(mtu::shift_code(attrs.mtu).expect("an RTL path MTU")),
+            )?;
         }
         Ok(())
     }

@@ -3,11 +3,12 @@
 //! ([`QpAddress`]) the transmit side frames with, and the bit layouts of
 //! its addresses.
 
+use rocenic_hdl::codes::{mtu, qp_state};
 use rocenic_hdl::primitives::wide::bits_from_words;
 use rocenic_hdl::qp::qp_address_ram::QpAddress;
-use rocenic_hdl::qp::qp_context_record::{mtu_code, state, QpContextRecord};
+use rocenic_hdl::qp::qp_context_record::QpContextRecord;
 use rocenic_model::nic::{QpContextView, QpTxAttrs};
-use rocenic_model::verbs::{QpState, Qpn};
+use rocenic_model::verbs::Qpn;
 use rocenic_wire::{ecn, udp_src_port};
 use rust_hdl::prelude::bits;
 use std::net::IpAddr;
@@ -19,15 +20,9 @@ use verilator_sys::{Block, Input, Sim};
 /// PSN sent at the send cursor, no message in progress.
 pub fn context_record(view: &QpContextView) -> QpContextRecord {
     QpContextRecord {
-        state: match view.state {
-            QpState::Reset => state::RESET,
-            QpState::Init => state::INIT,
-            QpState::Rtr => state::RTR,
-            QpState::Rts => state::RTS,
-            QpState::Err => state::ERR,
-        },
+        state: qp_state::encode(view.state),
         access: u32::from(view.access & 0xF),
-        path_mtu: mtu_code(view.mtu).unwrap_or(0),
+        path_mtu: mtu::iba_code(view.mtu).unwrap_or(0),
         pkey: view.pkey.into(),
         pd: view.pd.0,
         dest_qpn: view.dest_qpn,
@@ -94,7 +89,7 @@ pub fn mac_bits(m: [u8; 6]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rocenic_model::verbs::PdId;
+    use rocenic_model::verbs::{PdId, QpState};
 
     #[test]
     fn record_carries_the_responder_fields_and_packs() {
@@ -118,7 +113,10 @@ mod tests {
             max_rd_atomic: 16,
         };
         let r = context_record(&view);
-        assert_eq!((r.state, r.path_mtu, r.rq_epsn), (state::RTS, 3, 0xABCDEF));
+        assert_eq!(
+            (r.state, r.path_mtu, r.rq_epsn),
+            (qp_state::RTS, mtu::IBA_1024, 0xABCDEF)
+        );
         assert_eq!((r.retry_left, r.sq_ackreq_end_psn), (7, 3));
         assert_eq!(QpContextRecord::unpack(&r.pack().expect("fits")), r);
         assert_eq!(ip_bits("10.0.0.2".parse().unwrap()), 0x0A00_0002);

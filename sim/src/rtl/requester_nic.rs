@@ -45,13 +45,10 @@ use super::qp_config::context_record;
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
 use rocenic_fabric::{Endpoint, Time};
+use rocenic_hdl::codes::{send_op_kind, wc_opcode, wqe_kind};
 use rocenic_hdl::requester::completer_datapath::EV_TIMER;
-use rocenic_hdl::requester::request_segmenter::{
-    KIND_CMP_SWAP, KIND_FETCH_ADD, KIND_READ, KIND_SEND, KIND_SEND_IMM, KIND_SEND_INV, KIND_WRITE,
-    KIND_WRITE_IMM,
-};
 use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
-use rocenic_model::completer::{wc_opcode, WqeKind};
+use rocenic_model::completer::{self, WqeKind};
 use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig};
 use rocenic_model::requester::{message_psns, send_window};
@@ -69,41 +66,40 @@ const FINISH_CYCLES: u64 = 2_000_000;
 /// QPNs the core's response path handles (`response_placement`).
 const CORE_QPNS: u32 = 1 << rocenic_hdl::requester::response_placement::QPN_BITS;
 
-/// The ring kind codes of `post_kind` (the send-queue tracker's order).
-const KINDS: [WqeKind; 4] = [
-    WqeKind::Send,
-    WqeKind::Write,
-    WqeKind::Read,
-    WqeKind::Atomic,
-];
-
 /// A send WQE's operation as the core's post port takes it: `(kind
-/// (`request_segmenter::KIND_*`), remote VA, R_Key, imm, compare,
-/// swap/add)`.
+/// (a [`send_op_kind`] code), remote VA, R_Key, imm, compare, swap/add)`.
 pub fn op_fields(op: &SendOp) -> (u64, u64, u32, u32, u64, u64) {
-    match *op {
-        SendOp::Send => (KIND_SEND, 0, 0, 0, 0, 0),
-        SendOp::SendWithImm { imm } => (KIND_SEND_IMM, 0, 0, imm, 0, 0),
-        SendOp::SendWithInv { rkey } => (KIND_SEND_INV, 0, 0, rkey, 0, 0),
-        SendOp::Write { remote_addr, rkey } => (KIND_WRITE, remote_addr, rkey, 0, 0, 0),
+    let (remote_va, rkey, imm, compare, swap_add) = match *op {
+        SendOp::Send => (0, 0, 0, 0, 0),
+        SendOp::SendWithImm { imm } => (0, 0, imm, 0, 0),
+        SendOp::SendWithInv { rkey } => (0, 0, rkey, 0, 0),
+        SendOp::Write { remote_addr, rkey } => (remote_addr, rkey, 0, 0, 0),
         SendOp::WriteWithImm {
             remote_addr,
             rkey,
             imm,
-        } => (KIND_WRITE_IMM, remote_addr, rkey, imm, 0, 0),
-        SendOp::Read { remote_addr, rkey } => (KIND_READ, remote_addr, rkey, 0, 0, 0),
+        } => (remote_addr, rkey, imm, 0, 0),
+        SendOp::Read { remote_addr, rkey } => (remote_addr, rkey, 0, 0, 0),
         SendOp::CompareSwap {
             remote_addr,
             rkey,
             compare,
             swap,
-        } => (KIND_CMP_SWAP, remote_addr, rkey, 0, compare, swap),
+        } => (remote_addr, rkey, 0, compare, swap),
         SendOp::FetchAdd {
             remote_addr,
             rkey,
             add,
-        } => (KIND_FETCH_ADD, remote_addr, rkey, 0, 0, add),
-    }
+        } => (remote_addr, rkey, 0, 0, add),
+    };
+    (
+        send_op_kind::encode(op),
+        remote_va,
+        rkey,
+        imm,
+        compare,
+        swap_add,
+    )
 }
 
 /// The send-WQE post port (`post_*`): a WQE offered with `post_valid` is
@@ -170,8 +166,8 @@ impl<B: Block> SendPostPorts<B> {
         let (op, remote_va, rkey, imm, compare, swap_add) = op_fields(&wr.op);
         let values = [
             u64::from(qpn),
-            KINDS.iter().position(|&k| k == kind).expect("a kind") as u64,
-            wc_opcode(&wr.op) as u64,
+            wqe_kind::encode(kind),
+            wc_opcode::encode(completer::wc_opcode(&wr.op)),
             u64::from(message_psns(&wr.op, len, mtu)),
             len,
             u64::from(wr.signaled),

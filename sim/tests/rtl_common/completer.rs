@@ -7,6 +7,7 @@
 use super::traffic::{MixedPair, MixedTraffic, TrafficRun, LATE_RECVS_AT};
 use rocenic_fabric::FaultConfig;
 use rocenic_fabric::{Fabric, LinkConfig, SwitchConfig};
+use rocenic_hdl::codes::qp_state;
 use rocenic_hdl::requester::completer_datapath::*;
 use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS;
 use rocenic_model::completer::{
@@ -14,47 +15,12 @@ use rocenic_model::completer::{
 };
 use rocenic_model::nic::Nic;
 use rocenic_model::nic::QpContextView;
-use rocenic_model::requester::GrantRefusal;
 use rocenic_model::verbs::{Access, PdId, Qpn};
-use rocenic_model::verbs::{ModifyQp, QpState, SendOp, SendWr, Sge, WcOpcode, WcStatus};
+use rocenic_model::verbs::{ModifyQp, QpState, SendOp, SendWr, Sge, WcOpcode};
 use rocenic_wire::psn;
 use std::collections::BTreeMap;
 
 pub const DEPTH: usize = 1 << DEFAULT_SLOT_BITS;
-
-/// A WC status from its RTL code (its declaration index).
-pub fn wc_status(code: u64) -> WcStatus {
-    WcStatus::from_repr(code as usize).expect("a WC status code")
-}
-/// A send WC opcode from its RTL code (its declaration index).
-pub fn wc_opcode(code: u64) -> WcOpcode {
-    let o = WcOpcode::from_repr(code as usize).expect("a WC opcode code");
-    assert!(code <= WcOpcode::FetchAdd as u64, "a send opcode: {o:?}");
-    o
-}
-pub const REFUSALS: [GrantRefusal; 5] = [
-    GrantRefusal::NotRts,
-    GrantRefusal::RnrWait,
-    GrantRefusal::Nothing,
-    GrantRefusal::FailedWqe,
-    GrantRefusal::RdAtomicLimit,
-];
-pub const KINDS: [WqeKind; 4] = [
-    WqeKind::Send,
-    WqeKind::Write,
-    WqeKind::Read,
-    WqeKind::Atomic,
-];
-
-pub fn state_code(s: QpState) -> u64 {
-    match s {
-        QpState::Reset => 0,
-        QpState::Init => 1,
-        QpState::Rtr => 2,
-        QpState::Rts => 3,
-        QpState::Err => 4,
-    }
-}
 
 /// The write-back and side state as the block's ports show them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +42,7 @@ pub struct WriteBack {
 impl WriteBack {
     pub fn of(s: &SqSnapshot) -> WriteBack {
         WriteBack {
-            state: state_code(s.state),
+            state: qp_state::encode(s.state).into(),
             next_psn: s.next_psn,
             send_psn: s.send_psn,
             una: s.una,

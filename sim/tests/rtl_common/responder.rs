@@ -2,6 +2,7 @@
 //! (`rocenic_sim::rtl::host_ports`) that panic on a stuck port, and the
 //! receive CQE as a tuple for comparisons.
 
+use rocenic_hdl::codes::{wc_opcode, wc_status};
 use rocenic_hdl::qp::qp_context_record::QpContextRecord;
 use rocenic_model::nic::QpTxAttrs;
 use rocenic_model::verbs::{Cqe, Qpn, RecvWr};
@@ -40,16 +41,16 @@ pub fn write_address<B: Block>(
     host_ports::write_address(sim, qpn, a, nic_mac, dscp, ecn_on).expect("address write");
 }
 
-/// A receive CQE: qpn, wr_id, status, opcode, byte_len, immediate (codes
-/// of the model's enums in declaration order).
+/// A receive CQE: qpn, wr_id, status, opcode, byte_len, immediate (as
+/// `codes::{wc_status, wc_opcode}` code them).
 pub type RtlCqe = (u64, u64, u64, u64, u64, Option<u64>);
 
 pub fn model_cqe(c: &Cqe) -> RtlCqe {
     (
         u64::from(c.qpn),
         c.wr_id,
-        c.status as u64,
-        c.opcode as u64,
+        wc_status::encode(c.status),
+        wc_opcode::encode(c.opcode),
         u64::from(c.byte_len),
         c.imm.map(u64::from),
     )
