@@ -35,12 +35,11 @@
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::harness::{
     confirm_writes, leftover_checks, match_send_cqes, shadow_sends, timers_running, Bookkeeping,
-    CoreSendCqe, FrameMatch, SendCqePorts, ShadowCqes,
+    CoreSendCqe, FrameMatch, RtlHarness, RtlNicStats, SendCqePorts, ShadowCqes, NS_PER_CYCLE,
 };
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports;
 use super::mr_config::start_core;
-use super::nic::{RtlHarness, RtlNicStats, NS_PER_CYCLE};
 use super::qp_config::context_record;
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;

@@ -37,13 +37,12 @@
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::harness::{
     confirm_writes, leftover_checks, match_receive_cqes, match_send_cqes, shadow_sends,
-    timers_running, Bookkeeping, CoreSendCqe, FrameMatch, ReceiveCqePorts, SendCqePorts,
-    ShadowCqes,
+    timers_running, Bookkeeping, CoreSendCqe, FrameMatch, ReceiveCqePorts, RtlHarness, RtlNicStats,
+    SendCqePorts, ShadowCqes, NS_PER_CYCLE,
 };
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports::{self, RecvPostPorts};
 use super::mr_config::start_core;
-use super::nic::{RtlHarness, RtlNicStats, NS_PER_CYCLE};
 use super::qp_config::context_record;
 use super::requester_nic::{is_core_response, SendPostPorts};
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};

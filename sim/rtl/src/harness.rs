@@ -1,16 +1,67 @@
-//! The run bookkeeping every NIC harness shares (`RtlNic`, `RtlRequesterNic`,
-//! `RtlCoreNic`): the shadow model and the host's CQs, the first mismatch
-//! with its cycle, the setup window before the run, the scoreboard's
+//! What every NIC harness shares (`RtlNic`, `RtlRequesterNic`,
+//! `RtlCoreNic`): the [`RtlHarness`] surface a fabric node drives, the run
+//! bookkeeping (the shadow model and the host's CQs, the first mismatch
+//! with its cycle, the setup window before the run), the scoreboard's
 //! write and CQE queues and the leftover checks at the end of a run.
 
 use super::RtlError;
-use crate::rtl::nic::describe;
-use rocenic_fabric::Time;
+use rocenic_fabric::{Endpoint, Time};
 use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{Nic, TxClass};
-use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, WcOpcode, WcStatus};
+use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendWr, WcOpcode, WcStatus};
 use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{Block, Input, Output, Sim, SimError};
+
+/// Core clock period: 250 MHz (defined with the scenario node contract,
+/// whose `core_cycles` count in it).
+pub use rocenic_model::node::NS_PER_CYCLE;
+
+/// What the scoreboard matched, and the core's own counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RtlNicStats {
+    /// Cycles run since the core was programmed.
+    pub cycles: u64,
+    pub frames_in: u64,
+    pub frames_out: u64,
+    pub dma_write_beats: u64,
+    pub dma_write_bytes: u64,
+    pub cqes: u64,
+    /// Response-queue pushes that found their QP's queue full and waited.
+    pub queue_full_waits: u64,
+}
+
+/// What a fabric node needs of an RTL NIC harness (a Verilated half of the
+/// core, or the whole core, behind its shadow model): the shadow for the
+/// verbs set up before the run, the core's own verbs while it runs, and its
+/// scoreboard's verdict.
+pub trait RtlHarness: Endpoint {
+    /// The shadow, to set up (PDs, CQs, QPs, MRs) before the run.
+    fn setup(&mut self) -> Result<&mut Nic, RtlError>;
+    fn shadow(&self) -> &Nic;
+    fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> anyhow::Result<()>;
+    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> anyhow::Result<()>;
+    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe>;
+    fn cq_len(&self, cq: CqId) -> usize;
+    fn memory(&self) -> &HostMemory;
+    fn mismatch(&self) -> Option<&str>;
+    fn finish_check(&mut self) -> Result<(), String>;
+    /// Cycles the core has run.
+    fn cycles(&self) -> u64;
+}
+
+/// A frame's BTH in a line, for mismatch reports.
+pub(crate) fn describe(frame: &[u8]) -> String {
+    match rocenic_wire::RoceFrame::decode(frame) {
+        Ok(f) => format!(
+            "opcode {:#04x} to QP {} PSN {} with {} payload bytes",
+            f.bth.opcode,
+            f.bth.dest_qp,
+            f.bth.psn,
+            f.payload.len()
+        ),
+        Err(e) => format!("undecodable ({e})"),
+    }
+}
 
 /// What a harness keeps besides its core: the shadow, the completions
 /// the host may poll, the first difference and whether the core has work.

@@ -34,7 +34,8 @@
 
 use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::harness::{
-    confirm_writes, leftover_checks, match_receive_cqes, Bookkeeping, ReceiveCqePorts, ShadowCqes,
+    confirm_writes, describe, leftover_checks, match_receive_cqes, Bookkeeping, ReceiveCqePorts,
+    RtlHarness, RtlNicStats, ShadowCqes, NS_PER_CYCLE,
 };
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports::{self, RecvPostPorts};
@@ -42,7 +43,6 @@ use super::mr_config::start_core;
 use super::qp_config::context_record;
 use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
-use crate::scenario::ScenarioNode;
 use rocenic_fabric::{Endpoint, Time};
 use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_hdl::responder::receive_queue::DEFAULT_SLOT_BITS as RECV_SLOT_BITS;
@@ -53,28 +53,12 @@ use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
 use std::collections::VecDeque;
 use verilator_sys::{Block, Input, Output, Sim};
 
-/// Core clock period: 250 MHz.
-pub const NS_PER_CYCLE: u64 = 4;
 /// Cycles without any port activity after which the core counts as idle.
 const QUIET_CYCLES: u64 = 64;
 /// Frames the MAC side holds before it backpressures the core.
 const MAC_FRAMES: usize = 2;
 /// Cycles [`RtlNic::finish_check`] gives the core to finish its work.
 const FINISH_CYCLES: u64 = 1_000_000;
-
-/// What the scoreboard matched, and the core's own counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RtlNicStats {
-    /// Cycles run since the core was programmed.
-    pub cycles: u64,
-    pub frames_in: u64,
-    pub frames_out: u64,
-    pub dma_write_beats: u64,
-    pub dma_write_bytes: u64,
-    pub cqes: u64,
-    /// Response-queue pushes that found their QP's queue full and waited.
-    pub queue_full_waits: u64,
-}
 
 /// Frames at the core's MAC-side ports with their core cycles, for
 /// latency figures ([`RtlNic::log_port_frames`]). A beat moves at the
@@ -174,20 +158,6 @@ pub struct RtlNic<B: Block> {
     /// Frames in and out, kept once `log_port_frames` asked for them; the
     /// cycles of the frames in are filled in by `port_log`.
     port_log: Option<PortLog>,
-}
-
-/// A frame's BTH in a line, for mismatch reports.
-pub(crate) fn describe(frame: &[u8]) -> String {
-    match rocenic_wire::RoceFrame::decode(frame) {
-        Ok(f) => format!(
-            "opcode {:#04x} to QP {} PSN {} with {} payload bytes",
-            f.bth.opcode,
-            f.bth.dest_qp,
-            f.bth.psn,
-            f.payload.len()
-        ),
-        Err(e) => format!("undecodable ({e})"),
-    }
 }
 
 impl<B: Block> RtlNic<B> {
@@ -657,25 +627,6 @@ impl<B: Block> Endpoint for RtlNic<B> {
     }
 }
 
-/// What a fabric node needs of an RTL NIC harness (a Verilated half of the
-/// core, or the whole core, behind its shadow model): the shadow for the
-/// verbs set up before the run, the core's own verbs while it runs, and its
-/// scoreboard's verdict.
-pub trait RtlHarness: Endpoint {
-    /// The shadow, to set up (PDs, CQs, QPs, MRs) before the run.
-    fn setup(&mut self) -> Result<&mut Nic, RtlError>;
-    fn shadow(&self) -> &Nic;
-    fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> anyhow::Result<()>;
-    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> anyhow::Result<()>;
-    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe>;
-    fn cq_len(&self, cq: CqId) -> usize;
-    fn memory(&self) -> &HostMemory;
-    fn mismatch(&self) -> Option<&str>;
-    fn finish_check(&mut self) -> Result<(), String>;
-    /// Cycles the core has run.
-    fn cycles(&self) -> u64;
-}
-
 impl<B: Block> RtlHarness for RtlNic<B> {
     fn setup(&mut self) -> Result<&mut Nic, RtlError> {
         RtlNic::setup(self)
@@ -715,142 +666,5 @@ impl<B: Block> RtlHarness for RtlNic<B> {
 
     fn cycles(&self) -> u64 {
         self.stats().cycles
-    }
-}
-
-/// A fabric node that is a model NIC or an RTL NIC harness `R`, so both
-/// kinds share one fabric.
-pub enum Node<R> {
-    Model(Box<Nic>),
-    Rtl(Box<R>),
-}
-
-impl<R> Node<R> {
-    pub fn model(&self) -> Option<&Nic> {
-        match self {
-            Node::Model(n) => Some(n),
-            Node::Rtl(_) => None,
-        }
-    }
-
-    pub fn model_mut(&mut self) -> Option<&mut Nic> {
-        match self {
-            Node::Model(n) => Some(n),
-            Node::Rtl(_) => None,
-        }
-    }
-
-    pub fn rtl(&self) -> Option<&R> {
-        match self {
-            Node::Rtl(n) => Some(n),
-            Node::Model(_) => None,
-        }
-    }
-
-    pub fn rtl_mut(&mut self) -> Option<&mut R> {
-        match self {
-            Node::Rtl(n) => Some(n),
-            Node::Model(_) => None,
-        }
-    }
-}
-
-impl<R: RtlHarness> Endpoint for Node<R> {
-    fn mac(&self) -> [u8; 6] {
-        match self {
-            Node::Model(n) => n.mac(),
-            Node::Rtl(n) => n.mac(),
-        }
-    }
-
-    fn receive(&mut self, now: Time, frame: Vec<u8>) {
-        match self {
-            Node::Model(n) => n.receive(now, frame),
-            Node::Rtl(n) => n.receive(now, frame),
-        }
-    }
-
-    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
-        match self {
-            Node::Model(n) => n.transmit(now),
-            Node::Rtl(n) => n.transmit(now),
-        }
-    }
-
-    fn next_deadline(&self) -> Option<Time> {
-        match self {
-            Node::Model(n) => n.next_deadline(),
-            Node::Rtl(n) => n.next_deadline(),
-        }
-    }
-
-    fn advance(&mut self, now: Time) {
-        match self {
-            Node::Model(n) => n.advance(now),
-            Node::Rtl(n) => n.advance(now),
-        }
-    }
-}
-
-impl<R: RtlHarness> ScenarioNode for Node<R> {
-    fn verbs(&mut self) -> anyhow::Result<&mut Nic> {
-        match self {
-            Node::Model(n) => Ok(n),
-            Node::Rtl(n) => Ok(n.setup()?),
-        }
-    }
-
-    fn model_view(&self) -> &Nic {
-        match self {
-            Node::Model(n) => n,
-            Node::Rtl(n) => n.shadow(),
-        }
-    }
-
-    fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> anyhow::Result<()> {
-        match self {
-            Node::Model(n) => Ok(n.post_send(qpn, wr)?),
-            Node::Rtl(n) => n.post_send(qpn, wr),
-        }
-    }
-
-    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> anyhow::Result<()> {
-        match self {
-            Node::Model(n) => Ok(n.post_recv(qpn, wr)?),
-            Node::Rtl(n) => n.post_recv(qpn, wr),
-        }
-    }
-
-    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
-        match self {
-            Node::Model(n) => n.poll_cq(cq, max),
-            Node::Rtl(n) => n.poll_cq(cq, max),
-        }
-    }
-
-    fn cq_len(&self, cq: CqId) -> usize {
-        match self {
-            Node::Model(n) => n.cq_len(cq),
-            Node::Rtl(n) => n.cq_len(cq),
-        }
-    }
-
-    fn host_memory(&self) -> &HostMemory {
-        match self {
-            Node::Model(n) => n.memory(),
-            Node::Rtl(n) => n.memory(),
-        }
-    }
-
-    fn mismatch(&self) -> Option<String> {
-        self.rtl().and_then(|n| n.mismatch().map(str::to_owned))
-    }
-
-    fn finish_check(&mut self) -> Result<(), String> {
-        self.rtl_mut().map_or(Ok(()), |n| n.finish_check())
-    }
-
-    fn core_cycles(&self) -> Option<u64> {
-        self.rtl().map(|n| n.cycles())
     }
 }
