@@ -1,9 +1,14 @@
 //! What every NIC harness shares (`RtlNic`, `RtlRequesterNic`,
-//! `RtlCoreNic`): the [`RtlHarness`] surface a fabric node drives, the run
+//! `RtlCoreNic`): the [`RtlHarness`] surface a fabric node drives; the one
+//! clocked run loop (`ClockedHarness`) with the ports every core has
+//! (`CoreRun`: MAC-side streams, host DMA, the fabric clock); the run
 //! bookkeeping (the shadow model and the host's CQs, the first mismatch
 //! with its cycle, the setup window before the run), the scoreboard's
 //! write and CQE queues and the leftover checks at the end of a run.
 
+use super::dma_ports::{DmaReadPorts, DmaWritePorts};
+use super::host_dma::HostDma;
+use super::stream::{AxisInPorts, AxisOutPorts, ReceivedFrame, StreamSink, StreamSource};
 use super::RtlError;
 use rocenic_fabric::{Endpoint, Time};
 use rocenic_model::memory::HostMemory;
@@ -15,6 +20,294 @@ use verilator_sys::{Block, Input, Output, Sim, SimError};
 /// Core clock period: 250 MHz (defined with the scenario node contract,
 /// whose `core_cycles` count in it).
 pub use rocenic_model::node::NS_PER_CYCLE;
+
+/// Cycles without any port activity after which a core counts as idle.
+const QUIET_CYCLES: u64 = 64;
+/// Frames the MAC side holds before it backpressures the core.
+const MAC_FRAMES: usize = 2;
+
+/// The run loop every NIC harness is clocked by: the harness says how to
+/// program its core ([`ClockedHarness::start`]) and what one cycle of it
+/// does with its scoreboard ([`ClockedHarness::cycle`]); the loop, the
+/// idle skipping, the end-of-run drain and the fabric-facing timing are
+/// here, once.
+pub(crate) trait ClockedHarness {
+    /// The Verilated core.
+    type Core: Block;
+    /// The fabric should call the harness at time 0, before anything
+    /// arrives: a core with a requester half is programmed then and sends
+    /// the WQEs posted before the run. (A responder half waits for the
+    /// fabric's first call.)
+    const STARTS_AT_ZERO: bool;
+
+    fn book(&self) -> &Bookkeeping;
+    fn book_mut(&mut self) -> &mut Bookkeeping;
+    /// The running core's shared ports, once programmed.
+    fn core(&self) -> Option<&CoreRun<Self::Core>>;
+    fn core_mut(&mut self) -> Option<&mut CoreRun<Self::Core>>;
+    /// Programs the core from the shadow's state.
+    fn start(&mut self) -> Result<(), RtlError>;
+    /// One clock cycle of the core with its scoreboard; it sets
+    /// `book().busy` to whether the core has work in flight.
+    fn cycle(&mut self) -> Result<(), String>;
+
+    /// Keeps the first difference, with the core's cycle.
+    fn fail(&mut self, what: String) {
+        let cycle = self.core().map_or(0, |r| r.sim.cycle());
+        self.book_mut().fail(cycle, what);
+    }
+
+    /// Runs the core up to fabric time `now`: programmed on first use,
+    /// then clocked cycle by cycle while it has work in flight, and while
+    /// it has none the clock's origin moves instead (an idle core's state
+    /// does not change: a harness whose core counts time stays busy while
+    /// it does). Stops at the first mismatch.
+    fn run_to(&mut self, now: Time) {
+        if self.book().mismatch.is_some() {
+            return;
+        }
+        if self.core().is_none() {
+            if let Err(e) = self.start() {
+                self.fail(format!("programming the core: {e}"));
+                return;
+            }
+        }
+        let target = now.div_ceil(NS_PER_CYCLE);
+        loop {
+            let busy = self.book().busy;
+            let core = self.core_mut().expect("started");
+            if core.fabric_cycle() >= target {
+                break;
+            }
+            if !busy {
+                core.skip_to(target);
+                break;
+            }
+            if let Err(e) = self.cycle() {
+                self.fail(e);
+                return;
+            }
+        }
+    }
+
+    /// The end of a run: the core finishes what it has in flight, in at
+    /// most `max_cycles` (the frames it emits then are scored and go
+    /// nowhere); the first mismatch, if any.
+    fn drain(&mut self, max_cycles: u64) -> Result<(), String> {
+        for _ in 0..max_cycles {
+            let done = !self.book().busy || self.book().mismatch.is_some();
+            let Some(r) = self.core_mut() else { break };
+            r.out.clear();
+            if done {
+                break;
+            }
+            if let Err(e) = self.cycle() {
+                self.fail(e);
+            }
+        }
+        match &self.book().mismatch {
+            Some(m) => Err(m.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Endpoint::transmit`]: the core's next frame for the MAC, once it
+    /// has run up to `now`; taking one frees room for the next.
+    fn transmit_frame(&mut self, now: Time) -> Option<Vec<u8>> {
+        self.run_to(now);
+        let frame = self.core_mut()?.out.pop_front();
+        if frame.is_some() {
+            self.book_mut().busy = true;
+        }
+        frame
+    }
+
+    /// [`Endpoint::next_deadline`]: the next cycle while the core has work
+    /// (nothing after a mismatch); before it runs, time 0 if it
+    /// [`STARTS_AT_ZERO`](ClockedHarness::STARTS_AT_ZERO).
+    fn wake_at(&self) -> Option<Time> {
+        let Some(r) = self.core() else {
+            return Self::STARTS_AT_ZERO.then_some(0);
+        };
+        (self.book().busy && self.book().mismatch.is_none())
+            .then(|| (r.fabric_cycle() + 1) * NS_PER_CYCLE)
+    }
+
+    fn run_stats(&self) -> RtlNicStats {
+        self.core().map_or_else(RtlNicStats::default, |r| r.stats)
+    }
+
+    /// Host memory as the core's DMA left it (the shadow's until the core
+    /// runs).
+    fn core_memory(&self) -> &HostMemory {
+        match self.core() {
+            Some(r) => r.host.memory(),
+            None => self.book().shadow.memory(),
+        }
+    }
+
+    /// The shadow, to set up before the run (refused once the core runs).
+    fn setup_shadow(&mut self) -> Result<&mut Nic, RtlError> {
+        let running = self.core().is_some();
+        self.book_mut().setup(running)
+    }
+}
+
+/// What every running core has, whichever half it is: the simulation, the
+/// host DMA model behind its `dma` (read) and `dmaw` (write) ports, the
+/// MAC side (`rx` in, `frame` out), the fabric's clock and the counts; and
+/// the per-cycle plumbing of those ports, the same in every harness.
+pub(crate) struct CoreRun<B: Block> {
+    pub sim: Sim<B>,
+    pub host: HostDma,
+    rx_ports: AxisInPorts<B>,
+    /// The frames given to the core, beat by beat.
+    pub rx: StreamSource,
+    frame_ports: AxisOutPorts<B>,
+    tx: StreamSink,
+    dma_read: DmaReadPorts<B>,
+    dma_write: DmaWritePorts<B>,
+    /// Frames the core emitted, waiting for the MAC.
+    pub out: VecDeque<Vec<u8>>,
+    /// Core write beats not yet confirmed by the shadow's memory.
+    pub writes: Vec<(u64, Vec<u8>)>,
+    /// Fabric cycle (fabric time / 4 ns) minus the core's cycle.
+    offset: i64,
+    /// Cycles in a row without port activity.
+    quiet: u64,
+    pub stats: RtlNicStats,
+}
+
+/// The shared ports' state within one cycle, from
+/// [`CoreRun::drive_mac_and_dma`] to [`CoreRun::tick`].
+pub(crate) struct SharedPorts {
+    mac_ready: bool,
+    write_ready: bool,
+    rx_ready: bool,
+    read_taken: bool,
+}
+
+impl<B: Block> CoreRun<B> {
+    /// The programmed core `sim` with its host, its clock's origin at the
+    /// fabric's time 0.
+    pub fn new(sim: Sim<B>, host: HostDma) -> Result<Self, RtlError> {
+        let offset = -(sim.cycle() as i64);
+        Ok(CoreRun {
+            rx_ports: AxisInPorts::named("rx")?,
+            rx: StreamSource::new(1.0, 0),
+            frame_ports: AxisOutPorts::named("frame", &[])?,
+            tx: StreamSink::new("frame", 1.0, 0),
+            dma_read: DmaReadPorts::named("dma")?,
+            dma_write: DmaWritePorts::named("dmaw")?,
+            sim,
+            host,
+            out: VecDeque::new(),
+            writes: Vec::new(),
+            offset,
+            quiet: 0,
+            stats: RtlNicStats::default(),
+        })
+    }
+
+    /// The core's current cycle on the fabric's clock.
+    pub fn fabric_cycle(&self) -> u64 {
+        (self.sim.cycle() as i64 + self.offset) as u64
+    }
+
+    /// Moves the clock's origin so the core's current cycle is fabric
+    /// cycle `target`, instead of simulating idle cycles.
+    fn skip_to(&mut self, target: u64) {
+        self.offset = target as i64 - self.sim.cycle() as i64;
+    }
+
+    /// Before `eval`, first: the next beat of the frames in; with `hold`
+    /// no new frame starts ([`StreamSource::begin_cycle_holding`]).
+    pub fn drive_rx(&mut self, hold: bool) {
+        self.rx.begin_cycle_holding(hold);
+        self.rx_ports.drive(self.sim.dut_mut(), self.rx.current());
+    }
+
+    /// Before `eval`: the MAC side takes frames while it has room for
+    /// them, the host DMA answers reads and takes writes.
+    pub fn drive_mac_and_dma(&mut self) -> SharedPorts {
+        self.tx.begin_cycle();
+        let mac_ready = self.out.len() < MAC_FRAMES;
+        self.frame_ports.set_ready(self.sim.dut_mut(), mac_ready);
+        self.dma_read.drive(&mut self.sim, &self.host);
+        let write_ready = self.dma_write.drive(&mut self.sim, &self.host, true);
+        SharedPorts {
+            mac_ready,
+            write_ready,
+            rx_ready: false,
+            read_taken: false,
+        }
+    }
+
+    /// After `eval`, first: the `rx` port's ready and the DMA ports. A
+    /// write beat accepted is kept for the shadow to confirm; returns
+    /// whether a port moved and the byte count of that beat.
+    pub fn observe_dma(
+        &mut self,
+        ports: &mut SharedPorts,
+    ) -> Result<(bool, Option<usize>), String> {
+        ports.rx_ready = self.rx_ports.ready(self.sim.dut());
+        ports.read_taken = self
+            .dma_read
+            .observe(&self.sim, &mut self.host)
+            .map_err(|e| e.to_string())?;
+        let mut written = None;
+        if let Some(w) = self
+            .dma_write
+            .observe(&self.sim, &mut self.host, ports.write_ready)
+            .map_err(|e| e.to_string())?
+        {
+            self.stats.dma_write_beats += 1;
+            self.stats.dma_write_bytes += w.1.len() as u64;
+            written = Some(w.1.len());
+            self.writes.push(w);
+        }
+        Ok((ports.read_taken || written.is_some(), written))
+    }
+
+    /// After `eval`, last: the `frame` port's beat, while the MAC side has
+    /// room (the core's tready); whether one moved.
+    pub fn observe_frame(&mut self, ports: &SharedPorts) -> Result<bool, String> {
+        if !ports.mac_ready {
+            return Ok(false);
+        }
+        let beat = self.frame_ports.beat(self.sim.dut());
+        let valid = self.frame_ports.valid(self.sim.dut());
+        self.tx
+            .observe(self.sim.cycle(), valid, &beat, &[])
+            .map_err(|e| e.to_string())
+    }
+
+    /// The clock edge: whether a frame in finished entering, and the
+    /// frames out the core finished.
+    pub fn tick(&mut self, ports: &SharedPorts) -> (bool, Vec<ReceivedFrame>) {
+        self.sim.tick();
+        self.host.clock(ports.read_taken);
+        let rx_moved = self
+            .rx
+            .end_cycle(self.sim.cycle(), ports.rx_ready)
+            .is_some();
+        (rx_moved, self.tx.take_frames())
+    }
+
+    /// The end of a cycle in which a port moved if `active`: whether the
+    /// core has work in flight, `pending` for the harness's own (frames
+    /// and posts the scoreboard waits for, timers counting).
+    pub fn settle(&mut self, active: bool, pending: bool) -> bool {
+        self.quiet = if active { 0 } else { self.quiet + 1 };
+        pending
+            || !self.rx.is_idle()
+            || self.host.reads_in_flight() > 0
+            || self.host.offered().is_some()
+            || !self.dma_write.idle()
+            || self.tx.mid_frame()
+            || self.quiet < QUIET_CYCLES
+    }
+}
 
 /// What the scoreboard matched, and the core's own counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -4,8 +4,9 @@
 //! and the NIC harnesses that put a Verilated core on the fabric behind a
 //! shadow model ([`nic::RtlNic`] for the responder half,
 //! [`requester_nic::RtlRequesterNic`] for the requester half,
-//! [`core_nic::RtlCoreNic`] for the whole core); [`node::Node`] makes a
-//! model NIC or one of them a scenario's fabric node.
+//! [`core_nic::RtlCoreNic`] for the whole core), all clocked by one run
+//! loop (`harness::ClockedHarness`); [`node::Node`] makes a model NIC or
+//! one of them a scenario's fabric node.
 //!
 //! Everything here is cycle-stepped and seeded: the same inputs and seed
 //! give the same cycles, so a failure replays. Nothing here knows the
