@@ -6,7 +6,7 @@ use rocenic_fabric::FaultConfig;
 use rocenic_sim::decode;
 use rocenic_sim::incast::{run_incast, IncastConfig};
 use rocenic_sim::scenario::{self, Backend, ScenarioConfig, Workload};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -290,19 +290,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
-        Command::Bench { frames, json } => {
-            let rows = rocenic_sim::rtl::bench::run_bench(frames)?;
-            print!("{}", rocenic_sim::rtl::bench::table(&rows));
-            println!();
-            for line in rocenic_sim::rtl::bench::summary(&rows) {
-                println!("{line}");
-            }
-            if let Some(path) = &json {
-                std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")
-                    .with_context(|| format!("cannot write {}", path.display()))?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Bench { frames, json } => bench(frames, json.as_deref()),
         Command::Frames { count, seed, pcap } => {
             let mut writer = rocenic_fabric::PcapWriter::create(&pcap)
                 .with_context(|| format!("cannot create {}", pcap.display()))?;
@@ -336,31 +324,63 @@ fn run(cli: Cli) -> Result<ExitCode> {
             file,
             backend: DecodeBackend::Rtl,
             json,
-        } => {
-            let decoded = rocenic_sim::rtl::decode::decode_pcap(&file)?;
-            for r in &decoded.frames {
-                if json {
-                    println!("{}", serde_json::to_string(r)?);
-                } else {
-                    print_decode_row(&r.report);
-                }
-            }
-            if !json {
-                let counts: Vec<String> = decoded
-                    .counters
-                    .iter()
-                    .filter(|(_, n)| *n > 0)
-                    .map(|(name, n)| format!("{name} {n}"))
-                    .collect();
-                println!(
-                    "RX parser counters: {}; {} cycles",
-                    counts.join(", "),
-                    decoded.cycles
-                );
-            }
-            Ok(ExitCode::SUCCESS)
+        } => decode_rtl(&file, json),
+    }
+}
+
+/// `rocenic bench`.
+#[cfg(feature = "rtl")]
+fn bench(frames: usize, json: Option<&Path>) -> Result<ExitCode> {
+    let rows = rocenic_sim::bench::run_bench(frames)?;
+    print!("{}", rocenic_sim::bench::table(&rows));
+    println!();
+    for line in rocenic_sim::bench::summary(&rows) {
+        println!("{line}");
+    }
+    if let Some(path) = json {
+        std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `rocenic decode --backend rtl`.
+#[cfg(feature = "rtl")]
+fn decode_rtl(file: &Path, json: bool) -> Result<ExitCode> {
+    let decoded = rocenic_sim::rtl_decode::decode_pcap(file)?;
+    for r in &decoded.frames {
+        if json {
+            println!("{}", serde_json::to_string(r)?);
+        } else {
+            print_decode_row(&r.report);
         }
     }
+    if !json {
+        let counts: Vec<String> = decoded
+            .counters
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        println!(
+            "RX parser counters: {}; {} cycles",
+            counts.join(", "),
+            decoded.cycles
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+// Without the `rtl` feature the RTL commands stay on the command line (so
+// `--help` is the same) and say why they cannot run.
+#[cfg(not(feature = "rtl"))]
+fn bench(_: usize, _: Option<&Path>) -> Result<ExitCode> {
+    anyhow::bail!("rocenic bench: this rocenic was built without the `rtl` feature (no Verilated RTL); rebuild with default features")
+}
+
+#[cfg(not(feature = "rtl"))]
+fn decode_rtl(_: &Path, _: bool) -> Result<ExitCode> {
+    anyhow::bail!("rocenic decode --backend rtl: this rocenic was built without the `rtl` feature (no Verilated RTL); rebuild with default features")
 }
 
 /// One line of the `rocenic decode` table.

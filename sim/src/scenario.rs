@@ -5,18 +5,14 @@
 //! straightforward sequential execution of the same verbs predicts.
 
 use crate::bound::{goodput_bound_gbps, Transfer};
-use crate::rtl::core_nic::RtlCoreNic;
-use crate::rtl::host_dma::HostDmaConfig;
-use crate::rtl::nic::{Node, RtlNic, NS_PER_CYCLE};
-use crate::rtl::requester_nic::RtlRequesterNic;
 use anyhow::{bail, Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_fabric::{
-    EcnConfig, Endpoint, Fabric, FaultConfig, LinkConfig, NodeId, SwitchConfig, Time,
-};
+use rocenic_fabric::{EcnConfig, Fabric, FaultConfig, LinkConfig, NodeId, SwitchConfig, Time};
 use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{Nic, NicConfig};
+pub use rocenic_model::node::ScenarioNode;
+use rocenic_model::node::NS_PER_CYCLE;
 use rocenic_model::verbs::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -74,10 +70,32 @@ pub fn run_backend(
 ) -> Result<Report> {
     match backend {
         Backend::Model => run(config, pcap),
+        rtl => run_rtl_backend(rtl, config, pcap),
+    }
+}
+
+/// An RTL `backend`: one or both NICs Verilated, each behind its shadow.
+#[cfg(feature = "rtl")]
+fn run_rtl_backend(
+    backend: Backend,
+    config: &ScenarioConfig,
+    pcap: Option<&Path>,
+) -> Result<Report> {
+    use rocenic_rtl::core_nic::RtlCoreNic;
+    use rocenic_rtl::host_dma::HostDmaConfig;
+    use rocenic_rtl::nic::RtlNic;
+    use rocenic_rtl::node::Node;
+    use rocenic_rtl::requester_nic::RtlRequesterNic;
+    let refuse_ecn = || {
+        if config.ecn {
+            bail!("--ecn: the RTL core has no CNP generation or DCQCN yet");
+        }
+        Ok(())
+    };
+    match backend {
+        Backend::Model => run(config, pcap),
         Backend::RtlResponder => {
-            if config.ecn {
-                bail!("--ecn: the RTL core has no CNP generation or DCQCN yet");
-            }
+            refuse_ecn()?;
             type Core = verilator_sys::ResponderPath;
             let a = Node::<RtlNic<Core>>::Model(Box::new(Nic::new(nic_config(1, config))));
             let b = Node::Rtl(Box::new(RtlNic::<Core>::new(
@@ -87,9 +105,7 @@ pub fn run_backend(
             run_on(backend.name(), a, b, pcap, config, |_, _| {})
         }
         Backend::RtlRequester => {
-            if config.ecn {
-                bail!("--ecn: the RTL core has no CNP generation or DCQCN yet");
-            }
+            refuse_ecn()?;
             type Core = verilator_sys::RequesterPath;
             let a = Node::Rtl(Box::new(RtlRequesterNic::<Core>::new(
                 nic_config(1, config),
@@ -99,9 +115,7 @@ pub fn run_backend(
             run_on(backend.name(), a, b, pcap, config, |_, _| {})
         }
         Backend::Rtl => {
-            if config.ecn {
-                bail!("--ecn: the RTL core has no CNP generation or DCQCN yet");
-            }
+            refuse_ecn()?;
             type Core = verilator_sys::NicCore;
             let node = |n: u8| {
                 Node::Rtl(Box::new(RtlCoreNic::<Core>::new(
@@ -112,6 +126,15 @@ pub fn run_backend(
             run_on(backend.name(), node(1), node(2), pcap, config, |_, _| {})
         }
     }
+}
+
+/// Without the `rtl` feature there is no Verilated core to run.
+#[cfg(not(feature = "rtl"))]
+fn run_rtl_backend(backend: Backend, _: &ScenarioConfig, _: Option<&Path>) -> Result<Report> {
+    bail!(
+        "--backend {}: this rocenic was built without the `rtl` feature (no Verilated RTL); rebuild with default features",
+        backend.name()
+    )
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -196,67 +219,6 @@ pub struct Report {
     pub requester: rocenic_model::nic::NicCounters,
     pub responder: rocenic_model::nic::NicCounters,
     pub fabric: rocenic_fabric::FabricStats,
-}
-
-/// A fabric node a scenario runs on: the model NIC itself, or an RTL NIC
-/// behind its shadow model (`rocenic_sim::rtl::nic::Node`). The verbs
-/// that set a node up go to its model view; completions and host memory
-/// are the node's own (the RTL core's, for an RTL node).
-pub trait ScenarioNode: Endpoint {
-    /// The model to give the setup verbs to (PDs, CQs, QPs, MRs, buffers,
-    /// receive WQEs), before the run.
-    fn verbs(&mut self) -> Result<&mut Nic>;
-    /// The model state after the run: the NIC itself, or the shadow that
-    /// matched the RTL (counters come from it).
-    fn model_view(&self) -> &Nic;
-    fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> Result<()>;
-    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> Result<()>;
-    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe>;
-    fn cq_len(&self, cq: CqId) -> usize;
-    /// The host memory the node's DMA acted on.
-    fn host_memory(&self) -> &HostMemory;
-    /// A difference between an RTL core and its shadow; the run stops.
-    fn mismatch(&self) -> Option<String> {
-        None
-    }
-    /// The end-of-run check of an RTL node (drain, memory equal).
-    fn finish_check(&mut self) -> std::result::Result<(), String> {
-        Ok(())
-    }
-    /// Core clock cycles run, for an RTL node.
-    fn core_cycles(&self) -> Option<u64> {
-        None
-    }
-}
-
-impl ScenarioNode for Nic {
-    fn verbs(&mut self) -> Result<&mut Nic> {
-        Ok(self)
-    }
-
-    fn model_view(&self) -> &Nic {
-        self
-    }
-
-    fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> Result<()> {
-        Ok(Nic::post_send(self, qpn, wr)?)
-    }
-
-    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> Result<()> {
-        Ok(Nic::post_recv(self, qpn, wr)?)
-    }
-
-    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
-        Nic::poll_cq(self, cq, max)
-    }
-
-    fn cq_len(&self, cq: CqId) -> usize {
-        Nic::cq_len(self, cq)
-    }
-
-    fn host_memory(&self) -> &HostMemory {
-        self.memory()
-    }
 }
 
 /// One message of the workload and where its bytes live.

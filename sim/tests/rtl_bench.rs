@@ -62,10 +62,7 @@ fn bench_rows_hold_the_promised_figures() {
         .iter()
         .map(|r| r["frame_bytes"].as_u64().unwrap())
         .collect();
-    assert_eq!(
-        sizes,
-        rocenic_sim::rtl::bench::SWEEP.map(|s| s as u64).to_vec()
-    );
+    assert_eq!(sizes, rocenic_sim::bench::SWEEP.map(|s| s as u64).to_vec());
     assert!(select("rx_parser", "input_stalls_outputs_ready")
         .iter()
         .all(|r| r["value"] == 0.0));
@@ -99,7 +96,7 @@ fn bench_rows_hold_the_promised_figures() {
             .iter()
             .map(|r| r["message_bytes"].as_u64().unwrap())
             .collect();
-        assert_eq!(sizes, rocenic_sim::rtl::bench::GOODPUT_SIZES.to_vec());
+        assert_eq!(sizes, rocenic_sim::bench::GOODPUT_SIZES.to_vec());
         for r in &sel {
             assert_eq!(r["mtu"], 4096, "{r}");
             assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
@@ -117,22 +114,22 @@ fn bench_rows_hold_the_promised_figures() {
     // responder: every size, each row with its MTU, peer, the host model's
     // DMA read latency and the framing bound, above zero; the steady rows
     // at the large sizes, and the steady WRITE rate within 1 % of the bound.
-    let dma_read = rocenic_sim::rtl::host_dma::HostDmaConfig::default().read_latency;
+    let dma_read = rocenic_rtl::host_dma::HostDmaConfig::default().read_latency;
     for metric in ["write_goodput", "read_goodput"] {
         let sel = select("requester_path", metric);
         let sizes: Vec<u64> = sel
             .iter()
             .map(|r| r["message_bytes"].as_u64().unwrap())
             .collect();
-        assert_eq!(sizes, rocenic_sim::rtl::bench::GOODPUT_SIZES.to_vec());
+        assert_eq!(sizes, rocenic_sim::bench::GOODPUT_SIZES.to_vec());
         let steady = select("requester_path", &format!("{metric}_steady"));
         let steady_sizes: Vec<u64> = steady
             .iter()
             .map(|r| r["message_bytes"].as_u64().unwrap())
             .collect();
-        let want: Vec<u64> = rocenic_sim::rtl::bench::GOODPUT_SIZES
+        let want: Vec<u64> = rocenic_sim::bench::GOODPUT_SIZES
             .into_iter()
-            .filter(|&s| s >= rocenic_sim::rtl::bench::STEADY_MIN_BYTES)
+            .filter(|&s| s >= rocenic_sim::bench::STEADY_MIN_BYTES)
             .collect();
         assert_eq!(steady_sizes, want);
         for r in sel.iter().chain(&steady) {
@@ -174,7 +171,7 @@ fn bench_rows_hold_the_promised_figures() {
             )
         })
         .collect();
-    let want: Vec<(String, u64)> = rocenic_sim::rtl::bench::FIRST_FRAME_CASES
+    let want: Vec<(String, u64)> = rocenic_sim::bench::FIRST_FRAME_CASES
         .iter()
         .map(|(v, s)| (v.name().to_owned(), *s))
         .collect();
@@ -196,7 +193,7 @@ fn bench_rows_hold_the_promised_figures() {
         .iter()
         .map(|r| r["message_bytes"].as_u64().unwrap())
         .collect();
-    assert_eq!(sizes, rocenic_sim::rtl::bench::ACK_LATENCY_SIZES.to_vec());
+    assert_eq!(sizes, rocenic_sim::bench::ACK_LATENCY_SIZES.to_vec());
     for r in &sel {
         assert_eq!(
             (&r["unit"], &r["mtu"]),
@@ -206,7 +203,7 @@ fn bench_rows_hold_the_promised_figures() {
         assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
         assert_eq!(
             r["dma_write_latency_cycles"].as_u64(),
-            Some(rocenic_sim::rtl::bench::ACK_LATENCY_DMA_WRITE_CYCLES),
+            Some(rocenic_sim::bench::ACK_LATENCY_DMA_WRITE_CYCLES),
             "{r}"
         );
     }
@@ -218,7 +215,7 @@ fn bench_rows_hold_the_promised_figures() {
 /// between them, equal to the bench row's.
 #[test]
 fn ack_latency_is_measured_from_the_last_request_to_its_ack() {
-    use rocenic_sim::rtl::bench::{responder_ack_latency, ACK_LATENCY_SIZES};
+    use rocenic_sim::bench::{responder_ack_latency, ACK_LATENCY_SIZES};
     use rocenic_wire::{op, RoceFrame};
     for size in ACK_LATENCY_SIZES {
         let l = responder_ack_latency(size).unwrap();
@@ -257,7 +254,7 @@ fn ack_latency_is_measured_from_the_last_request_to_its_ack() {
 /// verb's first packet.
 #[test]
 fn first_frame_latency_is_measured_from_the_post_to_the_first_frame() {
-    use rocenic_sim::rtl::bench::{requester_first_frame_latency, FirstFrameVerb};
+    use rocenic_sim::bench::{requester_first_frame_latency, FirstFrameVerb};
     use rocenic_wire::{op, RoceFrame};
     for (verb, size, opcode) in [
         (FirstFrameVerb::Write, 65536, op::WRITE_FIRST),

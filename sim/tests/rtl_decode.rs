@@ -7,8 +7,8 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::PcapWriter;
+use rocenic_rtl::gen::{malform, Malformation};
 use rocenic_sim::decode::read_pcap;
-use rocenic_sim::rtl::gen::{malform, Malformation};
 use rocenic_wire::RoceFrame;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -9,10 +9,10 @@ mod rtl_common;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_sim::rtl::icrc::{
+use rocenic_rtl::icrc::{
     covered_mask, icrc_span, masked_bytes, model_icrc_ok, run_icrc_checker, IcrcDrive,
 };
-use rocenic_sim::rtl::stream::BEAT_BYTES;
+use rocenic_rtl::stream::BEAT_BYTES;
 use rtl_common::{icrc_vectors, valid_frame};
 
 /// Every copy of `frame` with one covered bit flipped that the checker can
@@ -121,7 +121,7 @@ fn one_beat_per_cycle_back_to_back_with_a_fixed_latency() {
         .iter()
         .enumerate()
         .map(|(i, &len)| {
-            rocenic_sim::rtl::gen::frame_of_len(len, i as u64)
+            rocenic_rtl::gen::frame_of_len(len, i as u64)
                 .encode()
                 .unwrap()
         })

@@ -16,7 +16,7 @@ use rocenic_hdl::codes::mr_status;
 use rocenic_model::memory::HostMemory;
 use rocenic_model::mr::{DmaSegment, MrError, MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use rocenic_model::verbs::{Access, PdId};
-use rocenic_sim::rtl::mr_config::load_mr_table;
+use rocenic_rtl::mr_config::load_mr_table;
 use std::collections::VecDeque;
 use verilator_sys::{MrTranslate as Dut, Sim};
 

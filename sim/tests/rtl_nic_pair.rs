@@ -1,5 +1,5 @@
 //! Two RTL NICs talk: both ends of every run are the whole Verilated core
-//! (`nic_core` through `rocenic_sim::rtl::core_nic::RtlCoreNic`, `rocenic sim
+//! (`nic_core` through `rocenic_rtl::core_nic::RtlCoreNic`, `rocenic sim
 //! --backend rtl`), each scored by its own shadow model NIC frame by frame
 //! (responses and requests out of the frame arbiter), DMA write by DMA
 //! write and CQE by CQE (receive and send streams apart), host memory equal
@@ -30,9 +30,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, NodeId, SwitchConfig};
 use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
-use rocenic_sim::rtl::core_nic::RtlCoreNic;
-use rocenic_sim::rtl::host_dma::HostDmaConfig;
-use rocenic_sim::rtl::nic::{Node as FabricNode, RtlHarness};
+use rocenic_rtl::core_nic::RtlCoreNic;
+use rocenic_rtl::harness::RtlHarness;
+use rocenic_rtl::host_dma::HostDmaConfig;
+use rocenic_rtl::node::Node as FabricNode;
 use rocenic_sim::scenario::{
     connect, nic_config, run_backend, Backend, Report, ScenarioConfig, Workload,
 };

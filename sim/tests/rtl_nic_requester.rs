@@ -3,7 +3,7 @@
 //! FETCH_ADD and CMP_SWAP messages on several QPs to a model responder
 //! NIC, over lossless and lossy (loss, duplication, reordering) links.
 //! The core's shadow model predicts every request frame, DMA write and
-//! send CQE (`rocenic_sim::rtl::requester_nic`); independently of it,
+//! send CQE (`rocenic_rtl::requester_nic`); independently of it,
 //! every message must complete exactly once and in order, the responder's
 //! memory must hold each written message's bytes, each READ must bring
 //! the responder's bytes back, and the fetch-and-adds must return the
@@ -17,9 +17,9 @@ use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, SwitchConfig};
 use rocenic_model::nic::Nic;
 use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
-use rocenic_sim::rtl::host_dma::HostDmaConfig;
-use rocenic_sim::rtl::nic::Node as FabricNode;
-use rocenic_sim::rtl::requester_nic::RtlRequesterNic;
+use rocenic_rtl::host_dma::HostDmaConfig;
+use rocenic_rtl::node::Node as FabricNode;
+use rocenic_rtl::requester_nic::RtlRequesterNic;
 use rocenic_sim::scenario::{connect, nic_config, run_backend, Backend, ScenarioConfig, Workload};
 use std::collections::BTreeMap;
 use verilator_sys::RequesterPath;

@@ -3,7 +3,7 @@
 //! FETCH_ADD messages on several QPs to an `RtlNic` whose core is
 //! `responder_path`, over links with loss, duplication and reordering.
 //! The core's shadow model predicts every response frame, DMA write and
-//! receive CQE (`rocenic_sim::rtl::nic`); independently of it, every
+//! receive CQE (`rocenic_rtl::nic`); independently of it, every
 //! message must complete exactly once at the requester, every receive CQE
 //! must arrive, the responder's memory must hold each written message's
 //! bytes, each READ must bring the responder's bytes back, and the
@@ -14,8 +14,9 @@ use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, NodeId, SwitchConfig};
 use rocenic_model::nic::Nic;
 use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcOpcode, WcStatus};
-use rocenic_sim::rtl::host_dma::HostDmaConfig;
-use rocenic_sim::rtl::nic::{Node, RtlNic};
+use rocenic_rtl::host_dma::HostDmaConfig;
+use rocenic_rtl::nic::RtlNic;
+use rocenic_rtl::node::Node;
 use rocenic_sim::scenario::{connect, nic_config, ScenarioConfig};
 use std::collections::BTreeMap;
 use verilator_sys::ResponderPath;

@@ -25,8 +25,9 @@ use rocenic_model::nic::Nic;
 use rocenic_model::verbs::{
     Access, Cqe, QpCaps, QpState, RecvWr, SendOp, SendWr, Sge, WcOpcode, WcStatus,
 };
-use rocenic_sim::rtl::host_dma::HostDmaConfig;
-use rocenic_sim::rtl::nic::{Node, RtlNic};
+use rocenic_rtl::host_dma::HostDmaConfig;
+use rocenic_rtl::nic::RtlNic;
+use rocenic_rtl::node::Node;
 use rocenic_sim::scenario::{connect, nic_config, ScenarioConfig};
 use rocenic_wire::{op, syndrome, RoceFrame};
 use verilator_sys::ResponderPath;

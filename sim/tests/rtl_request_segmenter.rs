@@ -21,7 +21,7 @@ use rocenic_model::requester::{
     message_psns, segment_grant, segment_wqe, RequestPlan, WqePlanInput,
 };
 use rocenic_model::verbs::SendOp;
-use rocenic_sim::rtl::requester_nic::op_fields;
+use rocenic_rtl::requester_nic::op_fields;
 use rocenic_wire::psn;
 use std::collections::VecDeque;
 use verilator_sys::{RequestSegmenter as Dut, Sim};

@@ -34,11 +34,11 @@ use rocenic_model::requester::message_psns;
 use rocenic_model::verbs::{
     Access, ModifyQp, QpCaps, RemoteAddress, SendOp, SendWr, Sge, WcStatus,
 };
-use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
-use rocenic_sim::rtl::mr_config::load_mr_table;
-use rocenic_sim::rtl::qp_config::{qp_address, set_address};
-use rocenic_sim::rtl::requester_nic::op_fields;
-use rocenic_sim::rtl::stream::{bytes_to_words, AxisOutPorts, StreamSink};
+use rocenic_rtl::host_dma::{HostDma, HostDmaConfig};
+use rocenic_rtl::mr_config::load_mr_table;
+use rocenic_rtl::qp_config::{qp_address, set_address};
+use rocenic_rtl::requester_nic::op_fields;
+use rocenic_rtl::stream::{bytes_to_words, AxisOutPorts, StreamSink};
 use rocenic_wire::{op, psn, RoceFrame};
 use rtl_common::drain::assert_drained;
 use std::collections::VecDeque;

@@ -31,8 +31,8 @@ use rocenic_model::completer::{CompleterEvent, CompleterRecord, SqSnapshot, WqeO
 use rocenic_model::requester::{may_send, send_window};
 use rocenic_model::send_queue::SendCqe;
 use rocenic_model::verbs::{Sge, WcOpcode, WcStatus};
-use rocenic_sim::rtl::host_ports::write_context;
-use rocenic_sim::rtl::qp_config::context_record;
+use rocenic_rtl::host_ports::write_context;
+use rocenic_rtl::qp_config::context_record;
 use rtl_common::completer::*;
 use std::collections::{BTreeMap, BTreeSet};
 use verilator_sys::{RequesterEvents as Dut, Sim};

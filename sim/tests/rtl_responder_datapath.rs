@@ -51,10 +51,10 @@ use rocenic_model::responder::{
 };
 use rocenic_model::response_queue::QueueOp;
 use rocenic_model::verbs::{Access, CqId, PdId, Qpn, RecvWr, SendOp, SendWr, Sge};
-use rocenic_sim::rtl::dma_ports::DmaReadPorts;
-use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
-use rocenic_sim::rtl::mr_config::load_mr_table;
-use rocenic_sim::rtl::stream::{AxisInPorts, StreamSource};
+use rocenic_rtl::dma_ports::DmaReadPorts;
+use rocenic_rtl::host_dma::{HostDma, HostDmaConfig};
+use rocenic_rtl::mr_config::load_mr_table;
+use rocenic_rtl::stream::{AxisInPorts, StreamSource};
 use rocenic_wire::RoceFrame;
 use rtl_common::dma_write::DmaWriteCheck;
 use rtl_common::responder::{model_cqe, post_recvs, read_cqe, write_context, RtlCqe};

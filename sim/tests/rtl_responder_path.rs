@@ -32,9 +32,9 @@ use rocenic_hdl::responder::response_queue::OP_CONFIGURE;
 use rocenic_model::mr::DEFAULT_MAX_MRS;
 use rocenic_model::nic::{Nic, TxClass};
 use rocenic_model::verbs::{Access, Cqe, QpState, Qpn, WcOpcode, WcStatus};
-use rocenic_sim::rtl::host_dma::{HostDma, HostDmaConfig};
-use rocenic_sim::rtl::mr_config::load_mr_table;
-use rocenic_sim::rtl::stream::{
+use rocenic_rtl::host_dma::{HostDma, HostDmaConfig};
+use rocenic_rtl::mr_config::load_mr_table;
+use rocenic_rtl::stream::{
     bytes_to_words, words_to_bytes, AxisInPorts, AxisOutPorts, StreamSink, StreamSource, BEAT_WORDS,
 };
 use rocenic_wire::{op, RoceFrame};

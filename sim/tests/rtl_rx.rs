@@ -11,11 +11,9 @@ use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::rx::rx_parser::RECORD_LATENCY;
-use rocenic_sim::rtl::gen::{frame_of_len, frame_with, malform, Malformation};
-use rocenic_sim::rtl::rx::{
-    compare_rx, expected_counters, model_rx, run_rx_parser, RxDrive, RxRun,
-};
-use rocenic_sim::rtl::stream::BEAT_BYTES;
+use rocenic_rtl::gen::{frame_of_len, frame_with, malform, Malformation};
+use rocenic_rtl::rx::{compare_rx, expected_counters, model_rx, run_rx_parser, RxDrive, RxRun};
+use rocenic_rtl::stream::BEAT_BYTES;
 use rocenic_wire::opcode::OPCODES;
 use rtl_common::{icrc_vectors, valid_frame};
 use verilator_sys::RxParser;

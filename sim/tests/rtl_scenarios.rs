@@ -17,8 +17,8 @@ use proptest::prelude::*;
 use rocenic_fabric::FaultConfig;
 use rocenic_model::nic::{Nic, NicConfig};
 use rocenic_model::verbs::{QpCaps, VerbsError};
-use rocenic_sim::rtl::host_dma::HostDmaConfig;
-use rocenic_sim::rtl::nic::RtlNic;
+use rocenic_rtl::host_dma::HostDmaConfig;
+use rocenic_rtl::nic::RtlNic;
 use rocenic_sim::scenario::{run_backend, Backend, Report, ScenarioConfig, Workload};
 use verilator_sys::ResponderPath;
 

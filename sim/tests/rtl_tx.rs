@@ -9,9 +9,9 @@
 mod rtl_common;
 
 use proptest::prelude::*;
-use rocenic_sim::rtl::gen::{frame_of_len, frame_with};
-use rocenic_sim::rtl::stream::BEAT_BYTES;
-use rocenic_sim::rtl::tx::{run_tx_builder, TxDrive, TxRun};
+use rocenic_rtl::gen::{frame_of_len, frame_with};
+use rocenic_rtl::stream::BEAT_BYTES;
+use rocenic_rtl::tx::{run_tx_builder, TxDrive, TxRun};
 use rocenic_wire::opcode::OPCODES;
 use rocenic_wire::{IpHeader, RoceFrame};
 use rtl_common::valid_frame;

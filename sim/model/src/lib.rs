@@ -13,6 +13,7 @@ pub(crate) mod dma;
 pub mod memory;
 pub mod mr;
 pub mod nic;
+pub mod node;
 pub(crate) mod qp;
 pub mod requester;
 pub mod responder;

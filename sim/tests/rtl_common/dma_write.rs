@@ -8,8 +8,8 @@
 //! memory; each finished request is returned whole, so a test compares it
 //! with the model's write ([`expect_write`]).
 
-use rocenic_sim::rtl::dma_ports::DmaWritePorts;
-use rocenic_sim::rtl::host_dma::HostDma;
+use rocenic_rtl::dma_ports::DmaWritePorts;
+use rocenic_rtl::host_dma::HostDma;
 use verilator_sys::{Block, Sim};
 
 /// One beat that moved on the port.

@@ -2,8 +2,8 @@
 //! (`requester_datapath`, `response_transmitter`): once its input has
 //! stopped, nothing more may come out of it.
 
-use rocenic_sim::rtl::host_dma::HostDma;
-use rocenic_sim::rtl::stream::AxisOutPorts;
+use rocenic_rtl::host_dma::HostDma;
+use rocenic_rtl::stream::AxisOutPorts;
 use verilator_sys::{Block, Sim};
 
 /// Cycles the drain is watched for: longer than any read latency the

@@ -11,7 +11,7 @@ pub mod responder;
 pub mod traffic;
 
 use proptest::prelude::*;
-use rocenic_sim::rtl::gen::frame_with;
+use rocenic_rtl::gen::frame_with;
 use rocenic_wire::opcode::OPCODES;
 use rocenic_wire::{RoceFrame, MAX_PAYLOAD};
 

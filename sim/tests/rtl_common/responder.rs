@@ -1,12 +1,12 @@
 //! The responder side's host ports in tests: the library's port drivers
-//! (`rocenic_sim::rtl::host_ports`) that panic on a stuck port, and the
+//! (`rocenic_rtl::host_ports`) that panic on a stuck port, and the
 //! receive CQE as a tuple for comparisons.
 
 use rocenic_hdl::codes::{wc_opcode, wc_status};
 use rocenic_hdl::qp::qp_context_record::QpContextRecord;
 use rocenic_model::nic::QpTxAttrs;
 use rocenic_model::verbs::{Cqe, Qpn, RecvWr};
-use rocenic_sim::rtl::host_ports;
+use rocenic_rtl::host_ports;
 use verilator_sys::{Block, Sim};
 
 /// Writes QP `qpn`'s whole context record through `qp_host_*`.

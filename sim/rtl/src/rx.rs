@@ -677,7 +677,7 @@ pub fn expected_counters(expects: &[RxExpect]) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rtl::gen::{frame_with, malform, Malformation};
+    use crate::gen::{frame_with, malform, Malformation};
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 

@@ -32,17 +32,15 @@
 //! has unacknowledged PSNs (its timers count time) and skips idle
 //! stretches otherwise.
 
-use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::harness::{
     confirm_writes, leftover_checks, match_send_cqes, shadow_sends, timers_running, Bookkeeping,
-    CoreSendCqe, FrameMatch, SendCqePorts, ShadowCqes,
+    ClockedHarness, CoreRun, CoreSendCqe, FrameMatch, RtlHarness, RtlNicStats, SendCqePorts,
+    ShadowCqes, NS_PER_CYCLE,
 };
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports;
 use super::mr_config::start_core;
-use super::nic::{RtlHarness, RtlNicStats, NS_PER_CYCLE};
 use super::qp_config::context_record;
-use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
 use rocenic_fabric::{Endpoint, Time};
 use rocenic_hdl::codes::{send_op_kind, wc_opcode, wqe_kind};
@@ -57,10 +55,6 @@ use rocenic_wire::{DecodeOptions, RoceFrame};
 use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{Block, Input, Output, Sim};
 
-/// Cycles without any port activity after which the core counts as idle.
-const QUIET_CYCLES: u64 = 64;
-/// Frames the MAC side holds before it backpressures the core.
-const MAC_FRAMES: usize = 2;
 /// Cycles [`RtlRequesterNic::finish_check`] gives the core to finish.
 const FINISH_CYCLES: u64 = 2_000_000;
 /// QPNs the core's response path handles (`response_placement`).
@@ -200,13 +194,111 @@ impl<B: Block> SendPostPorts<B> {
     }
 }
 
+/// Send WQEs for a core's post port, oldest first, each with whether the
+/// shadow has it already (posted to it before the run); a WQE goes to
+/// the shadow when the core takes it. Shared by every harness with a
+/// requester half.
+pub(crate) struct SendPosts {
+    queue: VecDeque<(Qpn, SendWr, bool)>,
+    /// The front one has been taken by the core (and given to the shadow)
+    /// and waits for its ring's answer.
+    taken: bool,
+    /// Each QP's ring slots: the wr_id posted into each.
+    slots: BTreeMap<(Qpn, u64), u64>,
+}
+
+impl SendPosts {
+    /// The posts a core starts with: the WQEs posted to the shadow before
+    /// the run (a scenario's setup posts through the verbs) first, in
+    /// posting order per QP, then `pending` (posted to the harness before
+    /// the run).
+    pub fn starting(shadow: &Nic, pending: Vec<(Qpn, SendWr)>) -> SendPosts {
+        let mut queue: VecDeque<(Qpn, SendWr, bool)> = VecDeque::new();
+        for qpn in shadow.qpns() {
+            for wr in shadow.send_queue(qpn).unwrap_or_default() {
+                queue.push_back((qpn, wr, true));
+            }
+        }
+        queue.extend(pending.into_iter().map(|(q, wr)| (q, wr, false)));
+        SendPosts {
+            queue,
+            taken: false,
+            slots: BTreeMap::new(),
+        }
+    }
+
+    /// A WQE posted while the core runs.
+    pub fn push(&mut self, qpn: Qpn, wr: SendWr) {
+        self.queue.push_back((qpn, wr, false));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// A post is with the core, its ring's answer not in yet.
+    pub fn taken(&self) -> bool {
+        self.taken
+    }
+
+    /// The wr_id posted into each QP's ring slot.
+    pub fn slots(&self) -> &BTreeMap<(Qpn, u64), u64> {
+        &self.slots
+    }
+
+    /// Before `eval`: offers the oldest WQE not taken yet on `ports` (at
+    /// its QP's path MTU in the shadow), or nothing; the WQE offered.
+    pub fn offer<B: Block>(
+        &self,
+        ports: &SendPostPorts<B>,
+        sim: &mut Sim<B>,
+        shadow: &Nic,
+    ) -> Option<(Qpn, SendWr, bool)> {
+        let post = self.queue.front().filter(|_| !self.taken).cloned();
+        if let Some((q, wr, _)) = &post {
+            let mtu = shadow.qp_context(*q).map_or(4096, |v| v.mtu.max(256));
+            ports.drive(sim, *q, wr, mtu);
+        }
+        sim.set_bit(ports.valid, post.is_some());
+        post
+    }
+
+    /// The core took the `offered` WQE: the shadow takes it too, unless it
+    /// has it.
+    pub fn took(&mut self, offered: (Qpn, SendWr, bool), shadow: &mut Nic) -> Result<(), String> {
+        let (qpn, wr, in_shadow) = offered;
+        self.taken = true;
+        if !in_shadow {
+            shadow
+                .post_send(qpn, wr)
+                .map_err(|e| format!("QP {qpn}: the shadow refuses a WQE the core took: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The core's ring answered the post it took (`(qpn, accepted, slot)`,
+    /// [`SendPostPorts::result`]): it must have accepted it, into `slot`.
+    pub fn answered(&mut self, (qpn, accepted, slot): (Qpn, bool, u64)) -> Result<(), String> {
+        let (q, wr, _) = self
+            .queue
+            .pop_front()
+            .filter(|_| std::mem::take(&mut self.taken))
+            .ok_or("a post result with no post behind it")?;
+        if q != qpn || !accepted {
+            return Err(format!(
+                "QP {q}: the core refused (or misplaced) WQE {} the shadow took",
+                wr.wr_id
+            ));
+        }
+        self.slots.insert((qpn, slot), wr.wr_id);
+        Ok(())
+    }
+}
+
 /// The named ports of the core `B` beyond the shared helpers'.
 struct Ports<B: Block> {
     cfg_window: Input<B>,
     cfg_ack_req_interval: Input<B>,
-    rx: AxisInPorts<B>,
-    frame: AxisOutPorts<B>,
-    dma_read: DmaReadPorts<B>,
     post: SendPostPorts<B>,
     err_valid: Input<B>,
     err_qpn: Input<B>,
@@ -227,9 +319,6 @@ impl<B: Block> Ports<B> {
         Ok(Ports {
             cfg_window: B::input("cfg_window")?,
             cfg_ack_req_interval: B::input("cfg_ack_req_interval")?,
-            rx: AxisInPorts::named("rx")?,
-            frame: AxisOutPorts::named("frame", &[])?,
-            dma_read: DmaReadPorts::named("dma")?,
             post: SendPostPorts::named()?,
             err_valid: B::input("err_valid")?,
             err_qpn: B::input("err_qpn")?,
@@ -249,41 +338,17 @@ impl<B: Block> Ports<B> {
 
 /// The core once programmed, and the scoreboard's queues.
 struct Running<B: Block> {
-    sim: Sim<B>,
+    core: CoreRun<B>,
     p: Ports<B>,
-    host: HostDma,
-    dma_write: DmaWritePorts<B>,
-    rx: StreamSource,
     /// Frames given to the core whose header the core has not taken yet,
     /// and whether the core's parser passes each on as a header.
     rx_frames: VecDeque<Vec<u8>>,
-    tx: StreamSink,
-    /// Frames the core emitted, waiting for the MAC.
-    out: VecDeque<Vec<u8>>,
     /// Core frames not yet predicted, and the shadow's frames not yet
     /// emitted (one of the two is empty).
     frames: FrameMatch,
-    /// Core write beats not yet confirmed by the shadow's memory.
-    writes: Vec<(u64, Vec<u8>)>,
     shadow_cqes: ShadowCqes,
     core_cqes: Vec<CoreSendCqe>,
-    /// Each QP's ring slots: the wr_id posted into each.
-    slots: BTreeMap<(Qpn, u64), u64>,
-    /// Send WQEs for the core, oldest first, and whether the shadow has
-    /// each already (posted to it before the run); the front one has been
-    /// taken by the core (and given to the shadow) once `post_taken`,
-    /// until its result.
-    posts: VecDeque<(Qpn, SendWr, bool)>,
-    post_taken: bool,
-    offset: i64,
-    quiet: u64,
-    stats: RtlNicStats,
-}
-
-impl<B: Block> Running<B> {
-    fn fabric_cycle(&self) -> u64 {
-        (self.sim.cycle() as i64 + self.offset) as u64
-    }
+    posts: SendPosts,
 }
 
 /// The requester half of a core on the fabric with its shadow model (see
@@ -352,29 +417,24 @@ impl<B: Block> RtlRequesterNic<B> {
     }
 
     pub fn stats(&self) -> RtlNicStats {
-        self.run
-            .as_ref()
-            .map_or_else(RtlNicStats::default, |r| r.stats)
+        self.run_stats()
     }
 
     /// Host memory as the core's DMA left it.
     pub fn memory(&self) -> &HostMemory {
-        match &self.run {
-            Some(r) => r.host.memory(),
-            None => self.book.shadow.memory(),
-        }
+        self.core_memory()
     }
 
     /// The shadow, to set the NIC up before the run.
     pub fn setup(&mut self) -> Result<&mut Nic, RtlError> {
-        self.book.setup(self.run.is_some())
+        self.setup_shadow()
     }
 
     /// Posts a send WQE: it goes to the core's post port (in posting
     /// order), and to the shadow when the core takes it.
     pub fn post_send(&mut self, qpn: Qpn, wr: SendWr) {
         match self.run.as_mut() {
-            Some(r) => r.posts.push_back((qpn, wr, false)),
+            Some(r) => r.posts.push(qpn, wr),
             None => self.pending_posts.push((qpn, wr)),
         }
         self.book.busy = true;
@@ -391,23 +451,11 @@ impl<B: Block> RtlRequesterNic<B> {
 
     /// Checks what only the end of a run can tell (see `RtlNic`'s).
     pub fn finish_check(&mut self) -> Result<(), String> {
-        for _ in 0..FINISH_CYCLES {
-            let Some(r) = self.run.as_mut() else { break };
-            r.out.clear();
-            if !self.book.busy || self.book.mismatch.is_some() {
-                break;
-            }
-            if let Err(e) = self.cycle() {
-                self.fail(e);
-            }
-        }
-        if let Some(m) = &self.book.mismatch {
-            return Err(m.clone());
-        }
+        self.drain(FINISH_CYCLES)?;
         let Some(r) = &self.run else {
             return Ok(());
         };
-        let cycle = r.sim.cycle();
+        let cycle = r.core.sim.cycle();
         let leftover = r
             .frames
             .leftover("request")
@@ -418,9 +466,9 @@ impl<B: Block> RtlRequesterNic<B> {
             })
             .or_else(|| {
                 leftover_checks(
-                    &r.writes,
+                    &r.core.writes,
                     &r.shadow_cqes,
-                    r.host.memory(),
+                    r.core.host.memory(),
                     &self.book.shadow,
                 )
             });
@@ -430,9 +478,48 @@ impl<B: Block> RtlRequesterNic<B> {
         }
     }
 
-    fn fail(&mut self, what: String) {
-        let cycle = self.run.as_ref().map_or(0, |r| r.sim.cycle());
-        self.book.fail(cycle, what);
+    fn collect_shadow_cqes(&mut self) {
+        let r = self.run.as_mut().expect("started");
+        r.shadow_cqes.collect(&mut self.book.shadow);
+    }
+
+    /// Matches frames, writes and CQEs the shadow has caught up with.
+    fn confirm(&mut self) -> Result<(), String> {
+        let r = self.run.as_mut().expect("started");
+        r.frames.confirm("request")?;
+        confirm_writes(self.book.shadow.memory(), &mut r.core.writes);
+        // A CQE's slot is mapped once its post's result is in (a WQE
+        // posted in ERR completes before its result).
+        if r.posts.taken() {
+            return Ok(());
+        }
+        match_send_cqes(
+            &mut r.core_cqes,
+            r.posts.slots(),
+            &mut r.shadow_cqes,
+            &mut self.book,
+        )
+    }
+}
+
+impl<B: Block> ClockedHarness for RtlRequesterNic<B> {
+    type Core = B;
+    const STARTS_AT_ZERO: bool = true;
+
+    fn book(&self) -> &Bookkeeping {
+        &self.book
+    }
+
+    fn book_mut(&mut self) -> &mut Bookkeeping {
+        &mut self.book
+    }
+
+    fn core(&self) -> Option<&CoreRun<B>> {
+        self.run.as_ref().map(|r| &r.core)
+    }
+
+    fn core_mut(&mut self) -> Option<&mut CoreRun<B>> {
+        self.run.as_mut().map(|r| &mut r.core)
     }
 
     fn start(&mut self) -> Result<(), RtlError> {
@@ -469,186 +556,80 @@ impl<B: Block> RtlRequesterNic<B> {
                 )?;
             }
         }
-        // WQEs posted to the shadow before the run (a scenario's setup
-        // posts through the verbs) go to the core first, in posting order
-        // per QP.
-        let mut posts: VecDeque<(Qpn, SendWr, bool)> = VecDeque::new();
-        for qpn in self.book.shadow.qpns() {
-            for wr in self.book.shadow.send_queue(qpn).unwrap_or_default() {
-                posts.push_back((qpn, wr, true));
-            }
-        }
-        posts.extend(
-            std::mem::take(&mut self.pending_posts)
-                .into_iter()
-                .map(|(q, wr)| (q, wr, false)),
-        );
+        let posts = SendPosts::starting(&self.book.shadow, std::mem::take(&mut self.pending_posts));
         let host = HostDma::new(self.dma, self.book.shadow.memory().clone());
-        let offset = -(sim.cycle() as i64);
         self.run = Some(Running {
-            sim,
+            core: CoreRun::new(sim, host)?,
             p,
-            host,
-            dma_write: DmaWritePorts::named("dmaw")?,
-            rx: StreamSource::new(1.0, 0),
             rx_frames: VecDeque::new(),
-            tx: StreamSink::new("frame", 1.0, 0),
-            out: VecDeque::new(),
             frames: FrameMatch::default(),
-            writes: Vec::new(),
             shadow_cqes: ShadowCqes::default(),
             core_cqes: Vec::new(),
-            slots: BTreeMap::new(),
             posts,
-            post_taken: false,
-            offset,
-            quiet: 0,
-            stats: RtlNicStats::default(),
         });
+        // WQEs the shadow holds go in first.
+        self.book.busy = true;
         Ok(())
-    }
-
-    fn run_to(&mut self, now: Time) {
-        if self.book.mismatch.is_some() {
-            return;
-        }
-        if self.run.is_none() {
-            if let Err(e) = self.start() {
-                self.fail(format!("programming the core: {e}"));
-                return;
-            }
-            // WQEs the shadow holds go in first.
-            self.book.busy = true;
-        }
-        loop {
-            let r = self.run.as_mut().expect("started");
-            let target = now.div_ceil(NS_PER_CYCLE);
-            if r.fabric_cycle() >= target {
-                break;
-            }
-            if !self.book.busy {
-                r.offset = target as i64 - r.sim.cycle() as i64;
-                break;
-            }
-            if let Err(e) = self.cycle() {
-                self.fail(e);
-                return;
-            }
-        }
     }
 
     fn cycle(&mut self) -> Result<(), String> {
         let r = self.run.as_mut().expect("started");
         let p = &r.p;
-        let now = r.fabric_cycle() * NS_PER_CYCLE;
-        r.rx.begin_cycle();
-        p.rx.drive(r.sim.dut_mut(), r.rx.current());
-        let post = r.posts.front().filter(|_| !r.post_taken).cloned();
-        if let Some((q, wr, _)) = &post {
-            let mtu = self
-                .book
-                .shadow
-                .qp_context(*q)
-                .map_or(4096, |v| v.mtu.max(256));
-            p.post.drive(&mut r.sim, *q, wr, mtu);
-        }
-        r.sim.set_bit(p.post.valid, post.is_some());
-        r.tx.begin_cycle();
-        let mac_ready = r.out.len() < MAC_FRAMES;
-        p.frame.set_ready(r.sim.dut_mut(), mac_ready);
-        p.dma_read.drive(&mut r.sim, &r.host);
-        let write_ready = r.dma_write.drive(&mut r.sim, &r.host, true);
-        r.sim.set_bit(p.cqe.ready, true);
-        r.sim.eval();
-        let mut active = false;
-        let rx_ready = p.rx.ready(r.sim.dut());
-        let read_taken = p
-            .dma_read
-            .observe(&r.sim, &mut r.host)
-            .map_err(|e| e.to_string())?;
-        active |= read_taken;
-        if let Some(w) = r
-            .dma_write
-            .observe(&r.sim, &mut r.host, write_ready)
-            .map_err(|e| e.to_string())?
-        {
-            r.stats.dma_write_beats += 1;
-            r.stats.dma_write_bytes += w.1.len() as u64;
-            r.writes.push(w);
-            active = true;
-        }
-        if r.sim.get_u64(p.payload_last_errors) != 0 {
+        let core = &mut r.core;
+        let now = core.fabric_cycle() * NS_PER_CYCLE;
+        core.drive_rx(false);
+        let post = r.posts.offer(&p.post, &mut core.sim, &self.book.shadow);
+        let mut ports = core.drive_mac_and_dma();
+        core.sim.set_bit(p.cqe.ready, true);
+        core.sim.eval();
+        let (mut active, _) = core.observe_dma(&mut ports)?;
+        let sim = &core.sim;
+        if sim.get_u64(p.payload_last_errors) != 0 {
             return Err("the TX builder's payload ended off its frame".into());
         }
-        if let Some(c) = p.cqe.take(&r.sim)? {
+        if let Some(c) = p.cqe.take(sim)? {
             r.core_cqes.push(c);
-            r.stats.cqes += 1;
+            core.stats.cqes += 1;
             active = true;
         }
-        let post_taken_now = post.is_some() && r.sim.get_bit(p.post.ready);
-        let post_result = p.post.result(&r.sim);
-        let rsp_fire = r.sim.get_bit(p.rsp_fire);
-        let timer_done = r.sim.get_bit(p.done_valid) && r.sim.get_u64(p.done_kind) == EV_TIMER;
-        let done_qpn = r.sim.get_u64(p.done_qpn) as Qpn;
-        let status = r.sim.get_bit(p.status_valid).then(|| {
+        let post_taken_now = post.is_some() && sim.get_bit(p.post.ready);
+        let post_result = p.post.result(sim);
+        let rsp_fire = sim.get_bit(p.rsp_fire);
+        let timer_done = sim.get_bit(p.done_valid) && sim.get_u64(p.done_kind) == EV_TIMER;
+        let done_qpn = sim.get_u64(p.done_qpn) as Qpn;
+        let status = sim.get_bit(p.status_valid).then(|| {
             (
-                r.sim.get_u64(p.status_qpn) as Qpn,
-                r.sim.get_u64(p.status_next_psn) as u32,
-                r.sim.get_bit(p.status_error),
+                sim.get_u64(p.status_qpn) as Qpn,
+                sim.get_u64(p.status_next_psn) as u32,
+                sim.get_bit(p.status_error),
             )
         });
         active |= post_taken_now || post_result.is_some() || rsp_fire || status.is_some();
-        active |= r.sim.get_bit(p.done_valid);
-        if mac_ready {
-            let beat = p.frame.beat(r.sim.dut());
-            let valid = p.frame.valid(r.sim.dut());
-            active |=
-                r.tx.observe(r.sim.cycle(), valid, &beat, &[])
-                    .map_err(|e| e.to_string())?;
-        }
-        let post_cycle = r.sim.cycle();
-        r.sim.tick();
-        r.host.clock(read_taken);
-        if r.rx.end_cycle(r.sim.cycle(), rx_ready).is_some() {
-            active = true;
-        }
-        for f in r.tx.take_frames() {
-            r.stats.frames_out += 1;
+        active |= sim.get_bit(p.done_valid);
+        active |= core.observe_frame(&ports)?;
+        let post_cycle = core.sim.cycle();
+        let (rx_moved, frames) = core.tick(&ports);
+        active |= rx_moved;
+        for f in frames {
+            core.stats.frames_out += 1;
             if let Some(log) = self.port_log.as_mut() {
                 log.tx.push((f.first_cycle, f.bytes.clone()));
             }
             r.frames.core.push_back(f.bytes.clone());
-            r.out.push_back(f.bytes);
+            core.out.push_back(f.bytes);
         }
-        r.stats.cycles += 1;
+        core.stats.cycles += 1;
 
         // ---- the shadow takes the core's inputs in the core's order
         if post_taken_now {
-            let (qpn, wr, in_shadow) = post.expect("offered");
-            r.post_taken = true;
+            let offered = post.expect("offered");
             if let Some(log) = self.port_log.as_mut() {
-                log.posts.push((post_cycle, qpn, wr.wr_id));
+                log.posts.push((post_cycle, offered.0, offered.1.wr_id));
             }
-            if !in_shadow {
-                self.book.shadow.post_send(qpn, wr).map_err(|e| {
-                    format!("QP {qpn}: the shadow refuses a WQE the core took: {e}")
-                })?;
-            }
+            r.posts.took(offered, &mut self.book.shadow)?;
         }
-        let r = self.run.as_mut().expect("started");
-        if let Some((qpn, accepted, slot)) = post_result {
-            let (q, wr, _) = r
-                .posts
-                .pop_front()
-                .filter(|_| std::mem::take(&mut r.post_taken))
-                .ok_or("a post result with no post behind it")?;
-            if q != qpn || !accepted {
-                return Err(format!(
-                    "QP {q}: the core refused (or misplaced) WQE {} the shadow took",
-                    wr.wr_id
-                ));
-            }
-            r.slots.insert((qpn, slot), wr.wr_id);
+        if let Some(result) = post_result {
+            r.posts.answered(result)?;
         }
         if rsp_fire {
             let frame = r
@@ -669,40 +650,9 @@ impl<B: Block> RtlRequesterNic<B> {
         self.confirm()?;
         let timers = timers_running(&self.book.shadow);
         let r = self.run.as_mut().expect("started");
-        r.quiet = if active { 0 } else { r.quiet + 1 };
-        self.book.busy = !r.rx.is_idle()
-            || !r.rx_frames.is_empty()
-            || !r.posts.is_empty()
-            || r.host.reads_in_flight() > 0
-            || r.host.offered().is_some()
-            || !r.dma_write.idle()
-            || r.tx.mid_frame()
-            || timers
-            || r.quiet < QUIET_CYCLES;
+        let pending = !r.rx_frames.is_empty() || !r.posts.is_empty() || timers;
+        self.book.busy = r.core.settle(active, pending);
         Ok(())
-    }
-
-    fn collect_shadow_cqes(&mut self) {
-        let r = self.run.as_mut().expect("started");
-        r.shadow_cqes.collect(&mut self.book.shadow);
-    }
-
-    /// Matches frames, writes and CQEs the shadow has caught up with.
-    fn confirm(&mut self) -> Result<(), String> {
-        let r = self.run.as_mut().expect("started");
-        r.frames.confirm("request")?;
-        confirm_writes(self.book.shadow.memory(), &mut r.writes);
-        // A CQE's slot is mapped once its post's result is in (a WQE
-        // posted in ERR completes before its result).
-        if r.post_taken {
-            return Ok(());
-        }
-        match_send_cqes(
-            &mut r.core_cqes,
-            &r.slots,
-            &mut r.shadow_cqes,
-            &mut self.book,
-        )
     }
 }
 
@@ -716,35 +666,24 @@ impl<B: Block> Endpoint for RtlRequesterNic<B> {
         let Some(r) = self.run.as_mut() else {
             return;
         };
-        r.stats.frames_in += 1;
+        r.core.stats.frames_in += 1;
         if !is_core_response(&frame) {
             // The core's parser drops it; the shadow drops it too.
             self.book.shadow.receive(now, frame);
             return;
         }
-        if r.rx.push_frame(&frame) {
+        if r.core.rx.push_frame(&frame) {
             r.rx_frames.push_back(frame);
             self.book.busy = true;
         }
     }
 
     fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
-        self.run_to(now);
-        let r = self.run.as_mut()?;
-        let f = r.out.pop_front();
-        if f.is_some() {
-            self.book.busy = true;
-        }
-        f
+        self.transmit_frame(now)
     }
 
     fn next_deadline(&self) -> Option<Time> {
-        if self.run.is_none() {
-            return Some(0);
-        }
-        let r = self.run.as_ref()?;
-        (self.book.busy && self.book.mismatch.is_none())
-            .then(|| (r.fabric_cycle() + 1) * NS_PER_CYCLE)
+        self.wake_at()
     }
 
     fn advance(&mut self, now: Time) {

@@ -1,13 +1,18 @@
 //! The Verilated RTL blocks (through `verilator-sys`) side by side with the
 //! reference model: stream driver and scoreboard, per-block harnesses that
-//! run frames through a block and say what it did, in the model's terms.
+//! run frames through a block and say what it did, in the model's terms,
+//! and the NIC harnesses that put a Verilated core on the fabric behind a
+//! shadow model ([`nic::RtlNic`] for the responder half,
+//! [`requester_nic::RtlRequesterNic`] for the requester half,
+//! [`core_nic::RtlCoreNic`] for the whole core), all clocked by one run
+//! loop (`harness::ClockedHarness`); [`node::Node`] makes a model NIC or
+//! one of them a scenario's fabric node.
 //!
 //! Everything here is cycle-stepped and seeded: the same inputs and seed
-//! give the same cycles, so a failure replays.
+//! give the same cycles, so a failure replays. Nothing here knows the
+//! scenario engine or the command line (`rocenic-sim` drives these).
 
-pub mod bench;
 pub mod core_nic;
-pub mod decode;
 pub mod dma_ports;
 pub mod gen;
 pub mod harness;
@@ -16,6 +21,7 @@ pub mod host_ports;
 pub mod icrc;
 pub mod mr_config;
 pub mod nic;
+pub mod node;
 pub mod qp_config;
 pub mod requester_nic;
 pub mod rx;

@@ -7,11 +7,11 @@
 //! delivers no empty frame, and AXI-Stream cannot carry one); it is
 //! reported dropped as truncated without a hardware reason.
 
-use super::icrc::icrc_span;
-use super::rx::{run_rx_parser, RxDrive, RxOutput};
 use crate::decode::{read_pcap, FrameReport};
 use anyhow::Result;
 use rocenic_hdl::rx::header_record::DropReason;
+use rocenic_rtl::icrc::icrc_span;
+use rocenic_rtl::rx::{run_rx_parser, RxDrive, RxOutput};
 use rocenic_wire::ICRC_LEN;
 use serde::Serialize;
 use std::path::Path;

@@ -250,7 +250,7 @@ pub fn run_icrc_checker(frames: &[Vec<u8>], drive: IcrcDrive) -> Result<IcrcRun,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frames::random_frames;
+    use rocenic_wire::random::random_frames;
 
     #[test]
     fn span_and_model_verdict_follow_the_ip_length() {

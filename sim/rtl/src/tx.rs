@@ -269,7 +269,7 @@ pub fn run_tx_builder<B: Block>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rtl::gen::frame_with;
+    use crate::gen::frame_with;
 
     #[test]
     fn header_fields_land_at_their_offsets() {

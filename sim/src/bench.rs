@@ -9,13 +9,13 @@
 //! against the model decoder, the TX builder against `RoceFrame::encode`),
 //! so a figure is never reported for a block that got the frames wrong.
 
-use super::gen::{frame_of_len, frame_with};
-use super::host_dma::HostDmaConfig;
-use super::icrc::{run_icrc_checker, IcrcDrive};
-use super::rx::{compare_rx, run_rx_parser, RxDrive};
-use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource, BEAT_BYTES};
-use super::tx::{run_tx_builder, TxDrive};
-use super::RtlError;
+use rocenic_rtl::gen::{frame_of_len, frame_with};
+use rocenic_rtl::host_dma::HostDmaConfig;
+use rocenic_rtl::icrc::{run_icrc_checker, IcrcDrive};
+use rocenic_rtl::rx::{compare_rx, run_rx_parser, RxDrive};
+use rocenic_rtl::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource, BEAT_BYTES};
+use rocenic_rtl::tx::{run_tx_builder, TxDrive};
+use rocenic_rtl::RtlError;
 use rocenic_wire::RoceFrame;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -235,7 +235,7 @@ fn bench_rx(count: usize, rows: &mut Vec<BenchRow>) -> Result<(), RtlError> {
     Ok(())
 }
 
-fn check_rx(frames: &[Vec<u8>], outputs: &[super::rx::RxOutput]) -> Result<(), RtlError> {
+fn check_rx(frames: &[Vec<u8>], outputs: &[rocenic_rtl::rx::RxOutput]) -> Result<(), RtlError> {
     for (i, (f, o)) in frames.iter().zip(outputs).enumerate() {
         let diffs = compare_rx(f, o);
         if !diffs.is_empty() {
@@ -343,7 +343,7 @@ fn bench_tx(count: usize, rows: &mut Vec<BenchRow>) -> Result<(), RtlError> {
     Ok(())
 }
 
-fn check_tx(want: &[Vec<u8>], got: &[super::stream::ReceivedFrame]) -> Result<(), RtlError> {
+fn check_tx(want: &[Vec<u8>], got: &[rocenic_rtl::stream::ReceivedFrame]) -> Result<(), RtlError> {
     for (i, (w, g)) in want.iter().zip(got).enumerate() {
         if *w != g.bytes {
             return Err(RtlError::Mismatch(format!(
@@ -634,12 +634,13 @@ pub const ACK_LATENCY_DMA_WRITE_CYCLES: u64 = 0;
 /// the WRITE, place its bytes, and the core must answer with exactly one
 /// frame, an ACK of the last PSN to the requester's QP.
 pub fn responder_ack_latency(message_bytes: u64) -> Result<AckLatency, RtlError> {
-    use super::nic::{Node, RtlNic};
     use crate::scenario::{connect, nic_config, ScenarioConfig};
     use rand::{Rng, SeedableRng};
     use rocenic_fabric::{Fabric, LinkConfig, SwitchConfig};
     use rocenic_model::nic::Nic;
     use rocenic_model::verbs::{Access, QpCaps, SendOp, SendWr, Sge, WcStatus};
+    use rocenic_rtl::nic::RtlNic;
+    use rocenic_rtl::node::Node;
     use rocenic_wire::op;
     use verilator_sys::ResponderPath;
 
@@ -851,13 +852,13 @@ pub fn requester_first_frame_latency(
     verb: FirstFrameVerb,
     message_bytes: u64,
 ) -> Result<FirstFrameLatency, RtlError> {
-    use super::nic::Node;
-    use super::requester_nic::RtlRequesterNic;
     use crate::scenario::{connect, nic_config, ScenarioConfig};
     use rand::{Rng, SeedableRng};
     use rocenic_fabric::{Fabric, LinkConfig, SwitchConfig};
     use rocenic_model::nic::Nic;
     use rocenic_model::verbs::{Access, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
+    use rocenic_rtl::node::Node;
+    use rocenic_rtl::requester_nic::RtlRequesterNic;
     use rocenic_wire::op;
     use verilator_sys::RequesterPath;
 

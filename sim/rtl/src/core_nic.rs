@@ -34,19 +34,17 @@
 //! happens to a QP with posted receive WQEs reports the shadow's flush
 //! CQEs as never come.
 
-use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::harness::{
     confirm_writes, leftover_checks, match_receive_cqes, match_send_cqes, shadow_sends,
-    timers_running, Bookkeeping, CoreSendCqe, FrameMatch, ReceiveCqePorts, SendCqePorts,
-    ShadowCqes,
+    timers_running, Bookkeeping, ClockedHarness, CoreRun, CoreSendCqe, FrameMatch, ReceiveCqePorts,
+    RtlHarness, RtlNicStats, SendCqePorts, ShadowCqes, NS_PER_CYCLE,
 };
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports::{self, RecvPostPorts};
 use super::mr_config::start_core;
-use super::nic::{RtlHarness, RtlNicStats, NS_PER_CYCLE};
+use super::nic::RecvPosts;
 use super::qp_config::context_record;
-use super::requester_nic::{is_core_response, SendPostPorts};
-use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
+use super::requester_nic::{is_core_response, SendPostPorts, SendPosts};
 use super::RtlError;
 use rocenic_fabric::{Endpoint, Time};
 use rocenic_hdl::codes::mtu;
@@ -58,21 +56,14 @@ use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
 use rocenic_model::requester::send_window;
 use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
-use std::collections::{BTreeMap, VecDeque};
-use verilator_sys::{Block, Input, Output, Sim};
+use std::collections::VecDeque;
+use verilator_sys::{Block, Input, Output};
 
-/// Cycles without any port activity after which the core counts as idle.
-const QUIET_CYCLES: u64 = 64;
-/// Frames the MAC side holds before it backpressures the core.
-const MAC_FRAMES: usize = 2;
 /// Cycles [`RtlCoreNic::finish_check`] gives the core to finish.
 const FINISH_CYCLES: u64 = 2_000_000;
 
 /// The named ports of the core `B`.
 struct Ports<B: Block> {
-    rx: AxisInPorts<B>,
-    frame: AxisOutPorts<B>,
-    dma_read: DmaReadPorts<B>,
     cfg_window: Input<B>,
     cfg_ack_req_interval: Input<B>,
     // ---- the responder half
@@ -102,9 +93,6 @@ struct Ports<B: Block> {
 impl<B: Block> Ports<B> {
     fn named() -> Result<Self, RtlError> {
         Ok(Ports {
-            rx: AxisInPorts::named("rx")?,
-            frame: AxisOutPorts::named("frame", &[])?,
-            dma_read: DmaReadPorts::named("dma")?,
             cfg_window: B::input("cfg_window")?,
             cfg_ack_req_interval: B::input("cfg_ack_req_interval")?,
             out_valid: B::output("out_valid")?,
@@ -133,11 +121,8 @@ impl<B: Block> Ports<B> {
 
 /// The core once programmed, and the scoreboard's queues.
 struct Running<B: Block> {
-    sim: Sim<B>,
+    core: CoreRun<B>,
     p: Ports<B>,
-    host: HostDma,
-    dma_write: DmaWritePorts<B>,
-    rx: StreamSource,
     /// Every frame given to the core whose responder outcome has not come
     /// yet, and whether it is a response (the requester's, fed at
     /// `rsp_fire`) or the responder's (fed at its commit point).
@@ -147,34 +132,15 @@ struct Running<B: Block> {
     front_fed: bool,
     /// Response frames whose header the requester has not taken yet.
     rsp_frames: VecDeque<Vec<u8>>,
-    tx: StreamSink,
-    /// Frames the core emitted, waiting for the MAC.
-    out: VecDeque<Vec<u8>>,
     responses: FrameMatch,
     requests: FrameMatch,
-    writes: Vec<(u64, Vec<u8>)>,
     shadow_cqes: ShadowCqes,
     receive_cqes: Vec<(u64, Cqe)>,
     send_cqes: Vec<CoreSendCqe>,
-    /// Each QP's send ring slots: the wr_id posted into each.
-    slots: BTreeMap<(Qpn, u64), u64>,
-    /// Receive WQEs posted while running; the front one is with the core
-    /// once `recv_taken`.
-    recv_posts: VecDeque<(Qpn, RecvWr)>,
-    recv_taken: bool,
-    /// Send WQEs for the core and whether the shadow has each already; the
-    /// front one is taken (and with the shadow) once `send_taken`.
-    send_posts: VecDeque<(Qpn, SendWr, bool)>,
-    send_taken: bool,
-    offset: i64,
-    quiet: u64,
-    stats: RtlNicStats,
-}
-
-impl<B: Block> Running<B> {
-    fn fabric_cycle(&self) -> u64 {
-        (self.sim.cycle() as i64 + self.offset) as u64
-    }
+    /// Receive WQEs posted while running.
+    recv_posts: RecvPosts,
+    /// Send WQEs for the core.
+    send_posts: SendPosts,
 }
 
 /// A whole Verilated core on the fabric with its shadow model (see the
@@ -211,28 +177,23 @@ impl<B: Block> RtlCoreNic<B> {
     }
 
     pub fn stats(&self) -> RtlNicStats {
-        self.run
-            .as_ref()
-            .map_or_else(RtlNicStats::default, |r| r.stats)
+        self.run_stats()
     }
 
     /// Host memory as the core's DMA left it (the shadow's until it runs).
     pub fn memory(&self) -> &HostMemory {
-        match &self.run {
-            Some(r) => r.host.memory(),
-            None => self.book.shadow.memory(),
-        }
+        self.core_memory()
     }
 
     pub fn setup(&mut self) -> Result<&mut Nic, RtlError> {
-        self.book.setup(self.run.is_some())
+        self.setup_shadow()
     }
 
     /// Posts a send WQE: to the core's post port in posting order, and to
     /// the shadow when the core takes it.
     pub fn post_send(&mut self, qpn: Qpn, wr: SendWr) {
         match self.run.as_mut() {
-            Some(r) => r.send_posts.push_back((qpn, wr, false)),
+            Some(r) => r.send_posts.push(qpn, wr),
             None => self.pending_posts.push((qpn, wr)),
         }
         self.book.busy = true;
@@ -243,13 +204,7 @@ impl<B: Block> RtlCoreNic<B> {
         let Some(r) = self.run.as_mut() else {
             return self.book.shadow.post_recv(qpn, wr);
         };
-        let state = self.book.shadow.qp_state(qpn)?;
-        if state == QpState::Err {
-            return Err(VerbsError::WrongQpState { qpn, state });
-        }
-        let queued = r.recv_posts.iter().filter(|(q, _)| *q == qpn).count();
-        self.book.shadow.check_post_recv(qpn, &wr, queued)?;
-        r.recv_posts.push_back((qpn, wr));
+        r.recv_posts.post(&self.book.shadow, qpn, wr)?;
         self.book.busy = true;
         Ok(())
     }
@@ -262,31 +217,14 @@ impl<B: Block> RtlCoreNic<B> {
         self.book.cq_len(cq)
     }
 
-    fn fail(&mut self, what: String) {
-        let cycle = self.run.as_ref().map_or(0, |r| r.sim.cycle());
-        self.book.fail(cycle, what);
-    }
-
     /// Checks what only the end of a run can tell (see `RtlNic`'s), after
     /// letting the core finish what it has in flight.
     pub fn finish_check(&mut self) -> Result<(), String> {
-        for _ in 0..FINISH_CYCLES {
-            let Some(r) = self.run.as_mut() else { break };
-            r.out.clear();
-            if !self.book.busy || self.book.mismatch.is_some() {
-                break;
-            }
-            if let Err(e) = self.cycle() {
-                self.fail(e);
-            }
-        }
-        if let Some(m) = &self.book.mismatch {
-            return Err(m.clone());
-        }
+        self.drain(FINISH_CYCLES)?;
         let Some(r) = &self.run else {
             return Ok(());
         };
-        let cycle = r.sim.cycle();
+        let cycle = r.core.sim.cycle();
         let leftover = r
             .responses
             .leftover("response")
@@ -303,9 +241,9 @@ impl<B: Block> RtlCoreNic<B> {
             })
             .or_else(|| {
                 leftover_checks(
-                    &r.writes,
+                    &r.core.writes,
                     &r.shadow_cqes,
-                    r.host.memory(),
+                    r.core.host.memory(),
                     &self.book.shadow,
                 )
             });
@@ -313,6 +251,47 @@ impl<B: Block> RtlCoreNic<B> {
             Some(what) => Err(format!("cycle {cycle}: {what}")),
             None => Ok(()),
         }
+    }
+
+    /// Matches frames, writes and CQEs the shadow has caught up with.
+    fn confirm(&mut self) -> Result<(), String> {
+        let r = self.run.as_mut().expect("started");
+        let book = &mut self.book;
+        r.shadow_cqes.collect(&mut book.shadow);
+        r.responses.confirm("response")?;
+        r.requests.confirm("request")?;
+        confirm_writes(book.shadow.memory(), &mut r.core.writes);
+        match_receive_cqes(&mut r.receive_cqes, &mut r.shadow_cqes, book)?;
+        if r.send_posts.taken() {
+            return Ok(());
+        }
+        match_send_cqes(
+            &mut r.send_cqes,
+            r.send_posts.slots(),
+            &mut r.shadow_cqes,
+            book,
+        )
+    }
+}
+
+impl<B: Block> ClockedHarness for RtlCoreNic<B> {
+    type Core = B;
+    const STARTS_AT_ZERO: bool = true;
+
+    fn book(&self) -> &Bookkeeping {
+        &self.book
+    }
+
+    fn book_mut(&mut self) -> &mut Bookkeeping {
+        &mut self.book
+    }
+
+    fn core(&self) -> Option<&CoreRun<B>> {
+        self.run.as_ref().map(|r| &r.core)
+    }
+
+    fn core_mut(&mut self) -> Option<&mut CoreRun<B>> {
+        self.run.as_mut().map(|r| &mut r.core)
     }
 
     /// Programs the core from the shadow's state: both directions' QP
@@ -365,196 +344,111 @@ impl<B: Block> RtlCoreNic<B> {
                 }
             }
         }
-        let mut send_posts: VecDeque<(Qpn, SendWr, bool)> = VecDeque::new();
-        for qpn in shadow.qpns() {
-            for wr in shadow.send_queue(qpn).unwrap_or_default() {
-                send_posts.push_back((qpn, wr, true));
-            }
-        }
-        send_posts.extend(
-            std::mem::take(&mut self.pending_posts)
-                .into_iter()
-                .map(|(q, wr)| (q, wr, false)),
-        );
+        let send_posts = SendPosts::starting(shadow, std::mem::take(&mut self.pending_posts));
         let host = HostDma::new(self.dma, shadow.memory().clone());
-        let offset = -(sim.cycle() as i64);
         self.run = Some(Running {
-            sim,
+            core: CoreRun::new(sim, host)?,
             p,
-            host,
-            dma_write: DmaWritePorts::named("dmaw")?,
-            rx: StreamSource::new(1.0, 0),
             rx_frames: VecDeque::new(),
             front_fed: false,
             rsp_frames: VecDeque::new(),
-            tx: StreamSink::new("frame", 1.0, 0),
-            out: VecDeque::new(),
             responses: FrameMatch::default(),
             requests: FrameMatch::default(),
-            writes: Vec::new(),
             shadow_cqes: ShadowCqes::default(),
             receive_cqes: Vec::new(),
             send_cqes: Vec::new(),
-            slots: BTreeMap::new(),
-            recv_posts: VecDeque::new(),
-            recv_taken: false,
+            recv_posts: RecvPosts::default(),
             send_posts,
-            send_taken: false,
-            offset,
-            quiet: 0,
-            stats: RtlNicStats::default(),
         });
+        // The send WQEs the shadow holds go in first.
+        self.book.busy = true;
         Ok(())
-    }
-
-    fn run_to(&mut self, now: Time) {
-        if self.book.mismatch.is_some() {
-            return;
-        }
-        if self.run.is_none() {
-            if let Err(e) = self.start() {
-                self.fail(format!("programming the core: {e}"));
-                return;
-            }
-            self.book.busy = true;
-        }
-        loop {
-            let r = self.run.as_mut().expect("started");
-            let target = now.div_ceil(NS_PER_CYCLE);
-            if r.fabric_cycle() >= target {
-                break;
-            }
-            if !self.book.busy {
-                r.offset = target as i64 - r.sim.cycle() as i64;
-                break;
-            }
-            if let Err(e) = self.cycle() {
-                self.fail(e);
-                return;
-            }
-        }
     }
 
     /// One clock cycle of the core with its scoreboard.
     fn cycle(&mut self) -> Result<(), String> {
         let r = self.run.as_mut().expect("started");
         let p = &r.p;
-        let now = r.fabric_cycle() * NS_PER_CYCLE;
+        let core = &mut r.core;
+        let now = core.fabric_cycle() * NS_PER_CYCLE;
         // ---- inputs
-        r.rx.begin_cycle_holding(!r.recv_posts.is_empty());
-        p.rx.drive(r.sim.dut_mut(), r.rx.current());
-        let offer_recv = !r.recv_taken
-            && r.rx.current().is_none()
-            && r.rx_frames.len() == r.rx.frames_not_started();
-        let recv_post = r.recv_posts.front().filter(|_| offer_recv);
+        core.drive_rx(!r.recv_posts.is_empty());
+        let core_empty =
+            core.rx.current().is_none() && r.rx_frames.len() == core.rx.frames_not_started();
+        let recv_post = r.recv_posts.offer(core_empty);
         p.rq_post
-            .drive(&mut r.sim, recv_post.map(|(q, wr)| (*q, wr)))
+            .drive(&mut core.sim, recv_post)
             .map_err(|e| e.to_string())?;
         let recv_offered = recv_post.is_some();
-        let send_post = r.send_posts.front().filter(|_| !r.send_taken).cloned();
-        if let Some((q, wr, _)) = &send_post {
-            let mtu = self
-                .book
-                .shadow
-                .qp_context(*q)
-                .map_or(4096, |v| v.mtu.max(256));
-            p.post.drive(&mut r.sim, *q, wr, mtu);
-        }
-        r.sim.set_bit(p.post.valid, send_post.is_some());
-        r.tx.begin_cycle();
-        let mac_ready = r.out.len() < MAC_FRAMES;
-        p.frame.set_ready(r.sim.dut_mut(), mac_ready);
-        p.dma_read.drive(&mut r.sim, &r.host);
-        let write_ready = r.dma_write.drive(&mut r.sim, &r.host, true);
-        r.sim.set_bit(p.out_ready, true);
-        r.sim.set_bit(p.rcqe.ready, true);
-        r.sim.set_bit(p.scqe.ready, true);
-        r.sim.eval();
+        let send_post = r
+            .send_posts
+            .offer(&p.post, &mut core.sim, &self.book.shadow);
+        let mut ports = core.drive_mac_and_dma();
+        core.sim.set_bit(p.out_ready, true);
+        core.sim.set_bit(p.rcqe.ready, true);
+        core.sim.set_bit(p.scqe.ready, true);
+        core.sim.eval();
 
         // ---- outputs
-        let mut active = false;
-        let rx_ready = p.rx.ready(r.sim.dut());
-        let read_taken = p
-            .dma_read
-            .observe(&r.sim, &mut r.host)
-            .map_err(|e| e.to_string())?;
-        active |= read_taken;
-        if let Some(w) = r
-            .dma_write
-            .observe(&r.sim, &mut r.host, write_ready)
-            .map_err(|e| e.to_string())?
-        {
-            r.stats.dma_write_beats += 1;
-            r.stats.dma_write_bytes += w.1.len() as u64;
-            r.writes.push(w);
-            active = true;
-        }
-        if r.sim.get_u64(p.req_payload_last_errors) != 0
-            || r.sim.get_u64(p.rsp_payload_last_errors) != 0
+        let (mut active, _) = core.observe_dma(&mut ports)?;
+        if core.sim.get_u64(p.req_payload_last_errors) != 0
+            || core.sim.get_u64(p.rsp_payload_last_errors) != 0
         {
             return Err("a TX builder's payload ended off its frame".into());
         }
-        if let Some(cqe) = p.rcqe.take(&r.sim)? {
-            r.receive_cqes.push((r.sim.cycle(), cqe));
-            r.stats.cqes += 1;
+        if let Some(cqe) = p.rcqe.take(&core.sim)? {
+            r.receive_cqes.push((core.sim.cycle(), cqe));
+            core.stats.cqes += 1;
             active = true;
         }
-        if let Some(c) = p.scqe.take(&r.sim)? {
+        if let Some(c) = p.scqe.take(&core.sim)? {
             r.send_cqes.push(c);
-            r.stats.cqes += 1;
+            core.stats.cqes += 1;
             active = true;
         }
-        let recv_taken_now = recv_offered && p.rq_post.ready(&r.sim);
-        let recv_result = p.rq_post.result(&r.sim);
-        let send_taken_now = send_post.is_some() && r.sim.get_bit(p.post.ready);
-        let send_result = p.post.result(&r.sim);
-        r.stats.queue_full_waits = r.sim.get_u64(p.queue_full_waits);
-        let decided = r.sim.get_bit(p.out_valid);
-        let queued = r.sim.get_bit(p.queue_fire);
-        let desc = r
+        let recv_taken_now = recv_offered && p.rq_post.ready(&core.sim);
+        let recv_result = p.rq_post.result(&core.sim);
+        let send_taken_now = send_post.is_some() && core.sim.get_bit(p.post.ready);
+        let send_result = p.post.result(&core.sim);
+        core.stats.queue_full_waits = core.sim.get_u64(p.queue_full_waits);
+        let decided = core.sim.get_bit(p.out_valid);
+        let queued = core.sim.get_bit(p.queue_fire);
+        let desc = core
             .sim
             .get_bit(p.desc_fire)
-            .then(|| r.sim.get_u64(p.desc_qpn) as Qpn);
-        let rsp_fire = r.sim.get_bit(p.rsp_fire);
-        let timer_done = r.sim.get_bit(p.done_valid) && r.sim.get_u64(p.done_kind) == EV_TIMER;
-        let done_qpn = r.sim.get_u64(p.done_qpn) as Qpn;
-        let status = r.sim.get_bit(p.status_valid).then(|| {
+            .then(|| core.sim.get_u64(p.desc_qpn) as Qpn);
+        let rsp_fire = core.sim.get_bit(p.rsp_fire);
+        let timer_done =
+            core.sim.get_bit(p.done_valid) && core.sim.get_u64(p.done_kind) == EV_TIMER;
+        let done_qpn = core.sim.get_u64(p.done_qpn) as Qpn;
+        let status = core.sim.get_bit(p.status_valid).then(|| {
             (
-                r.sim.get_u64(p.status_qpn) as Qpn,
-                r.sim.get_u64(p.status_next_psn) as u32,
-                r.sim.get_bit(p.status_error),
+                core.sim.get_u64(p.status_qpn) as Qpn,
+                core.sim.get_u64(p.status_next_psn) as u32,
+                core.sim.get_bit(p.status_error),
             )
         });
         active |= recv_taken_now || recv_result.is_some() || send_taken_now;
         active |= send_result.is_some() || decided || queued || desc.is_some();
-        active |= rsp_fire || status.is_some() || r.sim.get_bit(p.done_valid);
-        if mac_ready {
-            let beat = p.frame.beat(r.sim.dut());
-            let valid = p.frame.valid(r.sim.dut());
-            active |=
-                r.tx.observe(r.sim.cycle(), valid, &beat, &[])
-                    .map_err(|e| e.to_string())?;
-        }
-        r.sim.tick();
-        r.host.clock(read_taken);
-        if r.rx.end_cycle(r.sim.cycle(), rx_ready).is_some() {
-            active = true;
-        }
-        for f in r.tx.take_frames() {
-            r.stats.frames_out += 1;
+        active |= rsp_fire || status.is_some() || core.sim.get_bit(p.done_valid);
+        active |= core.observe_frame(&ports)?;
+        let (rx_moved, frames) = core.tick(&ports);
+        active |= rx_moved;
+        for f in frames {
+            core.stats.frames_out += 1;
             let class = match rocenic_wire::RoceFrame::decode(&f.bytes) {
                 Ok(d) if frame_kind(d.bth.opcode) == FrameKind::Response => &mut r.responses,
                 _ => &mut r.requests,
             };
             class.core.push_back(f.bytes.clone());
-            r.out.push_back(f.bytes);
+            core.out.push_back(f.bytes);
         }
-        r.stats.cycles += 1;
+        core.stats.cycles += 1;
 
         // ---- the shadow takes the core's inputs in the core's order:
         // the responder half's first
         if recv_taken_now {
-            r.recv_taken = true;
+            r.recv_posts.took();
         }
         let shadow = &mut self.book.shadow;
         if let Some(qpn) = desc {
@@ -589,44 +483,14 @@ impl<B: Block> RtlCoreNic<B> {
             shadow.receive(now, frame);
         }
         if let Some(accepted) = recv_result {
-            let (qpn, wr) = r
-                .recv_posts
-                .pop_front()
-                .filter(|_| std::mem::take(&mut r.recv_taken))
-                .ok_or("a receive WQE result with no post behind it")?;
-            if !accepted {
-                return Err(format!(
-                    "the core refused receive WQE {} of QP {qpn} the shadow takes",
-                    wr.wr_id
-                ));
-            }
-            shadow
-                .post_recv(qpn, wr)
-                .map_err(|e| format!("the shadow refused a receive WQE of QP {qpn}: {e}"))?;
+            r.recv_posts.answered(accepted, shadow)?;
         }
         // ---- then the requester half's
         if send_taken_now {
-            let (qpn, wr, in_shadow) = send_post.expect("offered");
-            r.send_taken = true;
-            if !in_shadow {
-                shadow.post_send(qpn, wr).map_err(|e| {
-                    format!("QP {qpn}: the shadow refuses a WQE the core took: {e}")
-                })?;
-            }
+            r.send_posts.took(send_post.expect("offered"), shadow)?;
         }
-        if let Some((qpn, accepted, slot)) = send_result {
-            let (q, wr, _) = r
-                .send_posts
-                .pop_front()
-                .filter(|_| std::mem::take(&mut r.send_taken))
-                .ok_or("a post result with no post behind it")?;
-            if q != qpn || !accepted {
-                return Err(format!(
-                    "QP {q}: the core refused (or misplaced) WQE {} the shadow took",
-                    wr.wr_id
-                ));
-            }
-            r.slots.insert((qpn, slot), wr.wr_id);
+        if let Some(result) = send_result {
+            r.send_posts.answered(result)?;
         }
         if rsp_fire {
             let frame = r
@@ -646,34 +510,13 @@ impl<B: Block> RtlCoreNic<B> {
         self.confirm()?;
         let timers = timers_running(&self.book.shadow);
         let r = self.run.as_mut().expect("started");
-        r.quiet = if active { 0 } else { r.quiet + 1 };
-        self.book.busy = !r.rx.is_idle()
-            || !r.rx_frames.is_empty()
+        let pending = !r.rx_frames.is_empty()
             || !r.rsp_frames.is_empty()
             || !r.recv_posts.is_empty()
             || !r.send_posts.is_empty()
-            || r.host.reads_in_flight() > 0
-            || r.host.offered().is_some()
-            || !r.dma_write.idle()
-            || r.tx.mid_frame()
-            || timers
-            || r.quiet < QUIET_CYCLES;
+            || timers;
+        self.book.busy = r.core.settle(active, pending);
         Ok(())
-    }
-
-    /// Matches frames, writes and CQEs the shadow has caught up with.
-    fn confirm(&mut self) -> Result<(), String> {
-        let r = self.run.as_mut().expect("started");
-        let book = &mut self.book;
-        r.shadow_cqes.collect(&mut book.shadow);
-        r.responses.confirm("response")?;
-        r.requests.confirm("request")?;
-        confirm_writes(book.shadow.memory(), &mut r.writes);
-        match_receive_cqes(&mut r.receive_cqes, &mut r.shadow_cqes, book)?;
-        if r.send_taken {
-            return Ok(());
-        }
-        match_send_cqes(&mut r.send_cqes, &r.slots, &mut r.shadow_cqes, book)
     }
 }
 
@@ -687,33 +530,23 @@ impl<B: Block> Endpoint for RtlCoreNic<B> {
         let Some(r) = self.run.as_mut() else {
             return;
         };
-        if r.rx.push_frame(&frame) {
+        if r.core.rx.push_frame(&frame) {
             let response = is_core_response(&frame);
             if response {
                 r.rsp_frames.push_back(frame.clone());
             }
             r.rx_frames.push_back((frame, response));
-            r.stats.frames_in += 1;
+            r.core.stats.frames_in += 1;
             self.book.busy = true;
         }
     }
 
     fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
-        self.run_to(now);
-        let r = self.run.as_mut()?;
-        let f = r.out.pop_front();
-        if f.is_some() {
-            self.book.busy = true;
-        }
-        f
+        self.transmit_frame(now)
     }
 
     fn next_deadline(&self) -> Option<Time> {
-        let Some(r) = self.run.as_ref() else {
-            return Some(0);
-        };
-        (self.book.busy && self.book.mismatch.is_none())
-            .then(|| (r.fabric_cycle() + 1) * NS_PER_CYCLE)
+        self.wake_at()
     }
 
     fn advance(&mut self, now: Time) {

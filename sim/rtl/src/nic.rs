@@ -32,17 +32,15 @@
 //! answers SEND, WRITE, READ and atomic requests and sends none of its
 //! own; the core's DMA ports are `dma` (reads) and `dmaw` (writes).
 
-use super::dma_ports::{DmaReadPorts, DmaWritePorts};
 use super::harness::{
-    confirm_writes, leftover_checks, match_receive_cqes, Bookkeeping, ReceiveCqePorts, ShadowCqes,
+    confirm_writes, describe, leftover_checks, match_receive_cqes, Bookkeeping, ClockedHarness,
+    CoreRun, ReceiveCqePorts, RtlHarness, RtlNicStats, ShadowCqes, NS_PER_CYCLE,
 };
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports::{self, RecvPostPorts};
 use super::mr_config::start_core;
 use super::qp_config::context_record;
-use super::stream::{AxisInPorts, AxisOutPorts, StreamSink, StreamSource};
 use super::RtlError;
-use crate::scenario::ScenarioNode;
 use rocenic_fabric::{Endpoint, Time};
 use rocenic_hdl::codes::mtu;
 use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
@@ -54,28 +52,8 @@ use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
 use std::collections::VecDeque;
 use verilator_sys::{Block, Input, Output, Sim};
 
-/// Core clock period: 250 MHz.
-pub const NS_PER_CYCLE: u64 = 4;
-/// Cycles without any port activity after which the core counts as idle.
-const QUIET_CYCLES: u64 = 64;
-/// Frames the MAC side holds before it backpressures the core.
-const MAC_FRAMES: usize = 2;
 /// Cycles [`RtlNic::finish_check`] gives the core to finish its work.
 const FINISH_CYCLES: u64 = 1_000_000;
-
-/// What the scoreboard matched, and the core's own counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RtlNicStats {
-    /// Cycles run since the core was programmed.
-    pub cycles: u64,
-    pub frames_in: u64,
-    pub frames_out: u64,
-    pub dma_write_beats: u64,
-    pub dma_write_bytes: u64,
-    pub cqes: u64,
-    /// Response-queue pushes that found their QP's queue full and waited.
-    pub queue_full_waits: u64,
-}
 
 /// Frames at the core's MAC-side ports with their core cycles, for
 /// latency figures ([`RtlNic::log_port_frames`]). A beat moves at the
@@ -95,9 +73,6 @@ pub struct PortLog {
 
 /// The named ports of the core `B`.
 struct Ports<B: Block> {
-    rx: AxisInPorts<B>,
-    frame: AxisOutPorts<B>,
-    dma_read: DmaReadPorts<B>,
     out_valid: Output<B>,
     out_ready: Input<B>,
     queue_fire: Output<B>,
@@ -111,9 +86,6 @@ struct Ports<B: Block> {
 impl<B: Block> Ports<B> {
     fn named() -> Result<Self, RtlError> {
         Ok(Ports {
-            rx: AxisInPorts::named("rx")?,
-            frame: AxisOutPorts::named("frame", &[])?,
-            dma_read: DmaReadPorts::named("dma")?,
             out_valid: B::output("out_valid")?,
             out_ready: B::input("out_ready")?,
             queue_fire: B::output("queue_fire")?,
@@ -128,41 +100,84 @@ impl<B: Block> Ports<B> {
 
 /// The core once programmed, and the scoreboard's queues.
 struct Running<B: Block> {
-    sim: Sim<B>,
+    core: CoreRun<B>,
     p: Ports<B>,
-    host: HostDma,
-    dma_write: DmaWritePorts<B>,
-    rx: StreamSource,
     /// Frames given to the core whose outcome has not come yet.
     rx_frames: VecDeque<Vec<u8>>,
     /// The oldest of them is already with the shadow (its first queue
     /// command was accepted before its outcome).
     front_fed: bool,
-    tx: StreamSink,
-    /// Frames the core emitted, waiting for the MAC.
-    out: VecDeque<Vec<u8>>,
     /// The shadow's frames for the descriptors the core took, in order.
     expected: VecDeque<Vec<u8>>,
-    /// Core write beats not yet confirmed by the shadow's memory.
-    writes: Vec<(u64, Vec<u8>)>,
     /// The shadow's CQEs per QP not yet matched, and the core's waiting
     /// for the shadow's.
     shadow_cqes: ShadowCqes,
     core_cqes: Vec<(u64, Cqe)>,
-    /// Receive WQEs posted while the core runs, oldest first; the front
-    /// one is with the core once `post_taken`.
-    posts: VecDeque<(Qpn, RecvWr)>,
-    post_taken: bool,
-    /// Fabric cycle (fabric time / 4 ns) minus the core's cycle.
-    offset: i64,
-    quiet: u64,
-    stats: RtlNicStats,
+    /// Receive WQEs posted while the core runs.
+    posts: RecvPosts,
 }
 
-impl<B: Block> Running<B> {
-    /// The core's current cycle on the fabric's clock.
-    fn fabric_cycle(&self) -> u64 {
-        (self.sim.cycle() as i64 + self.offset) as u64
+/// Receive WQEs posted while a core runs, oldest first, on their way
+/// through its `rq_post` port (see [`RtlNic::post_recv`]); shared by every
+/// harness with a responder half.
+#[derive(Default)]
+pub(crate) struct RecvPosts {
+    queue: VecDeque<(Qpn, RecvWr)>,
+    /// The front one is with the core, waiting for its ring's answer.
+    taken: bool,
+}
+
+impl RecvPosts {
+    /// `post_recv` while running: the verb's errors are the shadow's,
+    /// counting posts still on their way; a QP in ERR is refused (the
+    /// core's ring does not flush posts yet).
+    pub fn post(&mut self, shadow: &Nic, qpn: Qpn, wr: RecvWr) -> Result<(), VerbsError> {
+        let state = shadow.qp_state(qpn)?;
+        if state == QpState::Err {
+            return Err(VerbsError::WrongQpState { qpn, state });
+        }
+        let queued = self.queue.iter().filter(|(q, _)| *q == qpn).count();
+        shadow.check_post_recv(qpn, &wr, queued)?;
+        self.queue.push_back((qpn, wr));
+        Ok(())
+    }
+
+    /// Posts wait: no new frame may enter the core.
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// The post to offer the core this cycle: the oldest, once no frame is
+    /// inside the core (`core_empty`) and none is with it already.
+    pub fn offer(&self, core_empty: bool) -> Option<(Qpn, &RecvWr)> {
+        self.queue
+            .front()
+            .filter(|_| !self.taken && core_empty)
+            .map(|(q, wr)| (*q, wr))
+    }
+
+    /// The core took the offered post.
+    pub fn took(&mut self) {
+        self.taken = true;
+    }
+
+    /// The core's ring answered the post it took: the shadow takes it
+    /// too, which the core must have accepted.
+    pub fn answered(&mut self, accepted: bool, shadow: &mut Nic) -> Result<(), String> {
+        let (qpn, wr) = self
+            .queue
+            .pop_front()
+            .filter(|_| std::mem::take(&mut self.taken))
+            .ok_or("a receive WQE result with no post behind it")?;
+        if !accepted {
+            return Err(format!(
+                "the core refused receive WQE {} of QP {qpn} the shadow takes",
+                wr.wr_id
+            ));
+        }
+        shadow
+            .post_recv(qpn, wr)
+            .map_err(|e| format!("the shadow refused a receive WQE of QP {qpn}: {e}"))
     }
 }
 
@@ -175,20 +190,6 @@ pub struct RtlNic<B: Block> {
     /// Frames in and out, kept once `log_port_frames` asked for them; the
     /// cycles of the frames in are filled in by `port_log`.
     port_log: Option<PortLog>,
-}
-
-/// A frame's BTH in a line, for mismatch reports.
-pub(crate) fn describe(frame: &[u8]) -> String {
-    match rocenic_wire::RoceFrame::decode(frame) {
-        Ok(f) => format!(
-            "opcode {:#04x} to QP {} PSN {} with {} payload bytes",
-            f.bth.opcode,
-            f.bth.dest_qp,
-            f.bth.psn,
-            f.payload.len()
-        ),
-        Err(e) => format!("undecodable ({e})"),
-    }
 }
 
 impl<B: Block> RtlNic<B> {
@@ -219,7 +220,10 @@ impl<B: Block> RtlNic<B> {
     pub fn port_log(&self) -> Option<PortLog> {
         let log = self.port_log.as_ref()?;
         // The source counts a beat after the tick that moved it.
-        let last = self.run.as_ref().map_or(&[][..], |r| r.rx.last_moved());
+        let last = self
+            .run
+            .as_ref()
+            .map_or(&[][..], |r| r.core.rx.last_moved());
         Some(PortLog {
             rx: last
                 .iter()
@@ -243,18 +247,13 @@ impl<B: Block> RtlNic<B> {
     }
 
     pub fn stats(&self) -> RtlNicStats {
-        self.run
-            .as_ref()
-            .map_or_else(RtlNicStats::default, |r| r.stats)
+        self.run_stats()
     }
 
     /// Host memory as the core's DMA left it (the shadow's until the core
     /// runs).
     pub fn memory(&self) -> &HostMemory {
-        match &self.run {
-            Some(r) => r.host.memory(),
-            None => self.book.shadow.memory(),
-        }
+        self.core_memory()
     }
 
     /// The shadow, to set the NIC up before the run: PDs, CQs, QPs and
@@ -263,7 +262,7 @@ impl<B: Block> RtlNic<B> {
     /// first calls the endpoint; from then on this is an error (the harness
     /// does not drive the core's host ports for changes while it runs).
     pub fn setup(&mut self) -> Result<&mut Nic, RtlError> {
-        self.book.setup(self.run.is_some())
+        self.setup_shadow()
     }
 
     /// Up to `max` completions the core wrote to `cq`, each checked
@@ -285,13 +284,7 @@ impl<B: Block> RtlNic<B> {
         let Some(r) = self.run.as_mut() else {
             return self.book.shadow.post_recv(qpn, wr);
         };
-        let state = self.book.shadow.qp_state(qpn)?;
-        if state == QpState::Err {
-            return Err(VerbsError::WrongQpState { qpn, state });
-        }
-        let queued = r.posts.iter().filter(|(q, _)| *q == qpn).count();
-        self.book.shadow.check_post_recv(qpn, &wr, queued)?;
-        r.posts.push_back((qpn, wr));
+        r.posts.post(&self.book.shadow, qpn, wr)?;
         self.book.busy = true;
         Ok(())
     }
@@ -307,23 +300,11 @@ impl<B: Block> RtlNic<B> {
     /// a million cycles; the frames it emits then are scored and go
     /// nowhere).
     pub fn finish_check(&mut self) -> Result<(), String> {
-        for _ in 0..FINISH_CYCLES {
-            let Some(r) = self.run.as_mut() else { break };
-            r.out.clear();
-            if !self.book.busy || self.book.mismatch.is_some() {
-                break;
-            }
-            if let Err(e) = self.cycle() {
-                self.fail(e);
-            }
-        }
-        if let Some(m) = &self.book.mismatch {
-            return Err(m.clone());
-        }
+        self.drain(FINISH_CYCLES)?;
         let Some(r) = &self.run else {
             return Ok(());
         };
-        let cycle = r.sim.cycle();
+        let cycle = r.core.sim.cycle();
         let fail = |what: String| Err(format!("cycle {cycle}: {what}"));
         if let Some(first) = r.expected.front() {
             return fail(format!(
@@ -336,61 +317,14 @@ impl<B: Block> RtlNic<B> {
             return fail(format!("CQE {c:?} the shadow never made"));
         }
         match leftover_checks(
-            &r.writes,
+            &r.core.writes,
             &r.shadow_cqes,
-            r.host.memory(),
+            r.core.host.memory(),
             &self.book.shadow,
         ) {
             Some(what) => fail(what),
             None => Ok(()),
         }
-    }
-
-    fn fail(&mut self, what: String) {
-        let cycle = self.run.as_ref().map_or(0, |r| r.sim.cycle());
-        self.book.fail(cycle, what);
-    }
-
-    /// Programs the core from the shadow's state (see the module doc).
-    fn start(&mut self) -> Result<(), RtlError> {
-        let mut sim = start_core::<B>(self.book.shadow.mr_table())?;
-        let p = Ports::<B>::named()?;
-        for qpn in self.book.shadow.qpns() {
-            self.program_qp(&mut sim, qpn)?;
-        }
-        for qpn in self.book.shadow.qpns() {
-            for wr in self.book.shadow.recv_queue(qpn).unwrap_or_default() {
-                if !host_ports::post_recv(&mut sim, qpn, &wr)? {
-                    return Err(RtlError::Mismatch(format!(
-                        "the core refused receive WQE {} of QP {qpn} the shadow took",
-                        wr.wr_id
-                    )));
-                }
-            }
-        }
-        let host = HostDma::new(self.dma, self.book.shadow.memory().clone());
-        let offset = -(sim.cycle() as i64);
-        self.run = Some(Running {
-            sim,
-            p,
-            host,
-            dma_write: DmaWritePorts::named("dmaw")?,
-            rx: StreamSource::new(1.0, 0),
-            rx_frames: VecDeque::new(),
-            front_fed: false,
-            tx: StreamSink::new("frame", 1.0, 0),
-            out: VecDeque::new(),
-            expected: VecDeque::new(),
-            writes: Vec::new(),
-            shadow_cqes: ShadowCqes::default(),
-            core_cqes: Vec::new(),
-            posts: VecDeque::new(),
-            post_taken: false,
-            offset,
-            quiet: 0,
-            stats: RtlNicStats::default(),
-        });
-        Ok(())
     }
 
     fn program_qp(&self, sim: &mut Sim<B>, qpn: Qpn) -> Result<(), RtlError> {
@@ -417,97 +351,111 @@ impl<B: Block> RtlNic<B> {
         Ok(())
     }
 
-    /// Runs the core up to fabric time `now` (its cycles, or a jump over
-    /// them while it is idle), feeding the scoreboard.
-    fn run_to(&mut self, now: Time) {
-        if self.book.mismatch.is_some() {
-            return;
+    /// Moves the shadow's new CQEs into the per-QP expectations.
+    fn collect_shadow_cqes(&mut self) {
+        let r = self.run.as_mut().expect("started");
+        r.shadow_cqes.collect(&mut self.book.shadow);
+    }
+
+    /// Confirms the core's writes and CQEs the shadow has caught up with.
+    fn confirm(&mut self) {
+        let r = self.run.as_mut().expect("started");
+        confirm_writes(self.book.shadow.memory(), &mut r.core.writes);
+        if let Err(m) = match_receive_cqes(&mut r.core_cqes, &mut r.shadow_cqes, &mut self.book) {
+            self.fail(m);
         }
-        if self.run.is_none() {
-            if let Err(e) = self.start() {
-                self.fail(format!("programming the core: {e}"));
-                return;
+    }
+}
+
+impl<B: Block> ClockedHarness for RtlNic<B> {
+    type Core = B;
+    const STARTS_AT_ZERO: bool = false;
+
+    fn book(&self) -> &Bookkeeping {
+        &self.book
+    }
+
+    fn book_mut(&mut self) -> &mut Bookkeeping {
+        &mut self.book
+    }
+
+    fn core(&self) -> Option<&CoreRun<B>> {
+        self.run.as_ref().map(|r| &r.core)
+    }
+
+    fn core_mut(&mut self) -> Option<&mut CoreRun<B>> {
+        self.run.as_mut().map(|r| &mut r.core)
+    }
+
+    /// Programs the core from the shadow's state (see the module doc).
+    fn start(&mut self) -> Result<(), RtlError> {
+        let mut sim = start_core::<B>(self.book.shadow.mr_table())?;
+        let p = Ports::<B>::named()?;
+        for qpn in self.book.shadow.qpns() {
+            self.program_qp(&mut sim, qpn)?;
+        }
+        for qpn in self.book.shadow.qpns() {
+            for wr in self.book.shadow.recv_queue(qpn).unwrap_or_default() {
+                if !host_ports::post_recv(&mut sim, qpn, &wr)? {
+                    return Err(RtlError::Mismatch(format!(
+                        "the core refused receive WQE {} of QP {qpn} the shadow took",
+                        wr.wr_id
+                    )));
+                }
             }
         }
-        loop {
-            let r = self.run.as_mut().expect("started");
-            let target = now.div_ceil(NS_PER_CYCLE);
-            if r.fabric_cycle() >= target {
-                break;
-            }
-            if !self.book.busy {
-                // Nothing in flight and nothing in the responder path
-                // counts time: move the origin instead of simulating idle
-                // cycles.
-                r.offset = target as i64 - r.sim.cycle() as i64;
-                break;
-            }
-            if let Err(e) = self.cycle() {
-                self.fail(e);
-                return;
-            }
-        }
+        let host = HostDma::new(self.dma, self.book.shadow.memory().clone());
+        self.run = Some(Running {
+            core: CoreRun::new(sim, host)?,
+            p,
+            rx_frames: VecDeque::new(),
+            front_fed: false,
+            expected: VecDeque::new(),
+            shadow_cqes: ShadowCqes::default(),
+            core_cqes: Vec::new(),
+            posts: RecvPosts::default(),
+        });
+        Ok(())
     }
 
     /// One clock cycle of the core with its scoreboard.
     fn cycle(&mut self) -> Result<(), String> {
         let r = self.run.as_mut().expect("started");
         let p = &r.p;
-        let now = r.fabric_cycle() * NS_PER_CYCLE;
-        r.rx.begin_cycle_holding(!r.posts.is_empty());
-        p.rx.drive(r.sim.dut_mut(), r.rx.current());
+        let core = &mut r.core;
+        let now = core.fabric_cycle() * NS_PER_CYCLE;
+        core.drive_rx(!r.posts.is_empty());
         // A post goes in once no frame is inside the core (see `post_recv`).
-        let offer_post = !r.post_taken
-            && r.rx.current().is_none()
-            && r.rx_frames.len() == r.rx.frames_not_started();
-        let post = r.posts.front().filter(|_| offer_post);
+        let core_empty =
+            core.rx.current().is_none() && r.rx_frames.len() == core.rx.frames_not_started();
+        let post = r.posts.offer(core_empty);
         p.rq_post
-            .drive(&mut r.sim, post.map(|(q, wr)| (*q, wr)))
+            .drive(&mut core.sim, post)
             .map_err(|e| e.to_string())?;
-        r.tx.begin_cycle();
-        let mac_ready = r.out.len() < MAC_FRAMES;
-        p.frame.set_ready(r.sim.dut_mut(), mac_ready);
-        p.dma_read.drive(&mut r.sim, &r.host);
-        let write_ready = r.dma_write.drive(&mut r.sim, &r.host, true);
-        r.sim.set_bit(p.out_ready, true);
-        r.sim.set_bit(p.cqe.ready, true);
-        r.sim.eval();
-        let mut active = false;
-        let rx_ready = p.rx.ready(r.sim.dut());
-        let read_taken = p
-            .dma_read
-            .observe(&r.sim, &mut r.host)
-            .map_err(|e| e.to_string())?;
-        active |= read_taken;
-        if let Some(w) = r
-            .dma_write
-            .observe(&r.sim, &mut r.host, write_ready)
-            .map_err(|e| e.to_string())?
-        {
-            r.stats.dma_write_beats += 1;
-            r.stats.dma_write_bytes += w.1.len() as u64;
-            if let Some(log) = self.port_log.as_mut() {
-                log.dma_writes.push((r.sim.cycle(), w.1.len()));
-            }
-            r.writes.push(w);
+        let mut ports = core.drive_mac_and_dma();
+        core.sim.set_bit(p.out_ready, true);
+        core.sim.set_bit(p.cqe.ready, true);
+        core.sim.eval();
+        let (mut active, written) = core.observe_dma(&mut ports)?;
+        if let (Some(len), Some(log)) = (written, self.port_log.as_mut()) {
+            log.dma_writes.push((core.sim.cycle(), len));
+        }
+        if let Some(cqe) = p.cqe.take(&core.sim)? {
+            r.core_cqes.push((core.sim.cycle(), cqe));
+            core.stats.cqes += 1;
             active = true;
         }
-        if let Some(cqe) = p.cqe.take(&r.sim)? {
-            r.core_cqes.push((r.sim.cycle(), cqe));
-            r.stats.cqes += 1;
+        if post.is_some() && p.rq_post.ready(&core.sim) {
+            r.posts.took();
             active = true;
         }
-        if post.is_some() && p.rq_post.ready(&r.sim) {
-            r.post_taken = true;
-            active = true;
-        }
-        let post_result = p.rq_post.result(&r.sim);
-        r.stats.queue_full_waits = r.sim.get_u64(p.queue_full_waits);
-        let decided = r.sim.get_bit(p.out_valid);
-        let queued = r.sim.get_bit(p.queue_fire);
+        let post_result = p.rq_post.result(&core.sim);
+        core.stats.queue_full_waits = core.sim.get_u64(p.queue_full_waits);
+        let decided = core.sim.get_bit(p.out_valid);
+        let queued = core.sim.get_bit(p.queue_fire);
         active |= decided | queued;
-        if r.sim.get_bit(p.desc_fire) {
-            let qpn = r.sim.get_u64(p.desc_qpn) as Qpn;
+        if core.sim.get_bit(p.desc_fire) {
+            let qpn = core.sim.get_u64(p.desc_qpn) as Qpn;
             match self.book.shadow.transmit_from(now, TxClass::Response, qpn) {
                 Some(f) => r.expected.push_back(f),
                 None => {
@@ -518,37 +466,26 @@ impl<B: Block> RtlNic<B> {
             }
             active = true;
         }
-        // The sink is always ready; a beat moves only while the MAC side
-        // has room (the core's tready).
-        if mac_ready {
-            let beat = p.frame.beat(r.sim.dut());
-            let valid = p.frame.valid(r.sim.dut());
-            active |=
-                r.tx.observe(r.sim.cycle(), valid, &beat, &[])
-                    .map_err(|e| e.to_string())?;
-        }
-        r.sim.tick();
-        r.host.clock(read_taken);
-        if r.rx.end_cycle(r.sim.cycle(), rx_ready).is_some() {
-            active = true;
-        }
-        for f in r.tx.take_frames() {
+        active |= core.observe_frame(&ports)?;
+        let (rx_moved, frames) = core.tick(&ports);
+        active |= rx_moved;
+        for f in frames {
             let want = r.expected.pop_front();
             if want.as_deref() != Some(&f.bytes[..]) {
                 return Err(format!(
                     "frame {} of the core ({}) differs from the shadow's ({})",
-                    r.stats.frames_out,
+                    core.stats.frames_out,
                     describe(&f.bytes),
                     want.as_deref().map_or("none".into(), describe)
                 ));
             }
-            r.stats.frames_out += 1;
+            core.stats.frames_out += 1;
             if let Some(log) = self.port_log.as_mut() {
                 log.tx.push((f.first_cycle, f.bytes.clone()));
             }
-            r.out.push_back(f.bytes);
+            core.out.push_back(f.bytes);
         }
-        r.stats.cycles += 1;
+        core.stats.cycles += 1;
         // The shadow gets a frame when the core's response queue starts to
         // hold its effects: its first queue command, or its outcome
         // (`responder_path`'s doc, "The commit point").
@@ -561,7 +498,6 @@ impl<B: Block> RtlNic<B> {
                 self.book.shadow.receive(now, frame);
             }
         }
-        let r = self.run.as_mut().expect("started");
         if queued && !r.front_fed {
             let frame = r
                 .rx_frames
@@ -572,53 +508,16 @@ impl<B: Block> RtlNic<B> {
             self.book.shadow.receive(now, frame);
         }
         if let Some(accepted) = post_result {
-            let r = self.run.as_mut().expect("started");
-            let (qpn, wr) = r
-                .posts
-                .pop_front()
-                .filter(|_| std::mem::take(&mut r.post_taken))
-                .ok_or("a receive WQE result with no post behind it")?;
-            if !accepted {
-                return Err(format!(
-                    "the core refused receive WQE {} of QP {qpn} the shadow takes",
-                    wr.wr_id
-                ));
-            }
-            self.book
-                .shadow
-                .post_recv(qpn, wr)
-                .map_err(|e| format!("the shadow refused a receive WQE of QP {qpn}: {e}"))?;
+            r.posts.answered(accepted, &mut self.book.shadow)?;
         }
         if decided || queued {
             self.collect_shadow_cqes();
         }
         self.confirm();
         let r = self.run.as_mut().expect("started");
-        r.quiet = if active { 0 } else { r.quiet + 1 };
-        self.book.busy = !r.rx.is_idle()
-            || !r.rx_frames.is_empty()
-            || !r.posts.is_empty()
-            || r.host.reads_in_flight() > 0
-            || r.host.offered().is_some()
-            || !r.dma_write.idle()
-            || r.tx.mid_frame()
-            || r.quiet < QUIET_CYCLES;
+        let pending = !r.rx_frames.is_empty() || !r.posts.is_empty();
+        self.book.busy = r.core.settle(active, pending);
         Ok(())
-    }
-
-    /// Moves the shadow's new CQEs into the per-QP expectations.
-    fn collect_shadow_cqes(&mut self) {
-        let r = self.run.as_mut().expect("started");
-        r.shadow_cqes.collect(&mut self.book.shadow);
-    }
-
-    /// Confirms the core's writes and CQEs the shadow has caught up with.
-    fn confirm(&mut self) {
-        let r = self.run.as_mut().expect("started");
-        confirm_writes(self.book.shadow.memory(), &mut r.writes);
-        if let Err(m) = match_receive_cqes(&mut r.core_cqes, &mut r.shadow_cqes, &mut self.book) {
-            self.fail(m);
-        }
     }
 }
 
@@ -632,54 +531,27 @@ impl<B: Block> Endpoint for RtlNic<B> {
         let Some(r) = self.run.as_mut() else {
             return;
         };
-        if r.rx.push_frame(&frame) {
+        if r.core.rx.push_frame(&frame) {
             if let Some(log) = self.port_log.as_mut() {
                 log.rx.push((0, frame.clone()));
             }
             r.rx_frames.push_back(frame);
-            r.stats.frames_in += 1;
+            r.core.stats.frames_in += 1;
             self.book.busy = true;
         }
     }
 
     fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
-        self.run_to(now);
-        let r = self.run.as_mut()?;
-        let f = r.out.pop_front();
-        if f.is_some() {
-            self.book.busy = true;
-        }
-        f
+        self.transmit_frame(now)
     }
 
     fn next_deadline(&self) -> Option<Time> {
-        let r = self.run.as_ref()?;
-        (self.book.busy && self.book.mismatch.is_none())
-            .then(|| (r.fabric_cycle() + 1) * NS_PER_CYCLE)
+        self.wake_at()
     }
 
     fn advance(&mut self, now: Time) {
         self.run_to(now);
     }
-}
-
-/// What a fabric node needs of an RTL NIC harness (a Verilated half of the
-/// core, or the whole core, behind its shadow model): the shadow for the
-/// verbs set up before the run, the core's own verbs while it runs, and its
-/// scoreboard's verdict.
-pub trait RtlHarness: Endpoint {
-    /// The shadow, to set up (PDs, CQs, QPs, MRs) before the run.
-    fn setup(&mut self) -> Result<&mut Nic, RtlError>;
-    fn shadow(&self) -> &Nic;
-    fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> anyhow::Result<()>;
-    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> anyhow::Result<()>;
-    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe>;
-    fn cq_len(&self, cq: CqId) -> usize;
-    fn memory(&self) -> &HostMemory;
-    fn mismatch(&self) -> Option<&str>;
-    fn finish_check(&mut self) -> Result<(), String>;
-    /// Cycles the core has run.
-    fn cycles(&self) -> u64;
 }
 
 impl<B: Block> RtlHarness for RtlNic<B> {
@@ -721,142 +593,5 @@ impl<B: Block> RtlHarness for RtlNic<B> {
 
     fn cycles(&self) -> u64 {
         self.stats().cycles
-    }
-}
-
-/// A fabric node that is a model NIC or an RTL NIC harness `R`, so both
-/// kinds share one fabric.
-pub enum Node<R> {
-    Model(Box<Nic>),
-    Rtl(Box<R>),
-}
-
-impl<R> Node<R> {
-    pub fn model(&self) -> Option<&Nic> {
-        match self {
-            Node::Model(n) => Some(n),
-            Node::Rtl(_) => None,
-        }
-    }
-
-    pub fn model_mut(&mut self) -> Option<&mut Nic> {
-        match self {
-            Node::Model(n) => Some(n),
-            Node::Rtl(_) => None,
-        }
-    }
-
-    pub fn rtl(&self) -> Option<&R> {
-        match self {
-            Node::Rtl(n) => Some(n),
-            Node::Model(_) => None,
-        }
-    }
-
-    pub fn rtl_mut(&mut self) -> Option<&mut R> {
-        match self {
-            Node::Rtl(n) => Some(n),
-            Node::Model(_) => None,
-        }
-    }
-}
-
-impl<R: RtlHarness> Endpoint for Node<R> {
-    fn mac(&self) -> [u8; 6] {
-        match self {
-            Node::Model(n) => n.mac(),
-            Node::Rtl(n) => n.mac(),
-        }
-    }
-
-    fn receive(&mut self, now: Time, frame: Vec<u8>) {
-        match self {
-            Node::Model(n) => n.receive(now, frame),
-            Node::Rtl(n) => n.receive(now, frame),
-        }
-    }
-
-    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
-        match self {
-            Node::Model(n) => n.transmit(now),
-            Node::Rtl(n) => n.transmit(now),
-        }
-    }
-
-    fn next_deadline(&self) -> Option<Time> {
-        match self {
-            Node::Model(n) => n.next_deadline(),
-            Node::Rtl(n) => n.next_deadline(),
-        }
-    }
-
-    fn advance(&mut self, now: Time) {
-        match self {
-            Node::Model(n) => n.advance(now),
-            Node::Rtl(n) => n.advance(now),
-        }
-    }
-}
-
-impl<R: RtlHarness> ScenarioNode for Node<R> {
-    fn verbs(&mut self) -> anyhow::Result<&mut Nic> {
-        match self {
-            Node::Model(n) => Ok(n),
-            Node::Rtl(n) => Ok(n.setup()?),
-        }
-    }
-
-    fn model_view(&self) -> &Nic {
-        match self {
-            Node::Model(n) => n,
-            Node::Rtl(n) => n.shadow(),
-        }
-    }
-
-    fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> anyhow::Result<()> {
-        match self {
-            Node::Model(n) => Ok(n.post_send(qpn, wr)?),
-            Node::Rtl(n) => n.post_send(qpn, wr),
-        }
-    }
-
-    fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> anyhow::Result<()> {
-        match self {
-            Node::Model(n) => Ok(n.post_recv(qpn, wr)?),
-            Node::Rtl(n) => n.post_recv(qpn, wr),
-        }
-    }
-
-    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
-        match self {
-            Node::Model(n) => n.poll_cq(cq, max),
-            Node::Rtl(n) => n.poll_cq(cq, max),
-        }
-    }
-
-    fn cq_len(&self, cq: CqId) -> usize {
-        match self {
-            Node::Model(n) => n.cq_len(cq),
-            Node::Rtl(n) => n.cq_len(cq),
-        }
-    }
-
-    fn host_memory(&self) -> &HostMemory {
-        match self {
-            Node::Model(n) => n.memory(),
-            Node::Rtl(n) => n.memory(),
-        }
-    }
-
-    fn mismatch(&self) -> Option<String> {
-        self.rtl().and_then(|n| n.mismatch().map(str::to_owned))
-    }
-
-    fn finish_check(&mut self) -> Result<(), String> {
-        self.rtl_mut().map_or(Ok(()), |n| n.finish_check())
-    }
-
-    fn core_cycles(&self) -> Option<u64> {
-        self.rtl().map(|n| n.cycles())
     }
 }
