@@ -568,15 +568,15 @@ impl Logic for NicCore {
         // as deep as the QP table, never fills); taking it from the FIFO
         // clears its flag, then the state write, the receive flush and
         // OP_FLUSH follow.
-        self.req_err_event.next = self.requester.done.valid.val()
-            & (self.requester.done.state.val() == self.qp_err.val())
-            & ((self.requester.done.kind.val() == self.ev_response.val())
-                | (self.requester.done.kind.val() == self.ev_timer.val())
-                | (self.requester.done.kind.val() == self.ev_sent.val()));
-        self.queued.read_address.next = self.requester.done.qpn.val();
+        self.req_err_event.next = self.done.valid.val()
+            & (self.done.state.val() == self.qp_err.val())
+            & ((self.done.kind.val() == self.ev_response.val())
+                | (self.done.kind.val() == self.ev_timer.val())
+                | (self.done.kind.val() == self.ev_sent.val()));
+        self.queued.read_address.next = self.done.qpn.val();
         self.enqueue.next = self.req_err_event.val() & !self.queued.read_data.val();
         self.req_err_fifo.write.next = self.enqueue.val();
-        self.req_err_fifo.data_in.next = self.requester.done.qpn.val();
+        self.req_err_fifo.data_in.next = self.done.qpn.val();
         if self.enqueue.val() {
             self.req_err_count.d.next = self.req_err_count.q.val() + 1;
         }
@@ -589,7 +589,7 @@ impl Logic for NicCore {
             & !self.enqueue.val();
         self.req_err_fifo.read.next = self.take_next.val();
         self.queued.write_enable.next = self.enqueue.val() | self.take_next.val();
-        self.queued.write_address.next = self.requester.done.qpn.val();
+        self.queued.write_address.next = self.done.qpn.val();
         self.queued.write_data.next = true;
         if self.take_next.val() {
             self.queued.write_address.next = self.req_err_fifo.data_out.val();

@@ -11,6 +11,7 @@ use super::host_dma::HostDma;
 use super::stream::{AxisInPorts, AxisOutPorts, ReceivedFrame, StreamSink, StreamSource};
 use super::RtlError;
 use rocenic_fabric::{Endpoint, Time};
+use rocenic_hdl::codes::{wc_opcode, wc_status};
 use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{Nic, TxClass};
 use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendWr, WcOpcode, WcStatus};
@@ -748,5 +749,5 @@ impl<B: Block> SendCqePorts<B> {
 }
 
 fn codes(status: u64, opcode: u64) -> Option<(WcStatus, WcOpcode)> {
-    WcStatus::from_repr(status as usize).zip(WcOpcode::from_repr(opcode as usize))
+    wc_status::decode(status).zip(wc_opcode::decode(opcode))
 }
