@@ -1,6 +1,6 @@
 //! Host memory behind the core's DMA ports, cycle by cycle: what a vendor
 //! PCIe DMA engine and the host's memory look like from the transport core
-//! (`../shared/reference/architecture.md`, "DMA interface").
+//! (`docs/transport-core.md`, "Host-side ports (streams)").
 //!
 //! - **Reads**: a request carries a tag, a host physical address and a
 //!   length. After [`HostDmaConfig::read_latency`] cycles its data returns
