@@ -2,6 +2,7 @@
 #
 #   make demo    simulated two-NIC RDMA exchange (both NICs in RTL under Verilator)
 #   make test    everything CI checks: fmt, clippy, cargo tests, fuzz, pytest
+#   make test-model  the model-only build and tests: no Verilator, no .venv
 #   make setup   project-local Python venv with the pinned tools
 #   make fuzz    bounded libFuzzer run of the wire decoder
 #
@@ -48,11 +49,12 @@ FUZZ_SECONDS ?= 45
 FUZZ_MAX_LEN := 4400
 FUZZ_TARGETS := decode
 
-.PHONY: help setup test lint cargo-test fuzz pytest demo build-release
+.PHONY: help setup test test-model lint cargo-test fuzz pytest demo build-release
 
 help:
 	@echo "make demo   - simulated two-NIC RDMA exchange; writes build/demo.pcap and build/demo.json"
 	@echo "make test   - fmt, clippy, cargo test --release, bounded fuzz run, pytest"
+	@echo "make test-model - the CLI without the RTL and the model-side tests; needs no Verilator"
 	@echo "make setup  - .venv with the tools pinned in tests/requirements.txt"
 	@echo "make fuzz   - each fuzz target for FUZZ_SECONDS (default $(FUZZ_SECONDS)) seconds"
 	@echo "make verilog  - every registered RTL block's Verilog into build/verilog/"
@@ -76,6 +78,16 @@ $(SETUP_STAMP): tests/requirements.txt
 	touch $@
 
 test: setup lint lint-rtl cargo-test fuzz pytest
+
+# The model-only path: the CLI built without the `rtl` feature and the
+# tests of everything below the RTL. Nothing here needs Verilator or the
+# .venv (CI runs it before `make test` installs them), so a build that
+# pulls in verilator-sys by mistake fails here.
+test-model:
+	$(CARGO) build --release -p rocenic-sim --no-default-features
+	$(CARGO) clippy -p rocenic-sim --no-default-features --all-targets -- -D warnings
+	$(CARGO) test --release -p rocenic-wire -p rocenic-model -p rocenic-fabric
+	$(CARGO) test --release -p rocenic-sim --no-default-features
 
 lint:
 	$(CARGO) fmt --all -- --check
