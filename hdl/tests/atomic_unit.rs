@@ -1,6 +1,6 @@
 //! AtomicUnit through Yosys synth_xilinx: it synthesizes, with no memory
 //! (its state is one atomic's registers). The comparison with the model's
-//! arithmetic against host memory is `sim/tests/rtl_atomic_unit.rs` under
+//! arithmetic against host memory is `sim/tests/blocks/atomic_unit.rs` under
 //! Verilator.
 
 use rocenic_hdl::responder::atomic_unit::AtomicUnit;

@@ -2,7 +2,7 @@
 //! outstanding WQEs. The send-queue tracker's ring and pointers, the WQEs'
 //! local buffers and the completer's side RAM must map to block RAM, nothing to LUT RAM or
 //! flip-flops. (Its behaviour is checked against the model under Verilator
-//! by `sim/tests/rtl_completer_datapath.rs`, which replays recorded model
+//! by `sim/tests/blocks/completer_datapath.rs`, which replays recorded model
 //! traces event by event; the inner blocks have their own unit tests.)
 
 use rocenic_hdl::requester::completer_datapath::CompleterDatapathDefault;

@@ -3,7 +3,7 @@
 //! lane offset, a job split at a page boundary, a one-byte job, back to
 //! back with stalls on the payload and the DMA port; and Verilator `-Wall`
 //! clean. The randomized lockstep check runs under Verilator
-//! (sim/tests/rtl_dma_write_mover.rs); its synthesis is covered by
+//! (sim/tests/blocks/dma_write_mover.rs); its synthesis is covered by
 //! tests/synth.rs over every exported block.
 
 use rocenic_hdl::dma::dma_write_mover::{request_beats, BeatModel, DmaWriteMover};

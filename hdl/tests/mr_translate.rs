@@ -4,7 +4,7 @@
 //! / access, invalidated, free, zero length) under random request gaps and
 //! response backpressure give exactly the statuses and segments of a
 //! reference written from `rocenic_model::mr::MrTable`'s rules (the
-//! Verilator test in sim/tests/rtl_mr_translate.rs runs the model itself);
+//! Verilator test in sim/tests/blocks/mr_translate.rs runs the model itself);
 //! one single-page request per cycle with the documented latency; the
 //! generated Verilog replayed under Icarus agrees cycle by cycle.
 

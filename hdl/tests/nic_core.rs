@@ -3,7 +3,7 @@
 //! FF and block RAM counts, with the QP state, the MR / MTT tables and the
 //! per-QP rings in block RAM, not LUT RAM. The core is far too wide for
 //! rust-hdl's simulator; what it adds to its halves runs under Verilator
-//! (`sim/tests/rtl_nic_core.rs`).
+//! (`sim/tests/nic/nic_core.rs`).
 
 use rocenic_hdl::nic::nic_core::NicCore;
 use rocenic_hdl_testbench::{xilinx_synth, SynthReport};

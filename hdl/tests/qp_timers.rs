@@ -7,7 +7,7 @@
 //! backpressure come out once each in round-robin order; the QP count as
 //! a build parameter up to 16384 (Verilog, Verilator lint); one block RAM
 //! for the records (Yosys synth_xilinx). The long random runs, wrap of the time
-//! base included, are under Verilator (`sim/tests/rtl_qp_timers.rs`).
+//! base included, are under Verilator (`sim/tests/blocks/qp_timers.rs`).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -3,7 +3,7 @@
 //! lookups that fit and that do not, an atomic replayed, a lookup across
 //! the PSN wrap, a clear). Yosys synth_xilinx at the default 1024 QPs x 16
 //! entries: both RAMs in block RAM. (The comparison with the model is
-//! `sim/tests/rtl_rd_atomic_resources.rs` under Verilator.)
+//! `sim/tests/blocks/rd_atomic_resources.rs` under Verilator.)
 
 use rocenic_hdl::responder::rd_atomic_resources::*;
 use rocenic_hdl_testbench::{xilinx_synth, CycleSim};

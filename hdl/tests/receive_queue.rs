@@ -4,7 +4,7 @@
 //! clear, the slots wrapping) with every result and CQE checked and the
 //! CQE stream stalled every other cycle. Yosys synth_xilinx at the default
 //! 1024 QPs x 16 WQEs: the ring and pointers in block RAM. (The comparison
-//! with a model under random traffic is `sim/tests/rtl_receive_queue.rs`.)
+//! with a model under random traffic is `sim/tests/blocks/receive_queue.rs`.)
 
 use rocenic_hdl::codes::{wc_opcode, wc_status};
 use rocenic_hdl::responder::receive_queue::*;

@@ -2,7 +2,7 @@
 //! context record's layout field for field; a hand-checked request of
 //! every kind of verdict, one per cycle back to back, each outcome in the
 //! next cycle with the fields IBA chapter 9 prescribes (the
-//! Verilator test in sim/tests/rtl_request_checker.rs runs the model's
+//! Verilator test in sim/tests/blocks/request_checker.rs runs the model's
 //! `check_request` on random requests and real traces); the generated
 //! Verilog replayed under Icarus agrees cycle by cycle; Yosys maps it to
 //! logic and flip-flops only, no memory.

@@ -1,6 +1,6 @@
 //! RequestSegmenter in rust-hdl's simulator on a few WQEs against the
 //! model's `segment_wqe` (the thorough lockstep runs under Verilator in
-//! `sim/tests/rtl_request_segmenter.rs`), and its synthesis with Yosys:
+//! `sim/tests/blocks/request_segmenter.rs`), and its synthesis with Yosys:
 //! logic and flip-flops only, no multiplier, no RAM.
 
 use rocenic_hdl::codes::{mtu, send_op_kind};

@@ -3,7 +3,7 @@
 //! rust-hdl simulation here: the block is 512 bits wide with the TX builder
 //! and MR translation inside, far too slow for rust-hdl's simulator; its
 //! behaviour is checked frame for frame against the model NIC under
-//! Verilator (`sim/tests/rtl_requester_datapath.rs`).
+//! Verilator (`sim/tests/blocks/requester_datapath.rs`).
 
 use rocenic_hdl::requester::requester_datapath::RequesterDatapath;
 use rocenic_hdl_testbench::xilinx_synth;

@@ -3,7 +3,7 @@
 //! LUTs, 4,254 FFs), and rust-hdl unit tests of its two small
 //! blocks, `ReadySet` (random pulses and handshakes) and `WqeBodyRam`
 //! (random writes read back). Its behaviour against the model is
-//! `sim/tests/rtl_requester_events.rs` (Verilator).
+//! `sim/tests/blocks/requester_events.rs` (Verilator).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -3,7 +3,7 @@
 //! at their fixed sizes), its memories in block RAM, resources printed.
 //! The composite is far too wide for rust-hdl's simulator; its behaviour
 //! against a shadow model NIC runs under Verilator
-//! (`sim/tests/rtl_nic_requester.rs`).
+//! (`sim/tests/nic/nic_requester.rs`).
 
 use rocenic_hdl::requester::requester_path::RequesterPath;
 use rocenic_hdl_testbench::xilinx_synth;

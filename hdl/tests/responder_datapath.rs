@@ -3,7 +3,7 @@
 //! message RAM, request checker, MR translation, receive queue, READ /
 //! atomic resources, atomic unit, payload FIFO, realigner)
 //! with its memories in block RAM. Its behaviour is verified under
-//! Verilator against the model (sim/tests/rtl_responder_datapath.rs).
+//! Verilator against the model (sim/tests/blocks/responder_datapath.rs).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

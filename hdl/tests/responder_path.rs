@@ -2,7 +2,7 @@
 //! written, and `ResponderPath`'s synthesis through the pinned Yosys (its
 //! RAMs in block RAM). The responder path itself is far too wide and deep
 //! for rust-hdl's simulator; it runs against a shadow model NIC under
-//! Verilator (`sim/tests/rtl_responder_path.rs`).
+//! Verilator (`sim/tests/nic/responder_path.rs`).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -1,7 +1,7 @@
 //! ResponseChecker in rust-hdl's simulator: one hand-checked case of every
 //! action, drop reason and WQE outcome (the rules are those of
 //! `rocenic_model::completer`; the exhaustive comparison with the model is
-//! `sim/tests/rtl_response_checker.rs` under Verilator), back to back at
+//! `sim/tests/blocks/response_checker.rs` under Verilator), back to back at
 //! one per cycle, then held under output backpressure, replayed on the
 //! generated Verilog under Icarus; Verilator lint; Yosys synth_xilinx:
 //! logic only, no memory, within a LUT and flip-flop budget.

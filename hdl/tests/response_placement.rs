@@ -1,7 +1,7 @@
 //! ResponsePlacement: Yosys maps the block (parser, payload / header /
 //! work FIFOs, local-write MR translation, realigner) with its memories in
 //! block RAM. Its behaviour is verified under Verilator against the model
-//! (sim/tests/rtl_response_placement.rs).
+//! (sim/tests/blocks/response_placement.rs).
 
 use rocenic_hdl::requester::response_placement::ResponsePlacement;
 use rocenic_hdl_testbench::xilinx_synth;

@@ -9,7 +9,7 @@
 //! taken once a slot frees, nothing lost; the item RAM in block RAM, no LUT
 //! RAM (Yosys synth_xilinx, 1024 QPs x 8). The long runs
 //! and the model NIC traces are under Verilator
-//! (`sim/tests/rtl_response_queue.rs`).
+//! (`sim/tests/blocks/response_queue.rs`).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -3,7 +3,7 @@
 //! rust-hdl simulation here: the block is 512 bits wide with the TX builder
 //! and MR translation inside, far too slow for rust-hdl's simulator; its
 //! frames are checked against the model NIC's responder under Verilator
-//! (`sim/tests/rtl_response_transmitter.rs`).
+//! (`sim/tests/blocks/response_transmitter.rs`).
 
 use rocenic_hdl::responder::response_transmitter::ResponseTransmitter;
 use rocenic_hdl_testbench::xilinx_synth;

@@ -5,7 +5,7 @@
 //! flush, a clear) with every result and CQE checked, the CQE stream
 //! stalled every other cycle. Yosys synth_xilinx at the default 1024 QPs x
 //! 16 slots: both RAMs in block RAM. (The comparison with the model is
-//! `sim/tests/rtl_send_queue_tracker.rs` under Verilator.)
+//! `sim/tests/blocks/send_queue_tracker.rs` under Verilator.)
 
 use rocenic_hdl::codes::{wc_opcode, wc_status, wqe_kind};
 use rocenic_hdl::requester::send_queue_tracker::*;

@@ -13,7 +13,7 @@
 //! 64-bit words, which also keeps the 512-bit simulation fast. The unit
 //! tests below check the model against the map and the Verilog's shape;
 //! the Verilog itself runs under Verilator inside the ICRC blocks
-//! (`sim/tests/rtl_icrc.rs`).
+//! (`sim/tests/blocks/icrc.rs`).
 
 use crate::crc::crc32_math::LinearMap;
 use crate::primitives::wide::{bits_from_words, bits_to_words, verilog_hex};

@@ -122,7 +122,7 @@
 //! # Verification
 //!
 //! Verilator `-Wall` clean (the TX builders' tkeep waivers for this file),
-//! Yosys check clean. `sim/tests/rtl_nic_core.rs`: the rx copy (every
+//! Yosys check clean. `sim/tests/nic/nic_core.rs`: the rx copy (every
 //! frame reaches both halves, each takes exactly the opcodes the model's
 //! `nic::frame_kind` gives it), the responder-to-requester ERR event, and
 //! the requester-to-responder hand-over against a model `Nic`: error NAKs

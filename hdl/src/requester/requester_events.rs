@@ -11,7 +11,7 @@
 //! [`ReadySet`](crate::requester::ready_set::ReadySet). The model it mirrors is the completer side of
 //! `Nic` (`post_send`, `on_response`, `on_timer`, `move_to_error`,
 //! `next_request`'s `grant_choice` and its packets' `after_packet`);
-//! `sim/tests/rtl_requester_events.rs` replays what a model NIC recorded.
+//! `sim/tests/blocks/requester_events.rs` replays what a model NIC recorded.
 //!
 //! # Ports
 //!

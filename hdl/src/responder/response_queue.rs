@@ -62,7 +62,7 @@
 //! one NAK), i.e. 8 items for `max_dest_rd_atomic <= 3`
 //! ([`max_dest_rd_atomic`]); but a voided READ keeps its slot until it
 //! reaches the head, and the model's scenarios at `max_dest_rd_atomic` 16
-//! reach 28 items under loss (`sim/tests/rtl_response_queue.rs`), so no
+//! reach 28 items under loss (`sim/tests/blocks/response_queue.rs`), so no
 //! practical depth makes waits impossible.
 //!
 //! The decision (against building `D` = 5, 32 items per QP): the item

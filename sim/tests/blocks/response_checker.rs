@@ -22,7 +22,7 @@
 //!   this also shows the implicit ACK never changes the WQE checked), and
 //!   the RTL's must equal both.
 
-mod rtl_common;
+use crate::rtl_common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -14,7 +14,7 @@
 //! payload's beats; `idle` at the end. At full rate (no gaps, no
 //! back-pressure) the beats of back-to-back jobs leave one per cycle.
 
-mod rtl_common;
+use crate::rtl_common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -16,7 +16,7 @@
 //! waits while its grant is in flight, and with every source valid at
 //! once each is served round robin.
 
-mod rtl_common;
+use crate::rtl_common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

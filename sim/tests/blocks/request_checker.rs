@@ -34,9 +34,7 @@ use rocenic_wire::{op, psn, AtomicEth, Reth};
 use std::collections::BTreeMap;
 use verilator_sys::{RequestChecker as Rtl, Sim};
 
-/// The model's two-NIC test harness, shared rather than copied.
-#[path = "../model/tests/common/mod.rs"]
-mod harness;
+use crate::harness;
 
 fn in_progress_code(m: &Message) -> u32 {
     match m {

@@ -6,7 +6,7 @@
 //! counted and send nothing; IPv4 frames without UDP checksum leave one
 //! beat per cycle back to back.
 
-mod rtl_common;
+use crate::rtl_common;
 
 use proptest::prelude::*;
 use rocenic_rtl::gen::{frame_of_len, frame_with};

@@ -25,7 +25,7 @@
 //! check fails (LocProtErr) and the RTL must fail the WQE and move the QP
 //! to ERR as the model does.
 
-mod rtl_common;
+use crate::rtl_common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -5,7 +5,7 @@
 //! and output backpressure lose, duplicate or reorder nothing; at full rate
 //! the parser takes one beat per cycle and never stalls its input.
 
-mod rtl_common;
+use crate::rtl_common;
 
 use proptest::prelude::*;
 use rand::SeedableRng;

@@ -14,7 +14,7 @@
 //! in order. The scenarios' READ sources are never written, so the final
 //! memory image holds the bytes each READ response carried.
 
-mod rtl_common;
+use crate::rtl_common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -31,9 +31,8 @@
 //! bounds, misaligned) get the model's NAK and flush the QP to ERR. And
 //! the throughput of back-to-back MTU-4096 WRITE and SEND packets.
 
-#[path = "../model/tests/common/mod.rs"]
-mod harness;
-mod rtl_common;
+use crate::harness;
+use crate::rtl_common;
 
 use harness::{bring_up, make_side, ConnOpts, Faults, Pair};
 use rand::{Rng, SeedableRng};

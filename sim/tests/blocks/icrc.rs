@@ -4,7 +4,7 @@
 //! versions and payloads up to 4096 bytes, with random valid gaps and
 //! stalls; plus its full-rate timing.
 
-mod rtl_common;
+use crate::rtl_common;
 
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};

@@ -21,7 +21,7 @@
 //! queue (SEND / WRITE traffic), no
 //! READ or TX builder error.
 
-mod rtl_common;
+use crate::rtl_common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -19,7 +19,7 @@
 //!   (slot mapped back to wr_id as the host would) must be the model's
 //!   send CQEs, per QP in order.
 
-mod rtl_common;
+use crate::rtl_common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -9,9 +9,7 @@
 
 // Only the model traffic of the RTL tests' shared pieces: this test runs
 // without the `rtl` feature (no Verilator).
-#[allow(dead_code)]
-#[path = "rtl_common/traffic.rs"]
-mod traffic;
+use crate::traffic;
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;

@@ -21,7 +21,7 @@
 //! the RTL reports the model's LocProtErr and sends exactly the frames the
 //! model sent before the failing packet.
 
-mod rtl_common;
+use crate::rtl_common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

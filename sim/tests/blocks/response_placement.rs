@@ -22,9 +22,8 @@
 //! local errors, DMA beats) equal the frames' classification by the
 //! model's decode and `nic::frame_kind`. Random backpressure everywhere.
 
-#[path = "../model/tests/common/mod.rs"]
-mod harness;
-mod rtl_common;
+use crate::harness;
+use crate::rtl_common;
 
 use harness::{bring_up, buffer, fill, make_side, pattern, Buf, ConnOpts, Faults, Pair};
 use rand::{Rng, SeedableRng};

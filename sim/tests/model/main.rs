@@ -1,0 +1,11 @@
+//! Model-tier tests: scenarios on the reference model over the fabric,
+//! DCQCN, and the shadow-model mechanism the RTL harnesses rely on. Build and
+//! run without Verilator (`--no-default-features`).
+
+#[allow(dead_code)]
+#[path = "../rtl_common/traffic.rs"]
+mod traffic;
+
+mod dcqcn;
+mod scenarios;
+mod shadow_model;

@@ -1,0 +1,17 @@
+//! System tests on the Verilated NIC: the responder half, the requester half
+//! and the whole core (`nic_core`) on the simulated fabric, each scored
+//! against its shadow model, and the `rocenic bench` figures.
+
+#[path = "../rtl_common/mod.rs"]
+mod rtl_common;
+
+mod ack_after_data;
+mod bench;
+mod nic_core;
+mod nic_pair;
+mod nic_requester;
+mod nic_responder;
+mod protection;
+mod responder_path;
+mod rnr;
+mod scenarios;
