@@ -17,8 +17,10 @@
 //! clocks.
 
 use rust_hdl::prelude::*;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 /// A top-level port of a block: its Verilog name (`iface$field` for
 /// interface members), width and direction.
@@ -207,7 +209,7 @@ impl<B: Block> CycleSim<B> {
             .as_ref()
             .ok_or_else(|| CheckError::new("call record() before the cycles to replay"))?;
         let dir = scratch_dir(&format!("replay-{name}"));
-        let model = VerilatedModel::build(&dir, &generate_verilog(&self.uut), &self.ports)
+        let model = VerilatedModel::cached(&dir, &generate_verilog(&self.uut), &self.ports)
             .map_err(|e| {
                 e.context(&format!(
                     "{name}: Verilator replay (files in {})",
@@ -274,12 +276,17 @@ impl<B: Block> CycleSim<B> {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
+        let built = if model.reused {
+            "model reused".to_string()
+        } else {
+            format!(
+                "verilate {:.1} s, compile {:.1} s",
+                model.verilate_seconds, model.compile_seconds
+            )
+        };
         eprintln!(
-            "replayed {name}: {} cycles (verilate {:.1} s, compile {:.1} s, run {:.1} s)",
-            rec.len(),
-            model.verilate_seconds,
-            model.compile_seconds,
-            run_seconds
+            "replayed {name}: {} cycles ({built}, run {run_seconds:.1} s)",
+            rec.len()
         );
         Ok(rec.len())
     }
@@ -473,9 +480,65 @@ struct VerilatedModel {
     /// Seconds spent in Verilator and in the C++ compiler, for the log.
     verilate_seconds: f64,
     compile_seconds: f64,
+    /// Found in the model cache, not built.
+    reused: bool,
 }
 
 impl VerilatedModel {
+    /// [`VerilatedModel::build`] through a cache of replay binaries keyed
+    /// by everything that goes into one (the Verilog, the port list, the
+    /// replay main's template, Verilator, compiler and flags): the same
+    /// block replayed by several tests (the RX parser's eight runs), or
+    /// again in the next test run, is compiled once. Entries unused for a
+    /// week are removed.
+    fn cached(dir: &Path, verilog: &str, ports: &[PortInfo]) -> Result<Self, CheckError> {
+        static SLOTS: std::sync::Mutex<BTreeMap<u64, Arc<std::sync::Mutex<()>>>> =
+            std::sync::Mutex::new(BTreeMap::new());
+        let verilator = Verilator::find()?;
+        let key = fnv1a(
+            format!(
+                "{verilog}\0{ports:?}\0{}\0{}\0{}\0{}",
+                replay_main(&[], &[]),
+                verilator.version()?,
+                cxx(),
+                REPLAY_CXX_FLAGS.join(" ")
+            )
+            .as_bytes(),
+        );
+        let cache = std::env::temp_dir()
+            .join("rocenic-hdl")
+            .join("replay-models");
+        let _ = std::fs::create_dir_all(&cache);
+        static PRUNED: std::sync::Once = std::sync::Once::new();
+        PRUNED.call_once(|| prune(&cache, std::time::Duration::from_secs(7 * 24 * 3600)));
+        // One build per key at a time in this process; the others wait and reuse it.
+        let slot = SLOTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_default()
+            .clone();
+        let _building = slot.lock().unwrap_or_else(|e| e.into_inner());
+        let cached = cache.join(format!("{key:016x}"));
+        if cached.exists() {
+            if let Ok(file) = std::fs::File::options().write(true).open(&cached) {
+                let _ = file.set_modified(std::time::SystemTime::now());
+            }
+            return Ok(VerilatedModel {
+                binary: cached,
+                verilate_seconds: 0.0,
+                compile_seconds: 0.0,
+                reused: true,
+            });
+        }
+        let mut model = Self::build(dir, verilog, ports)?;
+        // Renamed, so another process never runs a half-written binary.
+        if std::fs::rename(&model.binary, &cached).is_ok() {
+            model.binary = cached;
+        }
+        Ok(model)
+    }
+
     /// Verilates `verilog` in `dir/obj` and compiles it with the replay
     /// main for `ports` (the recorded ones, clock excluded) into
     /// `dir/replay`.
@@ -565,7 +628,26 @@ impl VerilatedModel {
             binary,
             verilate_seconds,
             compile_seconds: started.elapsed().as_secs_f64(),
+            reused: false,
         })
+    }
+}
+
+/// Removes the files in `dir` not modified for `age`.
+fn prune(dir: &Path, age: std::time::Duration) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|elapsed| elapsed > age);
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
@@ -663,6 +745,11 @@ impl Verilator {
         Ok(Verilator { program, root })
     }
 
+    /// `verilator --version`, for cache keys.
+    fn version(&self) -> Result<String, CheckError> {
+        run(self.command().arg("--version"))
+    }
+
     fn command(&self) -> Command {
         let mut cmd = Command::new(&self.program);
         cmd.env("VERILATOR_ROOT", &self.root);
@@ -686,7 +773,7 @@ impl Verilator {
         static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _one_at_a_time = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
         let sources = ["verilated.cpp", "verilated_threads.cpp"];
-        let version = run(self.command().arg("--version"))?;
+        let version = self.version()?;
         let key = format!(
             "{}\n{version}\n{}\n{}",
             self.root.display(),
