@@ -725,12 +725,7 @@ impl Verilator {
                     Some(root) => root.to_path_buf(),
                     None => {
                         let out = run(Command::new(&program).args(["--getenv", "VERILATOR_ROOT"]))
-                            .map_err(|e| {
-                                e.context(&format!(
-                                    "Verilator ({}) does not run",
-                                    program.display()
-                                ))
-                            })?;
+                            .map_err(|e| e.context("Verilator"))?;
                         PathBuf::from(out.trim())
                     }
                 }
