@@ -17,9 +17,7 @@ fn verilog() -> String {
 
 #[test]
 fn memories_map_to_block_ram() {
-    let Some(report) = xilinx_synth("completer_datapath", &verilog()) else {
-        return;
-    };
+    let report = xilinx_synth("completer_datapath", &verilog()).unwrap();
     let bram36 = report.count("RAMB36E2");
     let bram18 = report.count("RAMB18E2");
     // The tracker's 16384 x 115 ring (52 RAMB36) and 1024 x 16 pointers

@@ -1,7 +1,7 @@
 //! QpContext in rust-hdl's simulator against the array model of its
 //! contract (`QpContextModel`): random lookups, read-modify-write updates
 //! and configuration operations on a 16-QP instance, replayed on the
-//! generated Verilog under Icarus; back-to-back lookups of one QP, with and
+//! generated Verilog under Verilator; back-to-back lookups of one QP, with and
 //! without forwarding (the lost-update pattern the forwarding removes);
 //! the configuration port's masked writes, ordering and yielding to
 //! lookups; reset; the QP count as a build parameter up to 16384 (Verilog,
@@ -154,9 +154,8 @@ fn random_traffic_matches_the_array_contract() {
         "only {forwarded} contexts needed forwarding"
     );
     assert!(host_ops > 10, "only {host_ops} configuration operations");
-    if let Some(cycles) = sim.replay_in_iverilog("qp_context").unwrap() {
-        assert_eq!(cycles, 600);
-    }
+    let cycles = sim.replay_in_verilator("qp_context").unwrap();
+    assert_eq!(cycles, 600);
 }
 
 /// Lookups of QP 3 in consecutive cycles, the client adding one to the
@@ -397,12 +396,9 @@ fn verilog_of<const N: usize>() -> String {
 
 /// Verilator `-Wall` as the lint flow runs it; rust-hdl declares a wire
 /// for every sub-block output, read or not (the lint flow passes those by
-/// rule), anything else fails. Skipped with a note without Verilator.
+/// rule), anything else fails.
 fn lint(name: &str, verilog: &str) {
-    let Some(warnings) = verilator_lint(name, verilog) else {
-        eprintln!("note: no Verilator; {name} not linted");
-        return;
-    };
+    let warnings = verilator_lint(name, verilog).unwrap();
     let real: Vec<&String> = warnings
         .iter()
         .filter(|l| !l.contains("UNUSEDSIGNAL"))
@@ -431,9 +427,7 @@ fn qp_count_is_a_build_parameter_up_to_16384() {
 
 #[test]
 fn storage_maps_to_block_ram() {
-    let Some(report) = xilinx_synth("qp_context_1024", &verilog_of::<10>()) else {
-        return;
-    };
+    let report = xilinx_synth("qp_context_1024", &verilog_of::<10>()).unwrap();
     // 1024 x 288 bits = 8 RAMB36 of 1K x 36; no LUT RAM, and no
     // collision logic beside the RAM (flip-flops are the pipeline's).
     assert_eq!(report.count("RAMB36E2"), 8, "{}", report.log);

@@ -2,7 +2,7 @@
 //! (`QpTimersModel`) on an 8-QP instance: timers armed, re-armed and
 //! stopped with short codes under random expiry backpressure, every expiry
 //! checked (armed, due, on time, exactly once), replayed on the generated
-//! Verilog under Icarus; a re-arm in each cycle of the scanner's read to
+//! Verilog under Verilator; a re-arm in each cycle of the scanner's read to
 //! decision window never fires the old deadline; expiries held back by
 //! backpressure come out once each in round-robin order; the QP count as
 //! a build parameter up to 16384 (Verilog, Verilator lint); one block RAM
@@ -122,9 +122,8 @@ fn random_timers_fire_once_on_time_under_backpressure() {
     );
     let kinds = |k| b.fired.iter().filter(|f| f.timer.kind == k).count();
     assert!(kinds(KIND_ACK_TIMEOUT) > 10 && kinds(KIND_RNR_WAIT) > 10);
-    if let Some(n) = b.sim.replay_in_iverilog("qp_timers").unwrap() {
-        assert_eq!(n as u64, cycles);
-    }
+    let n = b.sim.replay_in_verilator("qp_timers").unwrap();
+    assert_eq!(n as u64, cycles);
 }
 
 /// QP 6 armed with ACK code 1 (4 units), then re-armed or stopped in a
@@ -225,12 +224,9 @@ fn verilog_of<const N: usize>() -> String {
 
 /// Verilator `-Wall` as the lint flow runs it; rust-hdl declares a wire
 /// for every sub-block output, read or not (the lint flow passes those by
-/// rule), anything else fails. Skipped with a note without Verilator.
+/// rule), anything else fails.
 fn lint(name: &str, verilog: &str) {
-    let Some(warnings) = verilator_lint(name, verilog) else {
-        eprintln!("note: no Verilator; {name} not linted");
-        return;
-    };
+    let warnings = verilator_lint(name, verilog).unwrap();
     let real: Vec<&String> = warnings
         .iter()
         .filter(|l| !l.contains("UNUSEDSIGNAL"))
@@ -255,9 +251,7 @@ fn qp_count_is_a_build_parameter_up_to_16384() {
 
 #[test]
 fn records_map_to_one_block_ram() {
-    let Some(report) = xilinx_synth("qp_timers_1024", &verilog_of::<10>()) else {
-        return;
-    };
+    let report = xilinx_synth("qp_timers_1024", &verilog_of::<10>()).unwrap();
     // 1024 x 36 bits is one RAMB36 in 1K x 36 true dual-port mode; no
     // LUT RAM, no collision logic.
     assert_eq!(report.count("RAMB36E2"), 1, "{}", report.log);

@@ -18,9 +18,7 @@ use std::collections::BTreeMap;
 fn memories_map_to_block_ram() {
     let mut uut = RequesterEventsDefault::default();
     uut.connect_all();
-    let Some(report) = xilinx_synth("requester_events", &generate_verilog(&uut)) else {
-        return;
-    };
+    let report = xilinx_synth("requester_events", &generate_verilog(&uut)).unwrap();
     let (bram36, bram18) = (report.count("RAMB36E2"), report.count("RAMB18E2"));
     eprintln!(
         "requester_events: {} LUTs, {} FFs, {bram36} RAMB36 + {bram18} RAMB18",

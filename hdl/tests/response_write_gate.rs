@@ -127,9 +127,7 @@ fn contract_is_wrap_safe() {
 fn synthesizes_with_the_fifo_in_lut_ram() {
     let mut uut = ResponseWriteGate::default();
     uut.connect_all();
-    let Some(report) = xilinx_synth("response_write_gate", &generate_verilog(&uut)) else {
-        return;
-    };
+    let report = xilinx_synth("response_write_gate", &generate_verilog(&uut)).unwrap();
     eprintln!(
         "response_write_gate: {} LUTs, {} FFs, {} block RAMs, {} LUT RAMs",
         report.luts(),

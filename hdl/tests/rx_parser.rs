@@ -2,8 +2,8 @@
 //! codec: the shared vectors, every opcode on IPv4 and IPv6, payload sizes
 //! around beat boundaries, a malformed frame for each drop reason, Ethernet
 //! padding, back-to-back 1-beat frames at full rate, and random
-//! backpressure. Runs are replayed on the generated Verilog under Icarus
-//! Verilog when it is installed.
+//! backpressure. Runs are replayed on the generated Verilog under
+//! Verilator.
 
 mod common;
 

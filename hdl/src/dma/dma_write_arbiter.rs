@@ -135,7 +135,7 @@ mod tests {
     /// that takes beats at random: bursts arrive whole and unchanged, each
     /// client's in order; a stalled beat holds; with both clients always
     /// offering, both are served and a beat moves every cycle. The Verilog
-    /// agrees cycle by cycle (Icarus).
+    /// agrees cycle by cycle (Verilator).
     #[test]
     fn whole_bursts_from_both_clients() {
         for (seed, p_valid, p_ready) in [(1u64, 0.6, 0.5), (2, 1.0, 1.0), (3, 0.9, 0.3)] {
@@ -237,7 +237,7 @@ mod tests {
                 assert_eq!(gaps, 0, "seed {seed}: a beat every cycle");
             }
             if seed == 1 {
-                sim.replay_in_iverilog("dma_write_arbiter")
+                sim.replay_in_verilator("dma_write_arbiter")
                     .expect("Verilog matches");
             }
         }

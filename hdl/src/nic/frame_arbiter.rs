@@ -178,7 +178,7 @@ mod tests {
     /// its source's order; a frame start always picks the highest-priority
     /// source with a frame waiting; stalled outputs hold; and with all
     /// sources busy and the sink always ready, a beat leaves every cycle.
-    /// The Verilog agrees cycle by cycle (under Icarus when present).
+    /// The Verilog agrees cycle by cycle (under Verilator).
     #[test]
     fn whole_frames_in_priority_order() {
         for (seed, p_valid, p_ready) in [(1u64, 0.5, 0.6), (2, 0.9, 0.9), (3, 1.0, 1.0)] {
@@ -300,7 +300,7 @@ mod tests {
                 assert_eq!(gaps, 0, "seed {seed}: idle cycles with a beat offered");
             }
             if seed == 1 {
-                sim.replay_in_iverilog("frame_arbiter")
+                sim.replay_in_verilator("frame_arbiter")
                     .expect("Verilog matches");
             }
         }

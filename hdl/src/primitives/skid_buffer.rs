@@ -100,7 +100,7 @@ mod tests {
             }
         }
         assert_eq!(got, (0..200).collect::<Vec<u64>>());
-        sim.replay_in_iverilog("skid_buffer")
+        sim.replay_in_verilator("skid_buffer")
             .expect("Verilog matches");
     }
 }

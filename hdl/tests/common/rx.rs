@@ -137,7 +137,7 @@ pub const FULL_SPEED: Traffic = Traffic {
 
 /// Feeds `frames` to a fresh parser and collects everything it emits.
 /// Checks AXI-Stream stability of both outputs on the way. With
-/// `replay`, the run is also replayed on the Verilog (Icarus).
+/// `replay`, the run is also replayed on the Verilog (Verilator).
 pub fn run_parser(frames: &[Vec<u8>], traffic: Traffic, replay: Option<&str>) -> RxRun {
     let mut rng = ChaCha8Rng::seed_from_u64(traffic.seed);
     let mut sim = CycleSim::new(RxParser::default(), |p| &mut p.clock);
@@ -261,7 +261,7 @@ pub fn run_parser(frames: &[Vec<u8>], traffic: Traffic, replay: Option<&str>) ->
         out.stats.push(sim.uut.stat_count.val().to_u64());
     }
     if let Some(name) = replay {
-        sim.replay_in_iverilog(name)
+        sim.replay_in_verilator(name)
             .unwrap_or_else(|e| panic!("Verilog differs from rust-hdl: {e}"));
     }
     out
