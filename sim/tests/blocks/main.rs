@@ -2,14 +2,15 @@
 //! the reference model's function for it, on the same stimulus (one module
 //! per block).
 
-#[path = "../rtl_common/mod.rs"]
-mod rtl_common;
 #[allow(dead_code)]
 #[path = "../../model/tests/common/mod.rs"]
 mod harness;
+#[path = "../rtl_common/mod.rs"]
+mod rtl_common;
 
 mod atomic_unit;
 mod completer_datapath;
+mod decode;
 mod dma_write_mover;
 mod icrc;
 mod mr_translate;
@@ -29,4 +30,3 @@ mod response_transmitter;
 mod rx;
 mod send_queue_tracker;
 mod tx;
-mod decode;

@@ -8,7 +8,7 @@
 //! Verilator), elaborates cleanly in Yosys and passes the Verilator bridge's
 //! lint.
 
-mod tx_common;
+use crate::tx_common;
 
 use rand::Rng;
 use rocenic_hdl::primitives::wide::bits_to_bytes;

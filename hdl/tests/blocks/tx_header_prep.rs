@@ -4,7 +4,7 @@
 //! from the lengths, records the codec refuses become dropped jobs, and
 //! random `job_ready` stalls neither lose nor repeat records.
 
-mod tx_common;
+use crate::tx_common;
 
 use rand::Rng;
 use rocenic_hdl::codes::opcode_headers::{rom_entry, OpcodeHeaders};

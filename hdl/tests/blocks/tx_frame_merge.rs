@@ -6,7 +6,7 @@
 //! moves one beat every cycle across frames; refused jobs swallow their
 //! payload; a payload whose tlast disagrees with the job is counted.
 
-mod tx_common;
+use crate::tx_common;
 
 use rand::Rng;
 use rocenic_hdl::primitives::byte_rotator::ByteRotator;

@@ -4,7 +4,7 @@
 //! stalls; the generator reproduces the codec's ICRC. Every run is replayed
 //! on the generated Verilog under Verilator.
 
-mod common;
+use crate::common;
 
 use common::frames;
 use rocenic_hdl::crc::icrc_checker::IcrcChecker;

@@ -4,7 +4,7 @@
 //! frames pass unchanged; random stalls neither lose, repeat nor reorder
 //! beats; frames of one kind leave back to back; the Verilog agrees.
 
-mod tx_common;
+use crate::tx_common;
 
 use rand::Rng;
 use rocenic_hdl::primitives::sync_fifo::SyncFifo;

@@ -5,7 +5,7 @@
 //! backpressure. Runs are replayed on the generated Verilog under
 //! Verilator.
 
-mod common;
+use crate::common;
 
 use common::frames::{self, frame_bytes, vectors};
 use common::rx::{judge, run_parser, Traffic, FULL_SPEED};

@@ -4,7 +4,7 @@
 //! beat), under random stalls on both sides; without stalls the output
 //! moves a beat every cycle; the Verilog does the same.
 
-mod tx_common;
+use crate::tx_common;
 
 use rand::Rng;
 use rocenic_hdl::primitives::wide::bits_to_bytes;
