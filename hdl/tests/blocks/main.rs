@@ -6,7 +6,6 @@
 #[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
-#[allow(dead_code)]
 #[path = "../tx_common/mod.rs"]
 mod tx_common;
 

@@ -2,7 +2,6 @@
 //! the reference model's function for it, on the same stimulus (one module
 //! per block).
 
-#[allow(dead_code)]
 #[path = "../../model/tests/common/mod.rs"]
 mod harness;
 #[path = "../rtl_common/mod.rs"]
