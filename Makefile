@@ -49,7 +49,7 @@ FUZZ_SECONDS ?= 45
 FUZZ_MAX_LEN := 4400
 FUZZ_TARGETS := decode
 
-.PHONY: help setup test test-model lint cargo-test fuzz pytest demo build-release
+.PHONY: help setup test test-model lint cargo-test fuzz pytest demo build-release abi-doc
 
 help:
 	@echo "make demo   - simulated two-NIC RDMA exchange; writes build/demo.pcap and build/demo.json"
@@ -57,6 +57,7 @@ help:
 	@echo "make test-model - the CLI without the RTL and the model-side tests; needs no Verilator"
 	@echo "make setup  - .venv with the tools pinned in tests/requirements.txt"
 	@echo "make fuzz   - each fuzz target for FUZZ_SECONDS (default $(FUZZ_SECONDS)) seconds"
+	@echo "make abi-doc  - docs/abi.md from the host ABI's tables (host-driver/abi)"
 	@echo "make verilog  - every registered RTL block's Verilog into build/verilog/"
 	@echo "make lint-rtl - Verilator -Wall lint and Yosys synthesizability check of every block"
 	@echo "make synth    - Yosys synth_xilinx -family xcup per block; build/synth/report.md and .json"
@@ -86,7 +87,7 @@ test: setup lint lint-rtl cargo-test fuzz pytest
 test-model:
 	$(CARGO) build --release -p rocenic-sim --no-default-features
 	$(CARGO) clippy -p rocenic-sim --no-default-features --all-targets -- -D warnings
-	$(CARGO) test --release -p rocenic-wire -p rocenic-model -p rocenic-fabric
+	$(CARGO) test --release -p rocenic-wire -p rocenic-model -p rocenic-fabric -p rocenic-abi -p rocenic-driver
 	$(CARGO) test --release -p rocenic-sim --no-default-features
 
 lint:
@@ -116,6 +117,11 @@ fuzz: $(CARGO_FUZZ)
 	    $(CARGO) fuzz run --fuzz-dir fuzz -s none -a $$t fuzz/corpus/$$t fuzz/seeds/$$t \
 	    -- -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) -print_final_stats=1; \
 	done
+
+# The host ABI page is generated; a test in host-driver/abi fails when the
+# committed page differs from the tables.
+abi-doc:
+	$(CARGO) run --quiet -p rocenic-abi --bin rocenic-abi-doc -- docs/abi.md
 
 pytest: setup build-release
 	@rc=0; ROCENIC_BIN=$(ROCENIC_BIN) $(VENV_PY) -m pytest tests/ || rc=$$?; \

@@ -10,11 +10,15 @@
 //! queue.
 //!
 //! Everything sits on one `Device` abstraction (BAR register access, DMA
-//! memory, interrupts) with two backends: the simulator, where the NIC is
-//! the reference model or the Verilated RTL, and a real board over PCIe. The
-//! same application code and tests then run against both.
+//! memory, interrupts) with backends for the simulator, where the NIC is
+//! the reference model or the Verilated RTL, and for a real board over
+//! PCIe, so the same application code and tests run against both.
 //!
-//! The crate holds no code: the driver is not written (`docs/status.md`).
-//! The verbs vocabulary it is to expose is `rocenic_model::verbs`, which
-//! the reference model implements; the doorbell register map and the queue
-//! entry formats are to be defined with the host interface.
+//! The register map and the queue entry formats are the contract in
+//! [`rocenic_abi`] (rendered as `docs/abi.md`); today the crate holds the
+//! probe-time walk of BAR0's register blocks ([`discovery`]). The verbs
+//! calls and the backends are not written yet (`docs/status.md`).
+
+pub use rocenic_abi as abi;
+
+pub mod discovery;

@@ -234,6 +234,19 @@ mod tests {
     use crate::primitives::wide::bits_to_words;
 
     #[test]
+    fn every_drop_reason_has_its_bar_counter() {
+        for reason in DropReason::ALL {
+            let name = format!("rx_drop_{}", reason.name());
+            assert!(
+                rocenic_abi::registers::COUNTERS
+                    .iter()
+                    .any(|c| c.name == name),
+                "the host ABI has no counter {name}"
+            );
+        }
+    }
+
+    #[test]
     fn unpack_reads_back_what_rust_hdl_packs() {
         let r = HeaderRecord {
             drop: true,
