@@ -18,7 +18,9 @@
 //! - [`dma`]: host DMA ports, MR translation, payload fetch, write mover,
 //!   arbiters;
 //! - [`responder`], [`requester`]: the two halves of the RC transport;
-//! - [`nic`]: the core that joins them.
+//! - [`nic`]: the core that joins them;
+//! - [`host`]: the host interface in front of it (BAR registers, with the
+//!   offsets of the host ABI, `rocenic-abi`).
 //!
 //! How the blocks fit together: `docs/transport-core.md`; what is built and
 //! how big each block synthesizes: `docs/status.md`. [`export::blocks`]
@@ -29,6 +31,7 @@ pub mod codes;
 pub mod crc;
 pub mod dma;
 pub mod export;
+pub mod host;
 pub mod nic;
 pub mod primitives;
 pub mod qp;

@@ -14,6 +14,7 @@ use crate::dma::dma_read_arbiter::DmaReadArbiter;
 use crate::dma::dma_write_arbiter::DmaWriteArbiter;
 use crate::dma::dma_write_mover::DmaWriteMover;
 use crate::dma::mr_translate::MrTranslateDefault;
+use crate::host::bar_registers::BarRegisters;
 use crate::nic::frame_arbiter::FrameArbiter;
 use crate::nic::nic_core::NicCore;
 use crate::primitives::register_slice::AxisRegisterSlice;
@@ -151,6 +152,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The whole transport of one NIC: both halves, the rx copy, the
         // frame and DMA arbiters, the ERR events between the halves.
         large::<NicCore>("nic_core"),
+        // BAR0 of the host interface: the host ABI's register blocks behind
+        // an AXI4-Lite target.
+        ExportedBlock::new("bar_registers", BarRegisters::default()),
     ]
 }
 

@@ -10,6 +10,7 @@ mod common;
 mod tx_common;
 
 mod atomic_unit;
+mod bar_registers;
 mod completer_datapath;
 mod dma_write_mover;
 mod icrc;

@@ -6,11 +6,14 @@
 //! fixed offset. BAR2 holds one 4 KiB doorbell page per QP and BAR4 one
 //! per CQ, so a process maps only the pages of the objects it owns.
 //!
-//! All registers are little-endian; 64-bit registers take one 64-bit access
-//! or two 32-bit accesses, low half first (a write takes effect with the
-//! high half, a read of the low half latches the high half). A read of an
-//! offset no register occupies returns 0 and counts `mmio_unmapped`; a
-//! write there is ignored and counted.
+//! All registers are little-endian and take 32- and 64-bit accesses; a
+//! narrower write is ignored. A 64-bit register takes one 64-bit access or
+//! two 32-bit accesses; reading a counter's low half latches its high
+//! half, which the following read of the high half returns, so a 32-bit
+//! host reads a consistent value low half first. Bits a register does not
+//! implement (those outside its fields, where it lists fields) read 0 and
+//! ignore writes. A read of an offset no register occupies returns 0 and
+//! counts `mmio_unmapped`; a write there is ignored and counted.
 
 use crate::layout::Field;
 
@@ -302,6 +305,19 @@ pub const CONTROL: RegisterBlock = RegisterBlock {
     ],
 };
 
+/// Admin queue register bits.
+pub mod admin_bits {
+    use super::*;
+    pub const LOG_SIZE: Field = Field::new("log_size", 0, 0, 4, "log2 of the ring's entries.");
+    pub const INDEX: Field = Field::new(
+        "index",
+        0,
+        0,
+        16,
+        "Entries since the queue was set up (mod 2^16).",
+    );
+}
+
 pub const ADMIN: RegisterBlock = RegisterBlock {
     name: "admin",
     type_id: block_type::ADMIN,
@@ -317,30 +333,39 @@ pub const ADMIN: RegisterBlock = RegisterBlock {
             0,
             "Bus address of the submission ring (64-byte commands), 4 KiB aligned.",
         ),
-        reg(
-            "asq_log_size",
-            0x18,
-            32,
-            Access::ReadWrite,
-            0,
-            "log2 of its entries, 1 ..= 12; 0: the queue is off.",
-        ),
-        reg(
-            "asq_tail",
-            0x1C,
-            32,
-            Access::WriteOnly,
-            0,
-            "Doorbell: commands written so far (mod 2^16).",
-        ),
-        reg(
-            "asq_head",
-            0x20,
-            32,
-            Access::ReadOnly,
-            0,
-            "Commands the device has taken (mod 2^16).",
-        ),
+        Register {
+            fields: &[admin_bits::LOG_SIZE],
+            ..reg(
+                "asq_log_size",
+                0x18,
+                32,
+                Access::ReadWrite,
+                0,
+                "log2 of its entries, 1 ..= 12; 0: the queue is off.",
+            )
+        },
+        Register {
+            fields: &[admin_bits::INDEX],
+            ..reg(
+                "asq_tail",
+                0x1C,
+                32,
+                Access::WriteOnly,
+                0,
+                "Doorbell: commands written so far (mod 2^16).",
+            )
+        },
+        Register {
+            fields: &[admin_bits::INDEX],
+            ..reg(
+                "asq_head",
+                0x20,
+                32,
+                Access::ReadOnly,
+                0,
+                "Commands the device has taken (mod 2^16).",
+            )
+        },
         reg(
             "acq_base",
             0x28,
@@ -349,22 +374,28 @@ pub const ADMIN: RegisterBlock = RegisterBlock {
             0,
             "Bus address of the completion ring (16-byte entries), 4 KiB aligned.",
         ),
-        reg(
-            "acq_log_size",
-            0x30,
-            32,
-            Access::ReadWrite,
-            0,
-            "log2 of its entries; equal to `asq_log_size`.",
-        ),
-        reg(
-            "acq_head",
-            0x34,
-            32,
-            Access::WriteOnly,
-            0,
-            "Completions software has consumed (mod 2^16): room for more.",
-        ),
+        Register {
+            fields: &[admin_bits::LOG_SIZE],
+            ..reg(
+                "acq_log_size",
+                0x30,
+                32,
+                Access::ReadWrite,
+                0,
+                "log2 of its entries; equal to `asq_log_size`.",
+            )
+        },
+        Register {
+            fields: &[admin_bits::INDEX],
+            ..reg(
+                "acq_head",
+                0x34,
+                32,
+                Access::WriteOnly,
+                0,
+                "Completions software has consumed (mod 2^16): room for more.",
+            )
+        },
     ],
 };
 
@@ -591,7 +622,8 @@ pub const MSIX: RegisterBlock = RegisterBlock {
         Register {
             count: limits::MSIX_VECTORS,
             stride: 16,
-            ..reg("vector_control", 0x10C, 32, Access::ReadWrite, 1, "Bit 0: masked (set at reset).")
+            fields: &[Field::flag("masked", 0, 0, "The vector sends no message; one that comes up is held as pending.")],
+            ..reg("vector_control", 0x10C, 32, Access::ReadWrite, 1, "Vector n's control at 0x10C + 16 n; masked at reset.")
         },
         reg("pending", 0x800, 64, Access::ReadOnly, 0, "Pending bit array: bit n, vector n has a message held back by its mask."),
     ],

@@ -1,0 +1,533 @@
+//! BarRegisters in rust-hdl's simulator against the host ABI's tables:
+//! BAR0 reads after reset exactly as `bar0_reset_read32` says and the
+//! driver's discovery walk finds every block through it; every RW
+//! register reads back what was written (its implemented bits) and drives
+//! its port; doorbells pulse once with their value; counters read
+//! consistently low half first; the MSI-X table, its masks and lookup
+//! port; unmapped, narrow and read-only accesses; soft reset. Every
+//! transfer under random valid/ready delays. Then the recorded cycles on
+//! the Verilog under Verilator, the Verilator lint and one Yosys
+//! synthesis.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rocenic_abi::registers::{self as abi, Access, Register, RegisterBlock, BAR0_BLOCKS};
+use rocenic_driver::discovery::discover;
+use rocenic_hdl::host::bar_registers::{dword_of, mapped_dwords, BarRegisters};
+use rocenic_hdl_testbench::{verilator_lint, xilinx_synth, CycleSim};
+use rust_hdl::prelude::*;
+
+/// A one-cycle output pulse seen by the bench, with its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pulse {
+    SoftReset,
+    AsqTail(u64),
+    AcqHead(u64),
+    EqDoorbell { eqn: u64, value: u64 },
+    Unmapped,
+}
+
+/// An AXI4-Lite initiator and the block's other neighbours: counters that
+/// answer `counter_index` one cycle later, as a registered source does.
+struct Bench {
+    sim: CycleSim<BarRegisters>,
+    rng: ChaCha8Rng,
+    /// Counter `k` reads `counters(k, cycle)`.
+    counters: fn(u64, u64) -> u64,
+    presented_index: u64,
+    pulses: Vec<Pulse>,
+}
+
+fn still(_: u64, _: u64) -> u64 {
+    0
+}
+
+impl Bench {
+    fn new(seed: u64) -> Bench {
+        let mut sim = CycleSim::new(BarRegisters::default(), |b| &mut b.clock);
+        sim.record();
+        let mut bench = Bench {
+            sim,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            counters: still,
+            presented_index: 0,
+            pulses: Vec::new(),
+        };
+        bench.sim.uut.reset.next = true;
+        bench.tick();
+        bench.sim.uut.reset.next = false;
+        bench
+    }
+
+    /// One cycle: the counter source answers the index of the last cycle,
+    /// the pulses of this cycle are noted, then the edge.
+    fn tick(&mut self) {
+        let cycle = self.sim.cycles();
+        self.sim.uut.counter_value.next = bits((self.counters)(self.presented_index, cycle));
+        self.sim.settle();
+        let u = &self.sim.uut;
+        if u.soft_reset.val() {
+            self.pulses.push(Pulse::SoftReset);
+        }
+        if u.asq_tail_valid.val() {
+            self.pulses.push(Pulse::AsqTail(u.asq_tail.val().to_u64()));
+        }
+        if u.acq_head_valid.val() {
+            self.pulses.push(Pulse::AcqHead(u.acq_head.val().to_u64()));
+        }
+        if u.eq_doorbell_valid.val() {
+            self.pulses.push(Pulse::EqDoorbell {
+                eqn: u.eq_doorbell_eqn.val().to_u64(),
+                value: u.eq_doorbell_value.val().to_u64(),
+            });
+        }
+        if u.unmapped.val() {
+            self.pulses.push(Pulse::Unmapped);
+        }
+        self.presented_index = u.counter_index.val().to_u64();
+        self.sim.tick();
+    }
+
+    fn idle_cycles(&mut self, most: u32) {
+        for _ in 0..self.rng.gen_range(0..=most) {
+            self.tick();
+        }
+    }
+
+    /// One write; returns when its response has been taken.
+    fn write(&mut self, addr: u32, data: u64, strobes: u8) {
+        self.idle_cycles(2);
+        let m = &mut self.sim.uut.mmio;
+        m.awaddr.next = bits(u64::from(addr));
+        m.wdata.next = bits(data);
+        m.wstrb.next = bits(u64::from(strobes));
+        m.awvalid.next = true;
+        m.wvalid.next = true;
+        loop {
+            self.sim.settle();
+            let taken = self.sim.uut.mmio.awready.val();
+            assert_eq!(
+                taken,
+                self.sim.uut.mmio.wready.val(),
+                "address and data together"
+            );
+            self.tick();
+            if taken {
+                break;
+            }
+        }
+        self.sim.uut.mmio.awvalid.next = false;
+        self.sim.uut.mmio.wvalid.next = false;
+        loop {
+            let ready = self.rng.gen_bool(0.6);
+            self.sim.uut.mmio.bready.next = ready;
+            self.sim.settle();
+            let done = ready && self.sim.uut.mmio.bvalid.val();
+            if done {
+                assert_eq!(self.sim.uut.mmio.bresp.val().to_u64(), 0, "OKAY");
+            }
+            self.tick();
+            if done {
+                break;
+            }
+        }
+        self.sim.uut.mmio.bready.next = false;
+    }
+
+    fn write32(&mut self, addr: u32, value: u32) {
+        let lane = (addr & 4) * 8;
+        self.write(addr & !7, u64::from(value) << lane, 0xF << (addr & 4));
+    }
+
+    /// One read of the 8-byte word holding `addr` (its high half only,
+    /// when `addr` has bit 2 set).
+    fn read(&mut self, addr: u32) -> u64 {
+        self.idle_cycles(2);
+        self.sim.uut.mmio.araddr.next = bits(u64::from(addr));
+        self.sim.uut.mmio.arvalid.next = true;
+        loop {
+            self.sim.settle();
+            let taken = self.sim.uut.mmio.arready.val();
+            self.tick();
+            if taken {
+                break;
+            }
+        }
+        self.sim.uut.mmio.arvalid.next = false;
+        loop {
+            let ready = self.rng.gen_bool(0.6);
+            self.sim.uut.mmio.rready.next = ready;
+            self.sim.settle();
+            let data = self.sim.uut.mmio.rdata.val().to_u64();
+            let done = ready && self.sim.uut.mmio.rvalid.val();
+            self.tick();
+            if done {
+                self.sim.uut.mmio.rready.next = false;
+                return data;
+            }
+        }
+    }
+
+    fn read32(&mut self, addr: u32) -> u32 {
+        (self.read(addr) >> ((addr & 4) * 8)) as u32
+    }
+
+    fn take_pulses(&mut self) -> Vec<Pulse> {
+        std::mem::take(&mut self.pulses)
+    }
+}
+
+fn block_offset(block: &RegisterBlock) -> u32 {
+    BAR0_BLOCKS
+        .iter()
+        .find(|(_, b)| b.name == block.name)
+        .unwrap()
+        .0
+}
+
+fn address_of(block: &RegisterBlock, name: &str, n: u32) -> u32 {
+    block_offset(block) + block.register(name).unwrap().offset_of(n)
+}
+
+/// The bits a register implements: its fields', or all of them.
+fn implemented(r: &Register) -> u64 {
+    if r.fields.is_empty() {
+        u64::MAX >> (64 - r.width)
+    } else {
+        r.fields
+            .iter()
+            .map(|f| f.max() << (8 * f.offset as u32 + f.bit))
+            .fold(0, |a, b| a | b)
+    }
+}
+
+#[test]
+fn bar0_reads_the_abi_reset_image_and_the_driver_finds_every_block() {
+    let mut b = Bench::new(1);
+    let mapped = mapped_dwords();
+    // Every mapped 8-byte word, and every 16th unmapped one.
+    let mut words: Vec<u32> = mapped.iter().map(|d| (*d as u32 * 4) & !7).collect();
+    words.extend((0..abi::BAR0_SIZE).step_by(128));
+    words.sort_unstable();
+    words.dedup();
+    for word in &words {
+        let value = b.read(*word);
+        for (half, addr) in [(0, *word), (32, word + 4)] {
+            assert_eq!(
+                (value >> half) as u32,
+                abi::bar0_reset_read32(addr),
+                "BAR0 {addr:#06x} after reset"
+            );
+        }
+    }
+    let unmapped_words = words
+        .iter()
+        .filter(|w| !mapped.contains(&u64::from(**w / 4)))
+        .count();
+    assert!(unmapped_words > 50, "the sample reaches unmapped space");
+
+    let found = discover(|offset| b.read32(offset)).expect("the walk succeeds on the RTL");
+    for (offset, block) in BAR0_BLOCKS {
+        assert_eq!(found.offset(block), *offset, "{}", block.name);
+    }
+}
+
+#[test]
+fn registers_read_back_what_was_written_and_drive_their_ports() {
+    let mut b = Bench::new(2);
+    let mut written = Vec::new();
+    for (offset, block) in BAR0_BLOCKS {
+        for r in block
+            .registers
+            .iter()
+            .filter(|r| r.access == Access::ReadWrite)
+        {
+            for n in 0..r.count.max(1) {
+                let addr = offset + r.offset_of(n);
+                // control.soft_reset would undo the rest: only `enable`.
+                let mask = if r.name == "control" {
+                    1
+                } else {
+                    implemented(r)
+                };
+                let value = b.rng.gen::<u64>() & mask;
+                if r.width == 64 {
+                    b.write(addr, value, 0xFF);
+                } else {
+                    b.write32(addr, value as u32);
+                }
+                written.push((addr, r, value));
+            }
+        }
+    }
+    for (addr, r, value) in &written {
+        let got = if r.width == 64 {
+            b.read(*addr)
+        } else {
+            u64::from(b.read32(*addr))
+        };
+        assert_eq!(got, *value, "{} at {addr:#06x}", r.name);
+    }
+    let value_at = |block: &RegisterBlock, name: &str| {
+        let addr = address_of(block, name, 0);
+        written.iter().find(|(a, _, _)| *a == addr).unwrap().2
+    };
+    let u = &b.sim.uut;
+    assert_eq!(u.enable.val(), value_at(&abi::CONTROL, "control") == 1);
+    assert_eq!(
+        u.admin_eqn.val().to_u64(),
+        value_at(&abi::CONTROL, "admin_eqn")
+    );
+    assert_eq!(u.asq_base.val().to_u64(), value_at(&abi::ADMIN, "asq_base"));
+    assert_eq!(
+        u.asq_log_size.val().to_u64(),
+        value_at(&abi::ADMIN, "asq_log_size")
+    );
+    assert_eq!(u.acq_base.val().to_u64(), value_at(&abi::ADMIN, "acq_base"));
+    assert_eq!(
+        u.acq_log_size.val().to_u64(),
+        value_at(&abi::ADMIN, "acq_log_size")
+    );
+    let masks: u64 = (0..32)
+        .map(|n| {
+            let addr = address_of(&abi::MSIX, "vector_control", n);
+            written.iter().find(|(a, _, _)| *a == addr).unwrap().2 << n
+        })
+        .sum();
+    assert_eq!(u.msix_mask.val().to_u64(), masks);
+    let pulses = b.take_pulses();
+    assert!(pulses.is_empty(), "RW registers pulse nothing: {pulses:?}");
+
+    // Doorbells: one pulse each, with the written value; they read 0.
+    b.write32(address_of(&abi::ADMIN, "asq_tail", 0), 0xABCD_1234);
+    b.write32(address_of(&abi::ADMIN, "acq_head", 0), 0x0000_0042);
+    for eqn in 0..8 {
+        b.write32(
+            address_of(&abi::EVENT_QUEUES, "eq_doorbell", eqn),
+            0x8000_0000 | (eqn * 3),
+        );
+    }
+    let mut expected = vec![Pulse::AsqTail(0x1234), Pulse::AcqHead(0x42)];
+    expected.extend((0..8).map(|eqn| Pulse::EqDoorbell {
+        eqn,
+        value: 0x8000_0000 | (eqn * 3),
+    }));
+    assert_eq!(b.take_pulses(), expected);
+    assert_eq!(b.read32(address_of(&abi::ADMIN, "asq_tail", 0)), 0);
+    b.sim.uut.asq_head.next = bits(0x7777);
+    assert_eq!(b.read32(address_of(&abi::ADMIN, "asq_head", 0)), 0x7777);
+
+    let cycles = b.sim.replay_in_verilator("bar_registers").unwrap();
+    assert!(cycles > 1000, "replayed {cycles} cycles");
+}
+
+/// Counter `k` at cycle `c`: both halves move every cycle, so a torn read
+/// shows as halves of different cycles.
+fn moving(k: u64, c: u64) -> u64 {
+    ((c + k) << 32) | (c + k)
+}
+
+#[test]
+fn counters_read_whole_and_low_half_first() {
+    let mut b = Bench::new(3);
+    b.counters = moving;
+    for (k, counter) in abi::COUNTERS.iter().enumerate() {
+        let addr = address_of(&abi::COUNTERS_BLOCK, counter.name, 0);
+        let whole = b.read(addr);
+        assert_eq!(
+            whole >> 32,
+            whole & 0xFFFF_FFFF,
+            "{}: one 64-bit read is one value",
+            counter.name
+        );
+        assert!((whole & 0xFFFF_FFFF) > k as u64, "counter {k} answered");
+        let low = b.read32(addr);
+        b.idle_cycles(5);
+        let high = b.read32(addr + 4);
+        assert_eq!(
+            high, low,
+            "{}: the high half latched by the low read",
+            counter.name
+        );
+    }
+    assert!(b.take_pulses().is_empty());
+}
+
+#[test]
+fn the_msix_table_holds_vectors_for_the_lookup_port() {
+    let mut b = Bench::new(4);
+    assert_eq!(
+        b.sim.uut.msix_mask.val().to_u64(),
+        0xFFFF_FFFF,
+        "masked at reset"
+    );
+    let vectors: Vec<(u64, u32)> = (0..32).map(|_| (b.rng.gen(), b.rng.gen())).collect();
+    for (n, (address, data)) in vectors.iter().enumerate() {
+        b.write(
+            address_of(&abi::MSIX, "vector_address", n as u32),
+            *address,
+            0xFF,
+        );
+        b.write32(address_of(&abi::MSIX, "vector_data", n as u32), *data);
+    }
+    b.write32(address_of(&abi::MSIX, "vector_control", 5), 0);
+    assert_eq!(b.sim.uut.msix_mask.val().to_u64(), 0xFFFF_FFFF & !(1 << 5));
+    for (n, (address, data)) in vectors.iter().enumerate() {
+        assert_eq!(
+            b.read(address_of(&abi::MSIX, "vector_address", n as u32)),
+            *address
+        );
+        assert_eq!(
+            b.read32(address_of(&abi::MSIX, "vector_data", n as u32)),
+            *data
+        );
+    }
+    // The lookup port, every cycle for a while, while BAR reads of the
+    // table run: each answers the cycle after its request.
+    let mut asked: Option<usize> = None;
+    let table_read = address_of(&abi::MSIX, "vector_address", 9);
+    b.sim.uut.mmio.araddr.next = bits(u64::from(table_read));
+    b.sim.uut.mmio.arvalid.next = true;
+    b.sim.uut.mmio.rready.next = true;
+    let mut reads = Vec::new();
+    for cycle in 0..200u64 {
+        b.sim.settle();
+        if let Some(n) = asked {
+            assert_eq!(
+                b.sim.uut.vector_address.val().to_u64(),
+                vectors[n].0,
+                "cycle {cycle}"
+            );
+            assert_eq!(
+                b.sim.uut.vector_data.val().to_u64(),
+                u64::from(vectors[n].1)
+            );
+        }
+        if b.sim.uut.mmio.rvalid.val() {
+            reads.push(b.sim.uut.mmio.rdata.val().to_u64());
+        }
+        let n = b.rng.gen_range(0..32);
+        let lookup = b.rng.gen_bool(0.5);
+        b.sim.uut.vector_lookup.next = lookup;
+        b.sim.uut.vector_lookup_index.next = bits(n as u64);
+        asked = lookup.then_some(n);
+        b.tick();
+    }
+    b.sim.uut.mmio.arvalid.next = false;
+    b.sim.uut.vector_lookup.next = false;
+    assert!(reads.len() > 10, "BAR reads went on beside the lookups");
+    assert!(
+        reads.iter().all(|r| *r == vectors[9].0),
+        "a lookup never corrupts a BAR read"
+    );
+
+    b.sim.uut.msix_pending.next = bits(0x8000_0001);
+    assert_eq!(b.read(address_of(&abi::MSIX, "pending", 0)), 0x8000_0001);
+}
+
+#[test]
+fn unmapped_narrow_and_read_only_accesses_change_nothing() {
+    let mut b = Bench::new(5);
+    let scratch = address_of(&abi::CONTROL, "scratch", 0);
+    b.write32(scratch, 0x1111_2222);
+    // Unmapped: reads 0, one pulse per read and per dword written; a
+    // write lands nowhere.
+    assert_eq!(b.read(0x0FF0), 0);
+    assert_eq!(b.read(0x0FF4), 0);
+    assert_eq!(b.take_pulses(), vec![Pulse::Unmapped, Pulse::Unmapped]);
+    b.write(0x0FF0, u64::MAX, 0xFF);
+    assert_eq!(b.take_pulses(), vec![Pulse::Unmapped, Pulse::Unmapped]);
+    // A 16-bit write is not a 32-bit access: ignored.
+    b.write(scratch & !7, 0xFFFF_FFFF_FFFF_FFFF, 0x30);
+    assert_eq!(b.read32(scratch), 0x1111_2222);
+    // Read-only registers ignore writes and are mapped.
+    let cap_qps = address_of(&abi::DEVICE, "cap_qps", 0);
+    b.write32(cap_qps, 7);
+    assert_eq!(b.read32(cap_qps), abi::limits::QPS);
+    assert!(b.take_pulses().is_empty());
+    // Nothing else moved.
+    assert_eq!(b.read32(scratch), 0x1111_2222);
+}
+
+#[test]
+fn soft_reset_status_and_fatal_cause() {
+    let mut b = Bench::new(6);
+    let control = address_of(&abi::CONTROL, "control", 0);
+    let status = address_of(&abi::CONTROL, "status", 0);
+    let fatal_cause = address_of(&abi::CONTROL, "fatal_cause", 0);
+    let scratch = address_of(&abi::CONTROL, "scratch", 0);
+    let asq_base = address_of(&abi::ADMIN, "asq_base", 0);
+    b.write32(control, 1);
+    assert_eq!(b.read32(status), 1, "ready once enabled");
+    b.sim.uut.reset_busy.next = true;
+    b.sim.uut.fatal.next = true;
+    assert_eq!(b.read32(status), 2, "busy: not ready; fatal shown");
+    assert_eq!(
+        b.read32(control),
+        3,
+        "soft_reset reads the reset in progress"
+    );
+    b.sim.uut.reset_busy.next = false;
+    b.sim.uut.fatal.next = false;
+
+    b.sim.uut.fatal_set.next = bits(0b1010);
+    b.tick();
+    b.sim.uut.fatal_set.next = bits(0);
+    assert_eq!(b.read32(fatal_cause), 0b1010);
+    b.write32(fatal_cause, 0b0010);
+    assert_eq!(b.read32(fatal_cause), 0b1000, "write 1 to clear");
+
+    b.write32(scratch, 0xDEAD_BEEF);
+    b.write(asq_base, 0x1234_5678_9ABC_D000, 0xFF);
+    b.write32(address_of(&abi::MSIX, "vector_control", 0), 0);
+    b.take_pulses();
+    b.write32(control, 0b11);
+    assert_eq!(b.take_pulses(), vec![Pulse::SoftReset]);
+    assert_eq!(b.read32(scratch), 0);
+    assert_eq!(b.read(asq_base), 0);
+    assert_eq!(b.read32(control), 0, "disabled by the reset");
+    assert_eq!(b.read32(fatal_cause), 0);
+    assert_eq!(
+        b.sim.uut.msix_mask.val().to_u64(),
+        0xFFFF_FFFF,
+        "masked again"
+    );
+    assert_eq!(
+        b.read32(address_of(&abi::CONTROL, "admin_eqn", 0)),
+        abi::CONTROL.register("admin_eqn").unwrap().reset as u32
+    );
+}
+
+#[test]
+fn the_constants_come_from_the_abi() {
+    // The dword the RTL compares against is the ABI's offset / 4.
+    assert_eq!(
+        dword_of(&abi::ADMIN, "asq_tail") * 4,
+        u64::from(address_of(&abi::ADMIN, "asq_tail", 0))
+    );
+}
+
+#[test]
+fn verilator_lint_is_clean() {
+    let mut uut = BarRegisters::default();
+    uut.connect_all();
+    let warnings = verilator_lint("bar_registers", &generate_verilog(&uut)).unwrap();
+    assert!(warnings.is_empty(), "{warnings:#?}");
+}
+
+#[test]
+fn synthesizes_small_with_the_table_in_lut_ram() {
+    let mut uut = BarRegisters::default();
+    uut.connect_all();
+    let report = xilinx_synth("bar_registers", &generate_verilog(&uut)).unwrap();
+    assert_eq!(
+        report.block_rams(),
+        0,
+        "three 32 x 32 tables belong in LUT RAM"
+    );
+    assert!(
+        report.lut_rams() > 0,
+        "the MSI-X table is in LUT RAM, not flops"
+    );
+    assert!(report.luts() < 1500, "{} LUTs", report.luts());
+}
