@@ -421,8 +421,12 @@ def decode(frame: bytes) -> Verdict:
     bth = udp[UDP_HEADER_LEN:]
     op = OPCODES.get(bth[0])
     header_len = ETH_HEADER_LEN + ip_header_len + UDP_HEADER_LEN + BTH_LEN + (op.headers_len if op else 0)
+    ip_len = IPV6_HEADER_LEN + _be(ip, 4, 2) if ipv6 else _be(ip, 2, 2)
+    frame_end = ETH_HEADER_LEN + ip_len
     verdict = Verdict(Drop.ACCEPTED, fields=_record_fields(view, ipv6))
-    verdict.headers_complete = len(frame) >= header_len
+    # The fields are defined where the headers lie within the frame and
+    # within the IP packet (bytes past the IP length are not read).
+    verdict.headers_complete = min(len(frame), frame_end) >= header_len
     known_segment = None if not verdict.headers_complete else False
 
     ip_reason = _ip_reason(frame, ipv6)
@@ -430,7 +434,6 @@ def decode(frame: bytes) -> Verdict:
         verdict.reason, verdict.segment = ip_reason, False
         return verdict
 
-    ip_len = IPV6_HEADER_LEN + _be(ip, 4, 2) if ipv6 else _be(ip, 2, 2)
     udp_region = ip_len - ip_header_len
     transport = _transport_reason(udp_region, _be(udp, 4, 2), _be(udp, 2, 2), bth)
     verdict.reason, verdict.segment = transport, known_segment
@@ -443,7 +446,6 @@ def decode(frame: bytes) -> Verdict:
 
     # Truncation outranks the transport checks: the frame must hold the
     # whole IP packet its header announces (bytes past it are Ethernet pad).
-    frame_end = ETH_HEADER_LEN + ip_len
     if len(frame) < frame_end:
         verdict.reason = Drop.TRUNCATED
         return verdict
