@@ -231,6 +231,11 @@ def truncated_in_payload(spec, rng):
     return frame[: rng.randrange(start, len(frame))]
 
 
+def truncated_by_one_byte(spec, rng):
+    """The frame's last byte (the ICRC's last) missing: the tightest cut."""
+    return frame_bytes(spec)[:-1]
+
+
 def truncated_in_headers(spec, rng):
     """Cut anywhere before the headers end (1 byte up)."""
     frame = frame_bytes(spec)
@@ -361,6 +366,7 @@ CORRUPTIONS: dict[str, tuple[Drop, Callable[[FrameSpec, random.Random], bytes], 
     "masked_fields_changed": (Drop.ACCEPTED, masked_fields_changed, True),
     "tver_nonzero": (Drop.TVER, tver_nonzero, True),
     "truncated_in_payload": (Drop.TRUNCATED, truncated_in_payload, True),
+    "truncated_by_one_byte": (Drop.TRUNCATED, truncated_by_one_byte, True),
     "truncated_in_headers": (Drop.TRUNCATED, truncated_in_headers, True),
     "ipv4_checksum_wrong": (Drop.IPV4_CHECKSUM, ipv4_checksum_wrong, False),
     "udp_port_wrong": (Drop.UDP_PORT, udp_port_wrong, True),

@@ -110,7 +110,7 @@ class RxParserBench:
 def check_record(record, verdict: rules.Verdict, where: str) -> bool:
     """Compare one record with the verdict; returns its has_payload bit."""
     reason = int(record.reason)
-    assert reason == verdict.reason, f"{where}: reason {reason} ({_name(reason)}), expected {verdict.reason.name}"
+    assert reason == verdict.reason, f"{where}: reason {reason} ({reason_name(reason)}), expected {verdict.reason.name}"
     assert int(record.drop) == (verdict.reason != Drop.ACCEPTED), f"{where}: drop {int(record.drop)}"
     has_payload = bool(int(record.has_payload))
     if verdict.segment is not None:
@@ -147,7 +147,7 @@ def check_segment(segment, verdict: rules.Verdict, where: str):
             raise AssertionError(f"{where}: payload differs from byte {first}")
 
 
-def _name(code: int) -> str:
+def reason_name(code: int) -> str:
     return Drop(code).name if code in Drop._value2member_map_ else "?"
 
 
@@ -252,9 +252,14 @@ def _corruption_test(name: str, ip: str):
     return cocotb.test(name=f"corruption_{name}_{ip}")(run)
 
 
-for _ip in IP_VERSIONS:
-    for _name in _corruptions_for(IP_VERSIONS[_ip]):
-        globals()[f"corruption_{_name}_{_ip}"] = _corruption_test(_name, _ip)
+def _register_corruption_tests():
+    """One module-level cocotb test per corruption class and IP version."""
+    for ip in IP_VERSIONS:
+        for name in _corruptions_for(IP_VERSIONS[ip]):
+            globals()[f"corruption_{name}_{ip}"] = _corruption_test(name, ip)
+
+
+_register_corruption_tests()
 
 
 @cocotb.test()

@@ -2,7 +2,8 @@
 
 What: `Bench(block, top).build()` compiles the block's exported Verilog
 (build/verilog/<block>.v, from `make verilog`) with its wrapper top from
-tests/cocotb/tops/ into build/cocotb/<block>/; `run(bench_module, test)`
+tests/cocotb/tops/ into build/cocotb/<block>/ ($ROCENIC_VERILOG_DIR and
+$ROCENIC_COCOTB_BUILD_DIR move them); `run(bench_module, test)`
 runs the cocotb tests whose name starts with `test` and, when one fails,
 runs the failing tests again with tracing on so an FST waveform of each is
 kept under build/cocotb/<block>/waves/.
@@ -29,7 +30,7 @@ TESTS_DIR = Path(__file__).resolve().parent
 ROOT = TESTS_DIR.parents[1]
 TOPS_DIR = TESTS_DIR / "tops"
 LZ4_SHIM_DIR = TOPS_DIR / "lz4"  # header and ld script for the FST writer (see its lz4.h)
-BUILD_DIR = ROOT / "build" / "cocotb"
+BUILD_DIR = Path(os.environ.get("ROCENIC_COCOTB_BUILD_DIR", ROOT / "build" / "cocotb"))
 VERILOG_DIR = Path(os.environ.get("ROCENIC_VERILOG_DIR", ROOT / "build" / "verilog"))
 
 
@@ -83,6 +84,25 @@ class SingleJobVerilator(Verilator):
         return commands
 
 
+# Waivers for the exported Verilog only, written per build for the file's
+# real path (wherever ROCENIC_VERILOG_DIR puts it). rust-hdl writes Rust
+# integer constants as 32-bit literals and bit casts as masks, so its
+# output is full of width warnings its Bits<N> typing makes harmless, and
+# writes each block's logic as one always block over whole buses, which
+# Verilator reports as (false) combinational loops. In the wrapper tops a
+# width mismatch (a record layout out of step) stays a fatal warning.
+EXPORTED_VERILOG_WAIVERS = ("WIDTHEXPAND", "WIDTHTRUNC", "UNOPTFLAT")
+
+
+def waiver_file(verilog: Path, build_dir: Path) -> Path:
+    path = build_dir / "exported_verilog_waivers.vlt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["`verilator_config"]
+    lines += [f'lint_off -rule {rule} -file "{verilog.resolve()}"' for rule in EXPORTED_VERILOG_WAIVERS]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 class Bench:
     """One block's exported Verilog with its wrapper top."""
 
@@ -99,7 +119,7 @@ class Bench:
         if not self.verilog.is_file():
             raise RuntimeError(f"{self.verilog} is missing: run `make verilog` (the exporter writes it)")
         self.runner.build(
-            sources=[TOPS_DIR / "verilator.vlt", TOPS_DIR / f"{self.top}.sv", self.verilog],
+            sources=[waiver_file(self.verilog, self.build_dir), TOPS_DIR / f"{self.top}.sv", self.verilog],
             hdl_toplevel=self.top,
             build_dir=self.build_dir,
             # Tracing is compiled in but only switched on for a failing
