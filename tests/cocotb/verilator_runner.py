@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -133,6 +134,8 @@ class Bench:
                 "-LDFLAGS",
                 f"-L{LZ4_SHIM_DIR}",
                 "-O3",
+                # rust-hdl gives every register an initial value; any other
+                # unknown (X) bit reads as 0, so runs are reproducible.
                 "--x-assign",
                 "0",
                 "--x-initial",
@@ -153,13 +156,14 @@ class Bench:
         kept = []
         for name in failed:
             fst = waves_dir / (name.replace("/", "_").replace("=", "-") + ".fst")
+            fst.unlink(missing_ok=True)
             self._run(bench_module, name, results.with_suffix(".waves.xml"), waves=fst, exact=True)
-            kept.append(f"{name}: {fst}")
+            kept.append(f"{name}: {fst if fst.is_file() else 'no waveform written'}")
         raise AssertionError("cocotb tests failed (waveforms kept):\n  " + "\n  ".join(kept))
 
     def _run(self, bench_module, test, results: Path, waves: Path | None, exact=False) -> list[str]:
         results.parent.mkdir(parents=True, exist_ok=True)
-        pattern = f"{bench_module}\\.{_regex(test)}" + ("$" if exact else "")
+        pattern = f"{bench_module}\\.{re.escape(test)}" + ("$" if exact else "")
         try:
             self.runner.test(
                 test_module=bench_module,
@@ -172,11 +176,18 @@ class Bench:
                 test_args=["--trace-file", str(waves)] if waves else [],
                 extra_env={"PYTHONPATH": os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")])},
             )
-        except SystemExit:
-            pass  # cocotb's runner exits on failures under pytest; the results file says which
+        except SystemExit as stop:
+            # cocotb's runner exits on failures under pytest; the results
+            # file says which, and an exit with none listed is an error.
+            exit_code = stop.code
+        else:
+            exit_code = 0
         if not results.is_file():
             raise AssertionError(f"the simulation of {test} wrote no results ({results})")
-        return failed_tests(results)
+        failed = failed_tests(results)
+        if exit_code and not failed:
+            raise AssertionError(f"the simulation of {test} exited with {exit_code} but lists no failed test")
+        return failed
 
 
 def failed_tests(results: Path) -> list[str]:
@@ -193,7 +204,3 @@ def failed_tests(results: Path) -> list[str]:
     return failed
 
 
-def _regex(text: str) -> str:
-    import re
-
-    return re.escape(text)
