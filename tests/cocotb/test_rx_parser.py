@@ -8,7 +8,7 @@ import pytest
 from verilator_runner import Bench
 
 BENCH_MODULE = "rx_parser_bench"
-TESTS = ["known_opcodes", "payload_sizes", "corruption_", "unknown_opcodes"]
+TESTS = ["known_opcodes", "payload_sizes", "corruption_", "unknown_opcodes", "reset_mid_traffic"]
 
 
 @pytest.fixture(scope="module")
