@@ -2,6 +2,8 @@
 #
 #   make demo    simulated two-NIC RDMA exchange (both NICs in RTL under Verilator)
 #   make test    everything CI checks: fmt, clippy, cargo tests, fuzz, pytest
+#                (tests/python and the cocotb benches in tests/cocotb)
+#   make cocotb  the cocotb benches alone, on the exported Verilog
 #   make test-model  the model-only build and tests: no Verilator, no .venv
 #   make setup   project-local Python venv with the pinned tools
 #   make fuzz    bounded libFuzzer run of the wire decoder
@@ -49,11 +51,12 @@ FUZZ_SECONDS ?= 45
 FUZZ_MAX_LEN := 4400
 FUZZ_TARGETS := decode
 
-.PHONY: help setup test test-model lint cargo-test fuzz pytest demo build-release abi-doc
+.PHONY: help setup test test-model lint cargo-test fuzz pytest cocotb demo build-release abi-doc
 
 help:
 	@echo "make demo   - simulated two-NIC RDMA exchange; writes build/demo.pcap and build/demo.json"
-	@echo "make test   - fmt, clippy, cargo test --release, bounded fuzz run, pytest"
+	@echo "make test   - fmt, clippy, cargo test --release, bounded fuzz run, pytest (cocotb benches included)"
+	@echo "make cocotb - the cocotb benches (tests/cocotb) on build/verilog/ under Verilator"
 	@echo "make test-model - the CLI without the RTL and the model-side tests; needs no Verilator"
 	@echo "make setup  - .venv with the tools pinned in tests/requirements.txt"
 	@echo "make fuzz   - each fuzz target for FUZZ_SECONDS (default $(FUZZ_SECONDS)) seconds"
@@ -75,7 +78,7 @@ $(SETUP_STAMP): tests/requirements.txt
 	printf 'module passthru(input logic a, output logic y);\n  assign y = a;\nendmodule\n' \
 	  > $(VENV)/check/passthru.sv
 	$(VERILATOR) --lint-only -Wall $(VENV)/check/passthru.sv
-	$(VENV_PY) -c 'import cocotb, scapy, pytest; print("cocotb", cocotb.__version__, "pytest", pytest.__version__)'
+	$(VENV_PY) -c 'import cocotb, cocotbext.axi, scapy, pytest; print("cocotb", cocotb.__version__, "cocotbext-axi", cocotbext.axi.__version__, "pytest", pytest.__version__)'
 	touch $@
 
 test: setup lint lint-rtl cargo-test fuzz pytest
@@ -123,9 +126,18 @@ fuzz: $(CARGO_FUZZ)
 abi-doc:
 	$(CARGO) run --quiet -p rocenic-abi --bin rocenic-abi-doc -- docs/abi.md
 
-pytest: setup build-release
+# tests/ holds tests/python (the `rocenic` binary) and tests/cocotb (the
+# cocotb benches on the exported Verilog in build/verilog/, hence `verilog`).
+pytest: setup build-release verilog
 	@rc=0; ROCENIC_BIN=$(ROCENIC_BIN) $(VENV_PY) -m pytest tests/ || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests in tests/"; fi; \
+	exit $$rc
+
+# The cocotb benches alone (tests/README.md); a failing test leaves its FST
+# waveform under build/cocotb/<block>/waves/.
+cocotb: setup verilog
+	@rc=0; $(VENV_PY) -m pytest tests/cocotb || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests in tests/cocotb"; fi; \
 	exit $$rc
 
 demo: setup
