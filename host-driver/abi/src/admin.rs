@@ -56,27 +56,23 @@ pub mod completion {
     };
 }
 
-const fn code(name: &'static str, value: u64, doc: &'static str) -> Code {
-    Code { name, value, doc }
-}
-
 pub const OPCODE: CodeSet = CodeSet {
     name: "admin_opcode",
     doc: "Admin commands.",
     flags: false,
     codes: &[
-        code("CREATE_PD", 0x01, "A protection domain; `result` is its PDN."),
-        code("DESTROY_PD", 0x02, "Refused (BUSY) while an MR or QP uses it."),
-        code("REG_MR", 0x03, "Register memory: the NIC reads the page list from `in_mailbox` into its MTT; `result` is the key (L_Key = R_Key)."),
-        code("DEREG_MR", 0x04, "When it completes, no later access through the key succeeds (remote: NAK remote access)."),
-        code("CREATE_CQ", 0x05, "A CQ ring; `result` is its CQN."),
-        code("DESTROY_CQ", 0x06, "Refused (BUSY) while a QP uses it."),
-        code("CREATE_EQ", 0x07, "An EQ ring tied to an MSI-X vector; `result` is its EQN."),
-        code("DESTROY_EQ", 0x08, "Refused (BUSY) while a CQ uses it."),
-        code("CREATE_QP", 0x09, "An RC QP in RESET; `result` is its QPN."),
-        code("MODIFY_QP", 0x0A, "Apply the `qp_attributes` in `in_mailbox` selected by `attr_mask`, moving to `state` (IBA table 91)."),
-        code("QUERY_QP", 0x0B, "Write the QP's `qp_attributes` (with its current state) to `out_mailbox`."),
-        code("DESTROY_QP", 0x0C, "The QP's number is free again; a QP created under it later starts clean."),
+        Code::new("CREATE_PD", 0x01, "A protection domain; `result` is its PDN."),
+        Code::new("DESTROY_PD", 0x02, "Refused (BUSY) while an MR or QP uses it."),
+        Code::new("REG_MR", 0x03, "Register memory: the NIC reads the page list from `in_mailbox` into its MTT; `result` is the key (L_Key = R_Key)."),
+        Code::new("DEREG_MR", 0x04, "When it completes, no later access through the key succeeds (remote: NAK remote access)."),
+        Code::new("CREATE_CQ", 0x05, "A CQ ring; `result` is its CQN."),
+        Code::new("DESTROY_CQ", 0x06, "Refused (BUSY) while a QP uses it."),
+        Code::new("CREATE_EQ", 0x07, "An EQ ring tied to an MSI-X vector; `result` is its EQN."),
+        Code::new("DESTROY_EQ", 0x08, "Refused (BUSY) while a CQ uses it."),
+        Code::new("CREATE_QP", 0x09, "An RC QP in RESET; `result` is its QPN."),
+        Code::new("MODIFY_QP", 0x0A, "Apply the `qp_attributes` in `in_mailbox` selected by `attr_mask`, moving to `state` (IBA table 91)."),
+        Code::new("QUERY_QP", 0x0B, "Write the QP's `qp_attributes` (with its current state) to `out_mailbox`."),
+        Code::new("DESTROY_QP", 0x0C, "The QP's number is free again; a QP created under it later starts clean."),
     ],
 };
 
@@ -85,14 +81,14 @@ pub const STATUS: CodeSet = CodeSet {
     doc: "An admin completion's `status`.",
     flags: false,
     codes: &[
-        code("OK", 0, "Done."),
-        code("BAD_OPCODE", 1, "Unknown opcode."),
-        code("BAD_PARAMETER", 2, "An input out of range (size, stride, MTU, access, attribute not allowed in the transition)."),
-        code("NO_SUCH_OBJECT", 3, "A PDN, CQN, EQN, QPN or key that does not exist."),
-        code("NO_RESOURCES", 4, "No free object or MTT entries."),
-        code("BAD_STATE", 5, "The QP state transition is not allowed."),
-        code("BUSY", 6, "The object is still in use."),
-        code("DMA_ERROR", 7, "A mailbox or page-list read failed."),
+        Code::new("OK", 0, "Done."),
+        Code::new("BAD_OPCODE", 1, "Unknown opcode."),
+        Code::new("BAD_PARAMETER", 2, "An input out of range (size, stride, MTU, access, attribute not allowed in the transition)."),
+        Code::new("NO_SUCH_OBJECT", 3, "A PDN, CQN, EQN, QPN or key that does not exist."),
+        Code::new("NO_RESOURCES", 4, "No free object or MTT entries."),
+        Code::new("BAD_STATE", 5, "The QP state transition is not allowed."),
+        Code::new("BUSY", 6, "The object is still in use."),
+        Code::new("DMA_ERROR", 7, "A mailbox or page-list read failed."),
     ],
 };
 
@@ -100,14 +96,23 @@ pub const STATUS: CodeSet = CodeSet {
 pub mod inputs {
     use super::*;
 
+    /// The layout of one opcode's inputs: fields of the 64-byte command.
+    const fn command_inputs(
+        name: &'static str,
+        doc: &'static str,
+        fields: &'static [Field],
+    ) -> Layout {
+        Layout {
+            name,
+            size: COMMAND.size,
+            doc,
+            fields,
+            areas: &[],
+        }
+    }
+
     pub const PDN: Field = Field::bytes("pdn", INPUTS, 4, "The protection domain.");
-    pub const DESTROY_PD: Layout = Layout {
-        name: "DESTROY_PD",
-        size: 64,
-        doc: "",
-        fields: &[PDN],
-        areas: &[],
-    };
+    pub const DESTROY_PD: Layout = command_inputs("DESTROY_PD", "", &[PDN]);
 
     pub mod reg_mr {
         use super::*;
@@ -128,23 +133,15 @@ pub mod inputs {
         pub const VA: Field =
             Field::bytes("va", INPUTS + 0x10, 8, "The MR's first virtual address.");
         pub const LENGTH: Field = Field::bytes("length", INPUTS + 0x18, 8, "The MR's bytes.");
-        pub const LAYOUT: Layout = Layout {
-            name: "REG_MR",
-            size: 64,
-            doc: "`va` may sit anywhere in the first page; the pages cover `va .. va + length`.",
-            fields: &[PDN, ACCESS, PAGE_SHIFT, PAGE_COUNT, VA, LENGTH],
-            areas: &[],
-        };
+        pub const LAYOUT: Layout = command_inputs(
+            "REG_MR",
+            "`va` may sit anywhere in the first page; the pages cover `va .. va + length`.",
+            &[PDN, ACCESS, PAGE_SHIFT, PAGE_COUNT, VA, LENGTH],
+        );
     }
 
     pub const KEY: Field = Field::bytes("key", INPUTS, 4, "The MR's key.");
-    pub const DEREG_MR: Layout = Layout {
-        name: "DEREG_MR",
-        size: 64,
-        doc: "",
-        fields: &[KEY],
-        areas: &[],
-    };
+    pub const DEREG_MR: Layout = command_inputs("DEREG_MR", "", &[KEY]);
 
     pub mod create_cq {
         use super::*;
@@ -166,23 +163,11 @@ pub mod inputs {
             8,
             "Bus address of the zeroed ring, 4 KiB aligned.",
         );
-        pub const LAYOUT: Layout = Layout {
-            name: "CREATE_CQ",
-            size: 64,
-            doc: "",
-            fields: &[LOG_SIZE, EQN, RING],
-            areas: &[],
-        };
+        pub const LAYOUT: Layout = command_inputs("CREATE_CQ", "", &[LOG_SIZE, EQN, RING]);
     }
 
     pub const CQN: Field = Field::bytes("cqn", INPUTS, 4, "The CQ.");
-    pub const DESTROY_CQ: Layout = Layout {
-        name: "DESTROY_CQ",
-        size: 64,
-        doc: "",
-        fields: &[CQN],
-        areas: &[],
-    };
+    pub const DESTROY_CQ: Layout = command_inputs("DESTROY_CQ", "", &[CQN]);
 
     pub mod create_eq {
         use super::*;
@@ -195,23 +180,11 @@ pub mod inputs {
             8,
             "Bus address of the zeroed ring, 4 KiB aligned.",
         );
-        pub const LAYOUT: Layout = Layout {
-            name: "CREATE_EQ",
-            size: 64,
-            doc: "",
-            fields: &[LOG_SIZE, VECTOR, RING],
-            areas: &[],
-        };
+        pub const LAYOUT: Layout = command_inputs("CREATE_EQ", "", &[LOG_SIZE, VECTOR, RING]);
     }
 
     pub const EQN: Field = Field::bytes("eqn", INPUTS, 4, "The EQ.");
-    pub const DESTROY_EQ: Layout = Layout {
-        name: "DESTROY_EQ",
-        size: 64,
-        doc: "",
-        fields: &[EQN],
-        areas: &[],
-    };
+    pub const DESTROY_EQ: Layout = command_inputs("DESTROY_EQ", "", &[EQN]);
 
     pub mod create_qp {
         use super::*;
@@ -261,11 +234,10 @@ pub mod inputs {
             8,
             "Bus address of the receive ring, 4 KiB aligned.",
         );
-        pub const LAYOUT: Layout = Layout {
-            name: "CREATE_QP",
-            size: 64,
-            doc: "",
-            fields: &[
+        pub const LAYOUT: Layout = command_inputs(
+            "CREATE_QP",
+            "",
+            &[
                 PDN,
                 SEND_CQN,
                 RECV_CQN,
@@ -276,8 +248,7 @@ pub mod inputs {
                 SQ_RING,
                 RQ_RING,
             ],
-            areas: &[],
-        };
+        );
     }
 
     pub mod modify_qp {
@@ -289,30 +260,24 @@ pub mod inputs {
             4,
             "`qp_attr_mask`: the mailbox attributes to apply.",
         );
-        pub const LAYOUT: Layout = Layout {
-            name: "MODIFY_QP",
-            size: 64,
-            doc: "`in_mailbox` holds a `qp_attributes`.",
-            fields: &[QPN, ATTR_MASK],
-            areas: &[],
-        };
+        pub const LAYOUT: Layout = command_inputs(
+            "MODIFY_QP",
+            "`in_mailbox` holds a `qp_attributes`.",
+            &[QPN, ATTR_MASK],
+        );
     }
 
     pub const QPN: Field = Field::new("qpn", INPUTS, 0, 24, "The QP.");
-    pub const QUERY_QP: Layout = Layout {
-        name: "QUERY_QP",
-        size: 64,
-        doc: "`out_mailbox` receives a `qp_attributes`.",
-        fields: &[QPN],
-        areas: &[],
-    };
-    pub const DESTROY_QP: Layout = Layout {
-        name: "DESTROY_QP",
-        size: 64,
-        doc: "Outstanding WQEs are dropped without completions, as in RESET.",
-        fields: &[QPN],
-        areas: &[],
-    };
+    pub const QUERY_QP: Layout = command_inputs(
+        "QUERY_QP",
+        "`out_mailbox` receives a `qp_attributes`.",
+        &[QPN],
+    );
+    pub const DESTROY_QP: Layout = command_inputs(
+        "DESTROY_QP",
+        "Outstanding WQEs are dropped without completions, as in RESET.",
+        &[QPN],
+    );
 
     /// The input layout of each opcode (CREATE_PD has none).
     pub const ALL: &[&Layout] = &[

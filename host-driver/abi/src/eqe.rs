@@ -38,22 +38,18 @@ pub const LAYOUT: Layout = Layout {
     areas: &[],
 };
 
-const fn code(name: &'static str, value: u64, doc: &'static str) -> Code {
-    Code { name, value, doc }
-}
-
 pub const EVENT_TYPE: CodeSet = CodeSet {
     name: "event_type",
     doc: "What an EQE reports (names after libibverbs `ibv_event_type` where one exists).",
     flags: false,
     codes: &[
-        code("COMPLETION", 0, "An armed CQ received a CQE (solicited-only arming: a solicited or error CQE)."),
-        code("CQ_ERR", 1, "A CQ overflowed: the CQE that did not fit was not written; the QP whose CQE it was is in ERR."),
-        code("QP_FATAL", 2, "A QP went to ERR for a local reason (`cause`)."),
-        code("QP_REQ_ERR", 3, "A QP went to ERR because the peer NAKed a request as invalid."),
-        code("QP_ACCESS_ERR", 4, "A QP went to ERR because the peer NAKed a request for access."),
-        code("ADMIN_COMPLETION", 5, "An admin command completed (`detail` is its token)."),
-        code("DEVICE_FATAL", 6, "The device failed; see the control block's `fatal_cause`."),
+        Code::new("COMPLETION", 0, "An armed CQ received a CQE (solicited-only arming: a solicited or error CQE)."),
+        Code::new("CQ_ERR", 1, "A CQ overflowed: the CQE that did not fit was not written; the QP whose CQE it was is in ERR."),
+        Code::new("QP_FATAL", 2, "A QP went to ERR for a local reason (`cause`)."),
+        Code::new("QP_REQ_ERR", 3, "A QP went to ERR because the peer NAKed a request as invalid."),
+        Code::new("QP_ACCESS_ERR", 4, "A QP went to ERR because the peer NAKed a request for access."),
+        Code::new("ADMIN_COMPLETION", 5, "An admin command completed (`detail` is its token)."),
+        Code::new("DEVICE_FATAL", 6, "The device failed; see the control block's `fatal_cause`."),
     ],
 };
 
@@ -62,28 +58,28 @@ pub const QP_ERROR_CAUSE: CodeSet = CodeSet {
     doc: "Why a QP went to ERR (an EQE's `cause`).",
     flags: false,
     codes: &[
-        code("NONE", 0, "No local cause (peer NAK, retries exhausted)."),
-        code(
+        Code::new("NONE", 0, "No local cause (peer NAK, retries exhausted)."),
+        Code::new(
             "DOORBELL_BEYOND_RING",
             1,
             "A producer index more than the ring size ahead of the consumer.",
         ),
-        code(
+        Code::new(
             "BAD_WQE",
             2,
             "A WQE with an unknown opcode, SGE count, inline length or index.",
         ),
-        code(
+        Code::new(
             "SGE_OUTSIDE_MR",
             3,
             "An SGE outside its MR or with an invalid L_Key.",
         ),
-        code(
+        Code::new(
             "DMA_READ_ERROR",
             4,
             "A WQE or payload read completed with an error.",
         ),
-        code("DMA_WRITE_ERROR", 5, "A data or CQE write failed."),
-        code("CQ_OVERFLOW", 6, "The QP's CQ had no room for its CQE."),
+        Code::new("DMA_WRITE_ERROR", 5, "A data or CQE write failed."),
+        Code::new("CQ_OVERFLOW", 6, "The QP's CQ had no room for its CQE."),
     ],
 };

@@ -278,6 +278,12 @@ impl Layout {
     }
 }
 
+impl Code {
+    pub const fn new(name: &'static str, value: u64, doc: &'static str) -> Code {
+        Code { name, value, doc }
+    }
+}
+
 impl CodeSet {
     pub fn by_value(&self, value: u64) -> Option<&'static Code> {
         self.codes.iter().find(|c| c.value == value)
