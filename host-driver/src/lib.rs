@@ -15,10 +15,13 @@
 //! PCIe, so the same application code and tests run against both.
 //!
 //! The register map and the queue entry formats are the contract in
-//! [`rocenic_abi`] (rendered as `docs/abi.md`); today the crate holds the
-//! probe-time walk of BAR0's register blocks ([`discovery`]). The verbs
-//! calls and the backends are not written yet (`docs/status.md`).
+//! [`rocenic_abi`] (rendered as `docs/abi.md`). Today the crate holds the
+//! probe-time walk of BAR0's register blocks ([`discovery`]) and BAR0's
+//! use on top of any MMIO access ([`bar0`]: open, `query_device`, the
+//! counters). The verbs calls and the backends are not written yet
+//! (`docs/status.md`).
 
 pub use rocenic_abi as abi;
 
+pub mod bar0;
 pub mod discovery;

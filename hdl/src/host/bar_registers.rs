@@ -20,7 +20,8 @@
 //!   `acq_head_valid` / `acq_head` (one-cycle doorbell pulses with the
 //!   written index), `asq_head` (in).
 //! - EQ doorbells: `eq_doorbell_valid` (pulse), `eq_doorbell_eqn`,
-//!   `eq_doorbell_value` (the written word: consumer index and arm bit).
+//!   `eq_doorbell_value` (the written word's defined bits: consumer index
+//!   and arm).
 //! - Counters: `counter_index` (out) / `counter_value` (in, 64 bits, the
 //!   counter at the index presented in the cycle before: a synchronous
 //!   read, as of a RAM or a registered mux).
@@ -260,6 +261,8 @@ pub struct BarRegisters {
     state_read_high_capture: Constant<Bits<4>>,
     state_read_response: Constant<Bits<4>>,
     admin_eqn_reset: Constant<Bits<32>>,
+    /// The bits of an EQ doorbell the ABI defines (consumer index, arm).
+    eq_doorbell_fields: Constant<Bits<32>>,
     all_vectors_masked: Constant<Bits<32>>,
     high_dword: Constant<Bits<DWORD_BITS>>,
     low_dword_mask: Constant<Bits<DWORD_BITS>>,
@@ -384,6 +387,12 @@ impl Default for BarRegisters {
             state_read_high_capture: Constant::new(bits(READ_HIGH_CAPTURE)),
             state_read_response: Constant::new(bits(READ_RESPONSE)),
             admin_eqn_reset: Constant::new(bits(admin_eqn.reset)),
+            eq_doorbell_fields: Constant::new(bits(
+                abi::EVENT_QUEUES
+                    .register("eq_doorbell")
+                    .expect("eq_doorbell")
+                    .implemented(),
+            )),
             all_vectors_masked: Constant::new(bits(if masked.reset & 1 == 1 {
                 0xFFFF_FFFF
             } else {
@@ -690,7 +699,7 @@ impl Logic for BarRegisters {
             if self.in_eq_doorbells.val() {
                 self.eq_doorbell_pulse.d.next = true;
                 self.eq_doorbell_eqn_value.d.next = self.eq_offset.val().get_bits::<3>(0);
-                self.eq_doorbell_word.d.next = self.half_data.val();
+                self.eq_doorbell_word.d.next = self.half_data.val() & self.eq_doorbell_fields.val();
             }
             if self.in_msix_table.val() & (self.table_column.val() == 3) {
                 self.msix_mask_bits.d.next = self.msix_mask_bits.q.val().replace_bit(

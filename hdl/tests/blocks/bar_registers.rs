@@ -11,7 +11,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_abi::registers::{self as abi, Access, Register, RegisterBlock, BAR0_BLOCKS};
+use rocenic_abi::registers::{self as abi, Access, RegisterBlock, BAR0_BLOCKS};
+use rocenic_driver::bar0::{Bar0, Mmio};
 use rocenic_driver::discovery::discover;
 use rocenic_hdl::host::bar_registers::{dword_of, mapped_dwords, BarRegisters};
 use rocenic_hdl_testbench::{verilator_lint, xilinx_synth, CycleSim};
@@ -177,6 +178,18 @@ impl Bench {
     }
 }
 
+/// The driver's MMIO over the RTL: 32-bit accesses, as a 32-bit host
+/// makes them.
+impl Mmio for Bench {
+    fn read32(&mut self, offset: u32) -> u32 {
+        Bench::read32(self, offset)
+    }
+
+    fn write32(&mut self, offset: u32, value: u32) {
+        Bench::write32(self, offset, value)
+    }
+}
+
 fn block_offset(block: &RegisterBlock) -> u32 {
     BAR0_BLOCKS
         .iter()
@@ -187,18 +200,6 @@ fn block_offset(block: &RegisterBlock) -> u32 {
 
 fn address_of(block: &RegisterBlock, name: &str, n: u32) -> u32 {
     block_offset(block) + block.register(name).unwrap().offset_of(n)
-}
-
-/// The bits a register implements: its fields', or all of them.
-fn implemented(r: &Register) -> u64 {
-    if r.fields.is_empty() {
-        u64::MAX >> (64 - r.width)
-    } else {
-        r.fields
-            .iter()
-            .map(|f| f.max() << (8 * f.offset as u32 + f.bit))
-            .fold(0, |a, b| a | b)
-    }
 }
 
 #[test]
@@ -248,7 +249,7 @@ fn registers_read_back_what_was_written_and_drive_their_ports() {
                 let mask = if r.name == "control" {
                     1
                 } else {
-                    implemented(r)
+                    r.implemented()
                 };
                 let value = b.rng.gen::<u64>() & mask;
                 if r.width == 64 {
@@ -496,6 +497,27 @@ fn soft_reset_status_and_fatal_cause() {
         b.read32(address_of(&abi::CONTROL, "admin_eqn", 0)),
         abi::CONTROL.register("admin_eqn").unwrap().reset as u32
     );
+}
+
+#[test]
+fn the_driver_opens_the_rtl_bar_and_reads_its_attributes_and_counters() {
+    let mut bench = Bench::new(7);
+    bench.counters = moving;
+    let mut bar = Bar0::open(bench).expect("the driver opens BAR0 of the RTL");
+    let attr = bar.query_device();
+    assert_eq!(attr.max_qp, abi::limits::QPS);
+    assert_eq!(attr.max_eq, abi::limits::EQS);
+    assert_eq!(attr.abi_version, rocenic_abi::ABI_VERSION);
+    let counters = bar.counters();
+    assert_eq!(counters.len(), abi::COUNTERS.len());
+    for (name, value) in counters {
+        assert_eq!(
+            value >> 32,
+            value & 0xFFFF_FFFF,
+            "{name}: low half first gives one value"
+        );
+        assert_ne!(value, 0, "{name} read from the counter port");
+    }
 }
 
 #[test]

@@ -82,6 +82,10 @@ fn render_bars(out: &mut String) {
          walks the chain and finds blocks by type.\n",
         registers::BAR0_SIZE
     );
+    for rule in registers::ACCESS_RULES {
+        let _ = writeln!(out, "- {rule}");
+    }
+    out.push('\n');
     let _ = writeln!(out, "| offset | block | type | version | size |");
     let _ = writeln!(out, "|---|---|---|---|---|");
     for (offset, block) in registers::BAR0_BLOCKS {

@@ -5,17 +5,25 @@
 //! chain from offset 0 and finds each block by its type instead of by a
 //! fixed offset. BAR2 holds one 4 KiB doorbell page per QP and BAR4 one
 //! per CQ, so a process maps only the pages of the objects it owns.
-//!
-//! All registers are little-endian and take 32- and 64-bit accesses; a
-//! narrower write is ignored. A 64-bit register takes one 64-bit access or
-//! two 32-bit accesses; reading a counter's low half latches its high
-//! half, which the following read of the high half returns, so a 32-bit
-//! host reads a consistent value low half first. Bits a register does not
-//! implement (those outside its fields, where it lists fields) read 0 and
-//! ignore writes. A read of an offset no register occupies returns 0 and
-//! counts `mmio_unmapped`; a write there is ignored and counted.
+//! How registers take accesses: [`ACCESS_RULES`].
 
 use crate::layout::Field;
+
+/// The rules of every MMIO access (rendered into `docs/abi.md`).
+pub const ACCESS_RULES: &[&str] = &[
+    "Registers are little-endian and take 32- and 64-bit accesses; a write that does not \
+     cover a whole 32-bit half of its 8-byte word (all four byte enables) leaves that half alone.",
+    "A 64-bit register takes one 64-bit access or two 32-bit accesses. Reading a counter's low \
+     half latches its high half, which the next read of the high half returns, so a 32-bit host \
+     reads one consistent value low half first.",
+    "Bits a register does not implement (those outside its fields, where it lists fields) read 0 \
+     and ignore writes.",
+    "An offset no register occupies reads 0 and ignores writes; each such read, and each 32-bit \
+     half written there, counts `mmio_unmapped`.",
+    "Reset values hold after power-up and after `control.soft_reset`, except the MSI-X table's \
+     `vector_address` and `vector_data`, which are undefined after a reset (PCIe MSI-X: software \
+     writes a vector before unmasking it).",
+];
 
 /// What software may do with a register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,7 +254,7 @@ pub mod control_bits {
         0,
         "Take doorbells and admin commands; frames flow.",
     );
-    pub const SOFT_RESET: Field = Field::flag("soft_reset", 0, 1, "Write 1: every object destroyed, counters cleared, back to the reset values; reads 1 until done.");
+    pub const SOFT_RESET: Field = Field::flag("soft_reset", 0, 1, "Write 1: every object destroyed, counters cleared, the registers back to their reset values; reads 1 until done.");
     pub const READY: Field = Field::flag("ready", 0, 0, "Reset is done and the device is enabled.");
     pub const FATAL: Field = Field::flag(
         "fatal",
@@ -589,7 +597,7 @@ pub const COUNTERS: &[Register] = &[
     counter(
         "mmio_unmapped",
         46,
-        "MMIO accesses to offsets no register occupies.",
+        "Reads of, and 32-bit halves written to, offsets no register occupies.",
     ),
 ];
 
@@ -612,12 +620,12 @@ pub const MSIX: RegisterBlock = RegisterBlock {
         Register {
             count: limits::MSIX_VECTORS,
             stride: 16,
-            ..reg("vector_address", 0x100, 64, Access::ReadWrite, 0, "Vector n's message address at 0x100 + 16 n.")
+            ..reg("vector_address", 0x100, 64, Access::ReadWrite, 0, "Vector n's message address at 0x100 + 16 n; undefined after reset.")
         },
         Register {
             count: limits::MSIX_VECTORS,
             stride: 16,
-            ..reg("vector_data", 0x108, 32, Access::ReadWrite, 0, "Vector n's message data.")
+            ..reg("vector_data", 0x108, 32, Access::ReadWrite, 0, "Vector n's message data; undefined after reset.")
         },
         Register {
             count: limits::MSIX_VECTORS,
@@ -765,6 +773,18 @@ pub fn next_block_offset(index: usize) -> u32 {
 }
 
 impl Register {
+    /// The bits the register implements: its fields', or all of them.
+    pub fn implemented(&self) -> u64 {
+        if self.fields.is_empty() {
+            u64::MAX >> (64 - self.width)
+        } else {
+            self.fields
+                .iter()
+                .map(|f| f.max() << (8 * f.offset as u32 + f.bit))
+                .fold(0, |all, bits| all | bits)
+        }
+    }
+
     /// The bytes from the first instance's start to the last one's end.
     pub const fn span(&self) -> u32 {
         if self.count <= 1 {
