@@ -817,6 +817,29 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
+/// The Verilog of block `U` as the lint and synthesis checks take it: a
+/// default instance with every port connected.
+pub fn verilog_of<U: Block + Default>() -> String {
+    let mut uut = U::default();
+    uut.connect_all();
+    generate_verilog(&uut)
+}
+
+/// [`verilog_of`] for a block whose struct outgrows a test thread's 2 MiB
+/// stack: built on the heap, in a thread with `stack_bytes` of stack.
+pub fn verilog_of_large<U: Block + Default + 'static>(stack_bytes: usize) -> String {
+    std::thread::Builder::new()
+        .stack_size(stack_bytes)
+        .spawn(|| {
+            let mut uut = Box::new(U::default());
+            uut.connect_all();
+            generate_verilog(&*uut)
+        })
+        .expect("thread")
+        .join()
+        .expect("Verilog generated")
+}
+
 /// Verilator `-Wall` lint of `verilog` (top module `top`) as `make
 /// lint-rtl` runs it: Verilog-2005, the project's justified waivers
 /// (`hdl/lint/waivers.vlt`). Returns every warning and error line (empty
@@ -856,6 +879,15 @@ pub fn verilator_lint(name: &str, verilog: &str) -> Result<Vec<String>, CheckErr
     }
     eprintln!("linted {name}: {} findings", findings.len());
     Ok(findings)
+}
+
+/// The lines of [`verilator_lint`] the lint flow does not pass by rule:
+/// all but `UNUSEDSIGNAL` (the wire rust-hdl declares for every
+/// sub-block output, read or not).
+pub fn verilator_lint_failures(name: &str, verilog: &str) -> Result<Vec<String>, CheckError> {
+    let mut warnings = verilator_lint(name, verilog)?;
+    warnings.retain(|l| !l.contains("UNUSEDSIGNAL"));
+    Ok(warnings)
 }
 
 /// A fresh directory for one check, unique per process and call.
@@ -908,30 +940,27 @@ pub struct SynthReport {
 }
 
 impl SynthReport {
-    pub fn count(&self, cell: &str) -> usize {
+    /// Cells of the types `kind` picks.
+    fn count_where(&self, kind: impl Fn(&str) -> bool) -> usize {
         self.cells
             .iter()
-            .filter(|(c, _)| c == cell)
+            .filter(|(c, _)| kind(c))
             .map(|(_, n)| n)
             .sum()
+    }
+
+    pub fn count(&self, cell: &str) -> usize {
+        self.count_where(|c| c == cell)
     }
 
     /// LUTs of every size, for a `synth_xilinx` run.
     pub fn luts(&self) -> usize {
-        self.cells
-            .iter()
-            .filter(|(c, _)| c.starts_with("LUT"))
-            .map(|(_, n)| n)
-            .sum()
+        self.count_where(|c| c.starts_with("LUT"))
     }
 
     /// Flip-flops of the Xilinx primitive kinds.
     pub fn flip_flops(&self) -> usize {
-        self.cells
-            .iter()
-            .filter(|(c, _)| c.starts_with("FD"))
-            .map(|(_, n)| n)
-            .sum()
+        self.count_where(|c| c.starts_with("FD"))
     }
 
     /// Block RAMs: RAMB36E2 and RAMB18E2 together.
@@ -942,15 +971,11 @@ impl SynthReport {
     /// Distributed (LUT) RAM cells: a memory meant for block RAM that
     /// ended up here has lost its synchronous read.
     pub fn lut_rams(&self) -> usize {
-        self.cells
-            .iter()
-            .filter(|(c, _)| {
-                ["RAM32", "RAM64", "RAM128", "RAM256"]
-                    .iter()
-                    .any(|p| c.starts_with(p))
-            })
-            .map(|(_, n)| n)
-            .sum()
+        self.count_where(|c| {
+            ["RAM32", "RAM64", "RAM128", "RAM256"]
+                .iter()
+                .any(|p| c.starts_with(p))
+        })
     }
 
     /// Panics (with the Yosys log) unless the memories are in block RAM:

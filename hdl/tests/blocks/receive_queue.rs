@@ -8,7 +8,7 @@
 
 use rocenic_hdl::codes::{wc_opcode, wc_status};
 use rocenic_hdl::responder::receive_queue::*;
-use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 type Small = ReceiveQueue<2, 2>;
@@ -236,15 +236,9 @@ fn life_of_a_ring() {
     assert_eq!(sim.uut.refused_posts.val().to_u64(), 1);
 }
 
-fn verilog() -> String {
-    let mut uut = ReceiveQueueDefault::default();
-    uut.connect_all();
-    generate_verilog(&uut)
-}
-
 #[test]
 fn ring_and_pointers_map_to_block_ram() {
-    let report = xilinx_synth("receive_queue", &verilog()).unwrap();
+    let report = xilinx_synth("receive_queue", &verilog_of::<ReceiveQueueDefault>()).unwrap();
     let bram36 = report.count("RAMB36E2");
     let bram18 = report.count("RAMB18E2");
     // 16384 x 192 bits of ring (3 Mbit: 88 RAMB36) and 1024 x 16 of

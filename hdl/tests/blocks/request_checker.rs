@@ -12,7 +12,7 @@ use rocenic_hdl::qp::qp_context_record::{
     record_words, ContextRecordBits, QpContextRecord, FIELDS,
 };
 use rocenic_hdl::responder::request_checker::*;
-use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 #[test]
@@ -417,9 +417,7 @@ fn every_verdict_back_to_back_one_cycle_later() {
 
 #[test]
 fn synthesizes_to_logic_without_memory() {
-    let mut uut = RequestChecker::default();
-    uut.connect_all();
-    let verilog = generate_verilog(&uut);
+    let verilog = verilog_of::<RequestChecker>();
     let report = xilinx_synth("request_checker", &verilog).unwrap();
     assert!(
         report

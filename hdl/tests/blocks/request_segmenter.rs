@@ -5,7 +5,7 @@
 
 use rocenic_hdl::codes::{mtu, send_op_kind};
 use rocenic_hdl::requester::request_segmenter::{RequestSegmenter, LATENCY};
-use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rocenic_model::requester::{message_psns, segment_wqe, WqePlanInput};
 use rocenic_model::verbs::SendOp;
 use rocenic_wire::op;
@@ -189,9 +189,7 @@ fn back_to_back_wqes_match_the_model() {
 /// measured with the grant cap's packet counter and limit).
 #[test]
 fn synthesizes_to_logic_without_multipliers() {
-    let mut uut = RequestSegmenter::default();
-    uut.connect_all();
-    let verilog = generate_verilog(&uut);
+    let verilog = verilog_of::<RequestSegmenter>();
     let report = xilinx_synth("request_segmenter", &verilog).unwrap();
     assert_eq!(report.count("DSP48E2"), 0, "{}", report.log);
     assert!(

@@ -6,14 +6,11 @@
 //! Verilator (`sim/tests/blocks/requester_datapath.rs`).
 
 use rocenic_hdl::requester::requester_datapath::RequesterDatapath;
-use rocenic_hdl_testbench::xilinx_synth;
-use rust_hdl::prelude::*;
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth};
 
 #[test]
 fn synthesizes_with_its_buffers_in_block_ram() {
-    let mut uut = RequesterDatapath::default();
-    uut.connect_all();
-    let verilog = generate_verilog(&uut);
+    let verilog = verilog_of::<RequesterDatapath>();
     let report = xilinx_synth("requester_datapath", &verilog).unwrap();
     // 1024 x 512 bits of payload buffer alone are 16 RAMB36.
     assert!(report.count("RAMB36E2") >= 16, "{}", report.log);

@@ -10,15 +10,12 @@ use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::requester::ready_set::ReadySet;
 use rocenic_hdl::requester::requester_events::RequesterEventsDefault;
 use rocenic_hdl::requester::wqe_body_ram::{WqeBody, WqeBodyRam};
-use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
-use rust_hdl::prelude::*;
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use std::collections::BTreeMap;
 
 #[test]
 fn memories_map_to_block_ram() {
-    let mut uut = RequesterEventsDefault::default();
-    uut.connect_all();
-    let report = xilinx_synth("requester_events", &generate_verilog(&uut)).unwrap();
+    let report = xilinx_synth("requester_events", &verilog_of::<RequesterEventsDefault>()).unwrap();
     let (bram36, bram18) = (report.count("RAMB36E2"), report.count("RAMB18E2"));
     eprintln!(
         "requester_events: {} LUTs, {} FFs, {bram36} RAMB36 + {bram18} RAMB18",

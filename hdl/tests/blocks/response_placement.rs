@@ -4,14 +4,11 @@
 //! (sim/tests/blocks/response_placement.rs).
 
 use rocenic_hdl::requester::response_placement::ResponsePlacement;
-use rocenic_hdl_testbench::xilinx_synth;
-use rust_hdl::prelude::*;
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth};
 
 #[test]
 fn synthesizes_with_its_memories_in_block_ram() {
-    let mut uut = ResponsePlacement::default();
-    uut.connect_all();
-    let verilog = generate_verilog(&uut);
+    let verilog = verilog_of::<ResponsePlacement>();
     // `xilinx_synth` prints the LUT / FF / RAMB36 / RAMB18 counts.
     let report = xilinx_synth("response_placement", &verilog).unwrap();
     let ramb36 = report.count("RAMB36E2");

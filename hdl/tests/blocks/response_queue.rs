@@ -14,7 +14,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::responder::response_queue::{CommandFields, ResponseQueue};
-use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rocenic_model::response_queue::{
     Command, Descriptor, QueueItem, ReadSlice, RespPacket, ResponseQueueModel,
 };
@@ -311,9 +311,7 @@ fn a_push_to_a_full_queue_waits_for_a_slot() {
 
 #[test]
 fn item_ram_maps_to_block_ram() {
-    let mut uut = ResponseQueue::<10, 3>::default();
-    uut.connect_all();
-    let verilog = generate_verilog(&uut);
+    let verilog = verilog_of::<ResponseQueue<10, 3>>();
     let report = xilinx_synth("response_queue_1024x8", &verilog).unwrap();
     let (b36, b18) = (report.count("RAMB36E2"), report.count("RAMB18E2"));
     // 8192 x 187 item bits need 1.5 Mbit: 42 RAMB36 at least.

@@ -6,14 +6,11 @@
 //! (`sim/tests/blocks/response_transmitter.rs`).
 
 use rocenic_hdl::responder::response_transmitter::ResponseTransmitter;
-use rocenic_hdl_testbench::xilinx_synth;
-use rust_hdl::prelude::*;
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth};
 
 #[test]
 fn synthesizes_with_its_buffers_in_block_ram() {
-    let mut uut = ResponseTransmitter::default();
-    uut.connect_all();
-    let verilog = generate_verilog(&uut);
+    let verilog = verilog_of::<ResponseTransmitter>();
     let report = xilinx_synth("response_transmitter", &verilog).unwrap();
     // 1024 x 512 bits of payload buffer alone are 16 RAMB36.
     assert!(report.count("RAMB36E2") >= 16, "{}", report.log);

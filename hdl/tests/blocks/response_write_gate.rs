@@ -8,7 +8,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::responder::response_write_gate::{covered, GatedPacket, ResponseWriteGate};
-use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 use std::collections::VecDeque;
 
@@ -125,9 +125,7 @@ fn contract_is_wrap_safe() {
 
 #[test]
 fn synthesizes_with_the_fifo_in_lut_ram() {
-    let mut uut = ResponseWriteGate::default();
-    uut.connect_all();
-    let report = xilinx_synth("response_write_gate", &generate_verilog(&uut)).unwrap();
+    let report = xilinx_synth("response_write_gate", &verilog_of::<ResponseWriteGate>()).unwrap();
     eprintln!(
         "response_write_gate: {} LUTs, {} FFs, {} block RAMs, {} LUT RAMs",
         report.luts(),

@@ -9,7 +9,7 @@
 
 use rocenic_hdl::codes::{wc_opcode, wc_status, wqe_kind};
 use rocenic_hdl::requester::send_queue_tracker::*;
-use rocenic_hdl_testbench::{xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 type Small = SendQueueTracker<2, 2>;
@@ -293,15 +293,13 @@ fn life_of_a_ring() {
     }
 }
 
-fn verilog() -> String {
-    let mut uut = SendQueueTrackerDefault::default();
-    uut.connect_all();
-    generate_verilog(&uut)
-}
-
 #[test]
 fn ring_and_pointers_map_to_block_ram() {
-    let report = xilinx_synth("send_queue_tracker", &verilog()).unwrap();
+    let report = xilinx_synth(
+        "send_queue_tracker",
+        &verilog_of::<SendQueueTrackerDefault>(),
+    )
+    .unwrap();
     let bram36 = report.count("RAMB36E2");
     let bram18 = report.count("RAMB18E2");
     // 16384 x 115 bits of ring (1.88 Mbit: 52 RAMB36, nothing wasted)

@@ -69,10 +69,7 @@ fn run_merge(
         let offer_beat = next_beat < payload.len() && r.gen_bool(p_payload);
         sim.uut.payload.tvalid.next = offer_beat;
         if let Some(b) = payload.get(next_beat) {
-            let (d, k) = beat_bits(b);
-            sim.uut.payload.tdata.next = d;
-            sim.uut.payload.tkeep.next = k;
-            sim.uut.payload.tlast.next = b.last;
+            drive_beat(&mut sim.uut.payload, b);
         }
         let ready = r.gen_bool(p_ready);
         sim.uut.frame.tready.next = ready;
@@ -84,28 +81,15 @@ fn run_merge(
         if offer_beat && u.payload.tready.val() {
             next_beat += 1;
         }
-        if u.frame.tvalid.val() {
-            let beat = Beat {
-                data: bits_to_bytes(u.frame.tdata.val()),
-                keep: u.frame.tkeep.val().to_u64(),
-                last: u.frame.tlast.val(),
-            };
-            if let Some(h) = &held {
-                assert_eq!(h, &beat, "a stalled beat changed");
-            }
-            if ready {
-                out.beats.push(beat);
-                out.side.push((
-                    u.frame_ipv6.val(),
-                    u.frame_udp_checksum.val(),
-                    u.frame_end_bytes.val().to_u64(),
-                ));
-                out.at.push(cycle);
-                held = None;
-            } else {
-                held = Some(beat);
-            }
-        } else {
+        if let Some(beat) = take_beat(&u.frame, ready, &mut held) {
+            out.beats.push(beat);
+            out.side.push((
+                u.frame_ipv6.val(),
+                u.frame_udp_checksum.val(),
+                u.frame_end_bytes.val().to_u64(),
+            ));
+            out.at.push(cycle);
+        } else if !u.frame.tvalid.val() {
             assert!(held.is_none(), "valid dropped before the beat moved");
         }
         sim.tick();

@@ -7,7 +7,6 @@
 use crate::tx_common;
 
 use rand::Rng;
-use rocenic_hdl::primitives::wide::bits_to_bytes;
 use rocenic_hdl::tx::tx_icrc_append::{end_lanes, TxIcrcAppend};
 use rocenic_hdl_testbench::{yosys_synth, CycleSim};
 use rocenic_wire::{op, IpHeader, RoceFrame};
@@ -20,31 +19,11 @@ fn input_beats(f: &RoceFrame) -> Vec<(Beat, (bool, bool, u64))> {
     let mut bytes = encode_without_udp_checksum(f);
     bytes.truncate(bytes.len() - 4);
     let v6 = matches!(f.ip, IpHeader::V6(_));
-    let n = bytes.len().div_ceil(64);
-    bytes
-        .chunks(64)
-        .enumerate()
-        .map(|(i, c)| {
-            let mut data = c.to_vec();
-            data.resize(64, 0);
-            let keep = if c.len() == 64 {
-                u64::MAX
-            } else {
-                (1u64 << c.len()) - 1
-            };
-            let end = if i + 1 == n {
-                (bytes.len() % 64) as u64
-            } else {
-                0
-            };
-            (
-                Beat {
-                    data,
-                    keep,
-                    last: i + 1 == n,
-                },
-                (v6, v6 || f.udp_checksum, end),
-            )
+    stream_beats(&bytes, 0)
+        .into_iter()
+        .map(|b| {
+            let end = if b.last { (bytes.len() % 64) as u64 } else { 0 };
+            (b, (v6, v6 || f.udp_checksum, end))
         })
         .collect()
 }
@@ -86,10 +65,7 @@ fn run_append(
         let offer = next < input.len() && r.gen_bool(p_valid);
         sim.uut.up.tvalid.next = offer;
         if let Some((b, (v6, ck, end))) = input.get(next) {
-            let (d, k) = beat_bits(b);
-            sim.uut.up.tdata.next = d;
-            sim.uut.up.tkeep.next = k;
-            sim.uut.up.tlast.next = b.last;
+            drive_beat(&mut sim.uut.up, b);
             sim.uut.up_ipv6.next = *v6;
             sim.uut.up_udp_checksum.next = *ck;
             sim.uut.up_end_bytes.next = bits(*end);
@@ -101,24 +77,11 @@ fn run_append(
         if offer && u.up.tready.val() {
             next += 1;
         }
-        if u.down.tvalid.val() {
-            let beat = Beat {
-                data: bits_to_bytes(u.down.tdata.val()),
-                keep: u.down.tkeep.val().to_u64(),
-                last: u.down.tlast.val(),
-            };
-            if let Some(h) = &held {
-                assert_eq!(h, &beat, "a stalled beat changed");
-            }
-            if ready {
-                out.beats.push(beat);
-                out.side
-                    .push((u.down_ipv6.val(), u.down_udp_checksum.val()));
-                out.at.push(cycle);
-                held = None;
-            } else {
-                held = Some(beat);
-            }
+        if let Some(beat) = take_beat(&u.down, ready, &mut held) {
+            out.beats.push(beat);
+            out.side
+                .push((u.down_ipv6.val(), u.down_udp_checksum.val()));
+            out.at.push(cycle);
         }
         sim.tick();
     }

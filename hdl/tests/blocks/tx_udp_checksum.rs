@@ -8,7 +8,6 @@ use crate::tx_common;
 
 use rand::Rng;
 use rocenic_hdl::primitives::sync_fifo::SyncFifo;
-use rocenic_hdl::primitives::wide::bits_to_bytes;
 use rocenic_hdl::tx::tx_udp_checksum::{TxUdpChecksum, FULL_RATE_RELEASE_DELAY};
 use rocenic_hdl_testbench::{yosys_synth, CycleSim};
 use rocenic_wire::{op, IpHeader, RoceFrame};
@@ -18,28 +17,9 @@ use tx_common::*;
 fn input_beats(f: &RoceFrame) -> Vec<(Beat, bool, bool)> {
     let bytes = encode_without_udp_checksum(f);
     let v6 = matches!(f.ip, IpHeader::V6(_));
-    let n = bytes.len().div_ceil(64);
-    bytes
-        .chunks(64)
-        .enumerate()
-        .map(|(i, c)| {
-            let mut data = c.to_vec();
-            data.resize(64, 0);
-            let keep = if c.len() == 64 {
-                u64::MAX
-            } else {
-                (1u64 << c.len()) - 1
-            };
-            (
-                Beat {
-                    data,
-                    keep,
-                    last: i + 1 == n,
-                },
-                v6,
-                v6 || f.udp_checksum,
-            )
-        })
+    stream_beats(&bytes, 0)
+        .into_iter()
+        .map(|b| (b, v6, v6 || f.udp_checksum))
         .collect()
 }
 
@@ -67,10 +47,7 @@ fn run(
         let offer = next < input.len() && r.gen_bool(p_valid);
         sim.uut.up.tvalid.next = offer;
         if let Some((b, v6, ck)) = input.get(next) {
-            let (d, k) = beat_bits(b);
-            sim.uut.up.tdata.next = d;
-            sim.uut.up.tkeep.next = k;
-            sim.uut.up.tlast.next = b.last;
+            drive_beat(&mut sim.uut.up, b);
             sim.uut.up_ipv6.next = *v6;
             sim.uut.up_udp_checksum.next = *ck;
         }
@@ -81,22 +58,9 @@ fn run(
         if offer && u.up.tready.val() {
             next += 1;
         }
-        if u.down.tvalid.val() {
-            let beat = Beat {
-                data: bits_to_bytes(u.down.tdata.val()),
-                keep: u.down.tkeep.val().to_u64(),
-                last: u.down.tlast.val(),
-            };
-            if let Some(h) = &held {
-                assert_eq!(h, &beat, "a stalled beat changed");
-            }
-            if ready {
-                out.push(beat);
-                at.push(cycle);
-                held = None;
-            } else {
-                held = Some(beat);
-            }
+        if let Some(beat) = take_beat(&u.down, ready, &mut held) {
+            out.push(beat);
+            at.push(cycle);
         }
         sim.tick();
     }

@@ -5,7 +5,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::primitives::wide::bits_from_words;
+use rocenic_hdl::primitives::stream::{AxisSink, AxisSource, DATA_BITS, KEEP_BITS};
+use rocenic_hdl::primitives::wide::{bits_from_words, bits_to_bytes};
 use rocenic_hdl::tx::tx_header::TxHeader;
 use rocenic_wire::opcode::{ExtSet, OPCODES};
 use rocenic_wire::*;
@@ -231,19 +232,18 @@ pub struct Beat {
     pub last: bool,
 }
 
-/// The payload beats of `f` as the payload stream carries them: 64 bytes a
-/// beat, tlast on the last, keep covering the bytes present. Bytes past the
-/// payload are filled with `junk` so the tests see that the block zeroes
-/// them.
-pub fn payload_beats(f: &RoceFrame, junk: u8) -> Vec<Beat> {
-    let chunks: Vec<&[u8]> = f.payload.chunks(64).collect();
+/// `bytes` as a 512-bit stream carries them: 64 bytes a beat, tlast on the
+/// last, keep covering the bytes present, the rest of the last beat
+/// `fill`.
+pub fn stream_beats(bytes: &[u8], fill: u8) -> Vec<Beat> {
+    let chunks: Vec<&[u8]> = bytes.chunks(64).collect();
     let n = chunks.len();
     chunks
         .into_iter()
         .enumerate()
         .map(|(i, c)| {
             let mut data = c.to_vec();
-            data.resize(64, junk);
+            data.resize(64, fill);
             let keep = if c.len() == 64 {
                 u64::MAX
             } else {
@@ -256,6 +256,49 @@ pub fn payload_beats(f: &RoceFrame, junk: u8) -> Vec<Beat> {
             }
         })
         .collect()
+}
+
+/// The payload beats of `f` as the payload stream carries them. Bytes past
+/// the payload are filled with `junk` so the tests see that the block
+/// zeroes them.
+pub fn payload_beats(f: &RoceFrame, junk: u8) -> Vec<Beat> {
+    stream_beats(&f.payload, junk)
+}
+
+/// Puts beat `b` on the input stream `port` (its tvalid is the caller's).
+pub fn drive_beat(port: &mut AxisSink<DATA_BITS, KEEP_BITS>, b: &Beat) {
+    let (d, k) = beat_bits(b);
+    port.tdata.next = d;
+    port.tkeep.next = k;
+    port.tlast.next = b.last;
+}
+
+/// The output stream `port` after settle, with the tready the test drove:
+/// the beat it hands over this cycle, if any. A beat held back by tready
+/// low is kept in `held`, and must not change until taken.
+pub fn take_beat(
+    port: &AxisSource<DATA_BITS, KEEP_BITS>,
+    ready: bool,
+    held: &mut Option<Beat>,
+) -> Option<Beat> {
+    if !port.tvalid.val() {
+        return None;
+    }
+    let beat = Beat {
+        data: bits_to_bytes(port.tdata.val()),
+        keep: port.tkeep.val().to_u64(),
+        last: port.tlast.val(),
+    };
+    if let Some(h) = held.as_ref() {
+        assert_eq!(h, &beat, "a stalled beat changed");
+    }
+    if ready {
+        *held = None;
+        Some(beat)
+    } else {
+        *held = Some(beat);
+        None
+    }
 }
 
 /// Splits received beats into frames at tlast, checking the stream rules on

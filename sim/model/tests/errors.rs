@@ -35,13 +35,7 @@ fn dead_peer_exhausts_retries_then_flushes() {
         pair.nics[0].post_send(a.qpn, wr).unwrap();
     }
     pair.nics[0]
-        .post_recv(
-            a.qpn,
-            RecvWr {
-                wr_id: 77,
-                sgl: vec![src.sge(0, 64)],
-            },
-        )
+        .post_recv(a.qpn, recv_wr(77, vec![src.sge(0, 64)]))
         .unwrap();
     assert!(pair.run(1_000_000_000));
     let cqes = pair.nics[0].poll_cq(a.scq, 16);
@@ -99,13 +93,7 @@ fn rnr_nak_then_receive_posted_completes() {
         "RNR'd SEND must not be executed"
     );
     pair.nics[1]
-        .post_recv(
-            b.qpn,
-            RecvWr {
-                wr_id: 2,
-                sgl: vec![dst.sge(0, 5000)],
-            },
-        )
+        .post_recv(b.qpn, recv_wr(2, vec![dst.sge(0, 5000)]))
         .unwrap();
     assert!(pair.run(1_000_000_000));
     assert_eq!(read(&pair.nics[1], dst.va, 5000), data);
@@ -291,26 +279,10 @@ fn send_with_invalidate_revokes_the_rkey() {
     let src = buffer(&mut pair.nics[0], a.pd, 256, Access::ALL);
     let rbuf = buffer(&mut pair.nics[1], b.pd, 256, Access::ALL);
     pair.nics[1]
-        .post_recv(
-            b.qpn,
-            RecvWr {
-                wr_id: 1,
-                sgl: vec![rbuf.sge(0, 256)],
-            },
-        )
+        .post_recv(b.qpn, recv_wr(1, vec![rbuf.sge(0, 256)]))
         .unwrap();
     pair.nics[0]
-        .post_send(
-            a.qpn,
-            send_wr(
-                1,
-                SendOp::Write {
-                    remote_addr: target.va,
-                    rkey: target.rkey,
-                },
-                vec![src.sge(0, 16)],
-            ),
-        )
+        .post_send(a.qpn, send_wr(1, target.write_op(), vec![src.sge(0, 16)]))
         .unwrap();
     pair.nics[0]
         .post_send(
@@ -319,24 +291,10 @@ fn send_with_invalidate_revokes_the_rkey() {
         )
         .unwrap();
     pair.nics[0]
-        .post_send(
-            a.qpn,
-            send_wr(
-                3,
-                SendOp::Write {
-                    remote_addr: target.va,
-                    rkey: target.rkey,
-                },
-                vec![src.sge(0, 16)],
-            ),
-        )
+        .post_send(a.qpn, send_wr(3, target.write_op(), vec![src.sge(0, 16)]))
         .unwrap();
     assert!(pair.run(1_000_000_000));
-    let st: Vec<WcStatus> = pair.nics[0]
-        .poll_cq(a.scq, 8)
-        .iter()
-        .map(|c| c.status)
-        .collect();
+    let st = statuses(&mut pair.nics[0], a.scq, 8);
     assert_eq!(
         st,
         vec![WcStatus::Success, WcStatus::Success, WcStatus::RemAccessErr]
@@ -352,22 +310,10 @@ fn receive_buffer_too_small() {
     let src = buffer(&mut pair.nics[0], a.pd, 3000, Access::ALL);
     let rbuf = buffer(&mut pair.nics[1], b.pd, 2000, Access::ALL);
     pair.nics[1]
-        .post_recv(
-            b.qpn,
-            RecvWr {
-                wr_id: 1,
-                sgl: vec![rbuf.sge(0, 2000)],
-            },
-        )
+        .post_recv(b.qpn, recv_wr(1, vec![rbuf.sge(0, 2000)]))
         .unwrap();
     pair.nics[1]
-        .post_recv(
-            b.qpn,
-            RecvWr {
-                wr_id: 2,
-                sgl: vec![rbuf.sge(0, 2000)],
-            },
-        )
+        .post_recv(b.qpn, recv_wr(2, vec![rbuf.sge(0, 2000)]))
         .unwrap();
     pair.nics[0]
         .post_send(a.qpn, send_wr(1, SendOp::Send, vec![src.sge(0, 3000)]))
@@ -391,20 +337,10 @@ fn local_key_errors_complete_with_loc_prot_err() {
     let src = buffer(&mut pair.nics[0], a.pd, 4096, Access::ALL);
     let ro = buffer(&mut pair.nics[0], a.pd, 4096, Access::NONE);
     let target = buffer(&mut pair.nics[1], b.pd, 4096, Access::ALL);
-    let ok = send_wr(
-        1,
-        SendOp::Write {
-            remote_addr: target.va,
-            rkey: target.rkey,
-        },
-        vec![src.sge(0, 100)],
-    );
+    let ok = send_wr(1, target.write_op(), vec![src.sge(0, 100)]);
     let bad_key = send_wr(
         2,
-        SendOp::Write {
-            remote_addr: target.va,
-            rkey: target.rkey,
-        },
+        target.write_op(),
         vec![Sge {
             addr: src.va,
             length: 100,
@@ -414,11 +350,7 @@ fn local_key_errors_complete_with_loc_prot_err() {
     pair.nics[0].post_send(a.qpn, ok).unwrap();
     pair.nics[0].post_send(a.qpn, bad_key).unwrap();
     assert!(pair.run(1_000_000_000));
-    let st: Vec<WcStatus> = pair.nics[0]
-        .poll_cq(a.scq, 4)
-        .iter()
-        .map(|c| c.status)
-        .collect();
+    let st = statuses(&mut pair.nics[0], a.scq, 4);
     assert_eq!(st, vec![WcStatus::Success, WcStatus::LocProtErr]);
     assert_eq!(pair.nics[0].qp_state(a.qpn), Ok(QpState::Err));
 
@@ -441,11 +373,7 @@ fn local_key_errors_complete_with_loc_prot_err() {
         )
         .unwrap();
     assert!(pair.run(1_000_000_000));
-    let st: Vec<WcStatus> = pair.nics[0]
-        .poll_cq(a.scq, 4)
-        .iter()
-        .map(|c| c.status)
-        .collect();
+    let st = statuses(&mut pair.nics[0], a.scq, 4);
     assert_eq!(st, vec![WcStatus::LocProtErr]);
     assert_eq!(pair.nics[1].counters().rx_frames, 0, "nothing may be sent");
     let _ = ro;
@@ -609,16 +537,7 @@ fn verbs_in_the_wrong_state_are_refused() {
     let wrong = |state| Err(VerbsError::WrongQpState { qpn: q, state });
     assert_eq!(nic.qp_state(q), Ok(QpState::Reset));
     assert_eq!(nic.post_send(q, wr()), wrong(QpState::Reset));
-    assert_eq!(
-        nic.post_recv(
-            q,
-            RecvWr {
-                wr_id: 1,
-                sgl: vec![]
-            }
-        ),
-        wrong(QpState::Reset)
-    );
+    assert_eq!(nic.post_recv(q, recv_wr(1, vec![])), wrong(QpState::Reset));
     let rts = ModifyQp::ToRts {
         sq_psn: 0,
         timeout: 8,
@@ -648,16 +567,7 @@ fn verbs_in_the_wrong_state_are_refused() {
     )
     .unwrap();
     assert_eq!(nic.post_send(q, wr()), wrong(QpState::Init));
-    assert_eq!(
-        nic.post_recv(
-            q,
-            RecvWr {
-                wr_id: 1,
-                sgl: vec![]
-            }
-        ),
-        Ok(())
-    );
+    assert_eq!(nic.post_recv(q, recv_wr(1, vec![])), Ok(()));
     assert_eq!(nic.modify_qp(q, rts), wrong(QpState::Init));
     assert_eq!(
         nic.modify_qp(q, rtr(1000, 1)),
@@ -849,14 +759,8 @@ fn random_well_formed_requests_never_panic() {
             );
             for i in 0..4 {
                 let rbuf = buffer(nic, b.pd, 512, Access::ALL);
-                nic.post_recv(
-                    b.qpn,
-                    RecvWr {
-                        wr_id: i,
-                        sgl: vec![rbuf.sge(0, 512)],
-                    },
-                )
-                .unwrap();
+                nic.post_recv(b.qpn, recv_wr(i, vec![rbuf.sge(0, 512)]))
+                    .unwrap();
             }
         }
         let code = opcodes[rng.gen_range(0..opcodes.len())];
@@ -923,10 +827,7 @@ fn message_longer_than_2_gib_fails_locally_in_order() {
     let (a, b) = connect(&mut pair, &ConnOpts::default());
     let src = buffer(&mut pair.nics[0], a.pd, 4096, Access::ALL);
     let target = buffer(&mut pair.nics[1], b.pd, 4096, Access::ALL);
-    let write = SendOp::Write {
-        remote_addr: target.va,
-        rkey: target.rkey,
-    };
+    let write = target.write_op();
     pair.nics[0]
         .post_send(a.qpn, send_wr(1, write, vec![src.sge(0, 100)]))
         .unwrap();

@@ -51,13 +51,7 @@ fn one_message(pair: &mut Pair, a: Side, b: Side, verb: Verb, size: u64, seed: u
             split_sgl(&dst, size + slack)
         };
         pair.nics[1]
-            .post_recv(
-                b.qpn,
-                RecvWr {
-                    wr_id: wr_id + 1,
-                    sgl,
-                },
-            )
+            .post_recv(b.qpn, recv_wr(wr_id + 1, sgl))
             .unwrap();
     }
     pair.nics[0]

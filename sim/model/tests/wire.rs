@@ -47,14 +47,7 @@ fn window_limits_unacknowledged_psns_and_ackreq_follows_the_interval() {
     pair.nics[0]
         .post_send(
             a.qpn,
-            send_wr(
-                1,
-                SendOp::Write {
-                    remote_addr: dst.va,
-                    rkey: dst.rkey,
-                },
-                vec![src.sge(0, 100 * 256)],
-            ),
+            send_wr(1, dst.write_op(), vec![src.sge(0, 100 * 256)]),
         )
         .unwrap();
     assert!(pair.run(1_000_000_000));
@@ -151,13 +144,7 @@ fn msn_counts_messages_in_every_aeth() {
     // Three messages (1, 3 and 1 packets), a READ, a WRITE, an atomic.
     for (i, len) in [100u32, 600, 0].into_iter().enumerate() {
         pair.nics[1]
-            .post_recv(
-                b.qpn,
-                RecvWr {
-                    wr_id: i as u64,
-                    sgl: vec![remote.sge(0, 4096)],
-                },
-            )
+            .post_recv(b.qpn, recv_wr(i as u64, vec![remote.sge(0, 4096)]))
             .unwrap();
         pair.nics[0]
             .post_send(
@@ -173,10 +160,7 @@ fn msn_counts_messages_in_every_aeth() {
     pair.nics[0]
         .post_send(a.qpn, send_wr(3, rd, vec![buf.sge(0, 700)]))
         .unwrap();
-    let wr = SendOp::Write {
-        remote_addr: remote.va,
-        rkey: remote.rkey,
-    };
+    let wr = remote.write_op();
     pair.nics[0]
         .post_send(a.qpn, send_wr(4, wr, vec![buf.sge(0, 300)]))
         .unwrap();
@@ -290,13 +274,7 @@ fn lost_last_packet_is_resent_after_the_ack_timeout() {
     let rbuf = buffer(&mut pair.nics[1], b.pd, 64, Access::ALL);
     fill(&mut pair.nics[0], buf.va, &[7; 64]);
     pair.nics[1]
-        .post_recv(
-            b.qpn,
-            RecvWr {
-                wr_id: 1,
-                sgl: vec![rbuf.sge(0, 64)],
-            },
-        )
+        .post_recv(b.qpn, recv_wr(1, vec![rbuf.sge(0, 64)]))
         .unwrap();
     pair.nics[0]
         .post_send(a.qpn, send_wr(1, SendOp::Send, vec![buf.sge(0, 64)]))
@@ -335,10 +313,7 @@ fn ce_marks_produce_cnps_that_slow_the_sender() {
         let len = 8u64 << 20;
         let src = buffer(&mut pair.nics[0], a.pd, len, Access::ALL);
         let dst = buffer(&mut pair.nics[1], b.pd, len, Access::ALL);
-        let wr = SendOp::Write {
-            remote_addr: dst.va,
-            rkey: dst.rkey,
-        };
+        let wr = dst.write_op();
         pair.nics[0]
             .post_send(a.qpn, send_wr(1, wr, vec![src.sge(0, len as u32)]))
             .unwrap();
@@ -510,10 +485,7 @@ fn slow_pacing_causes_no_spurious_timeouts() {
     let dst = buffer(&mut pair.nics[1], b.pd, len, Access::ALL);
     let data = pattern(9, len as usize);
     fill(&mut pair.nics[0], src.va, &data);
-    let wr = SendOp::Write {
-        remote_addr: dst.va,
-        rkey: dst.rkey,
-    };
+    let wr = dst.write_op();
     pair.nics[0]
         .post_send(a.qpn, send_wr(1, wr, vec![src.sge(0, len as u32)]))
         .unwrap();

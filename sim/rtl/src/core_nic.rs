@@ -35,9 +35,9 @@
 //! CQEs as never come.
 
 use super::harness::{
-    confirm_writes, leftover_checks, match_receive_cqes, match_send_cqes, shadow_sends,
-    timers_running, Bookkeeping, ClockedHarness, CoreRun, CoreSendCqe, FrameMatch, ReceiveCqePorts,
-    RtlHarness, RtlNicStats, SendCqePorts, ShadowCqes, NS_PER_CYCLE,
+    confirm_writes, leftover_checks, match_receive_cqes, match_send_cqes, nic_harness_surface,
+    shadow_sends, timers_running, Bookkeeping, ClockedHarness, CoreRun, CoreSendCqe, FrameMatch,
+    ReceiveCqePorts, SendCqePorts, ShadowCqes, NS_PER_CYCLE,
 };
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports::{self, RecvPostPorts};
@@ -52,10 +52,9 @@ use rocenic_hdl::requester::completer_datapath::EV_TIMER;
 use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_hdl::responder::receive_queue::DEFAULT_SLOT_BITS as RECV_SLOT_BITS;
 use rocenic_hdl::responder::response_queue::OP_CONFIGURE;
-use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
 use rocenic_model::requester::send_window;
-use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
+use rocenic_model::verbs::{Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
 use std::collections::VecDeque;
 use verilator_sys::{Block, Input, Output};
 
@@ -168,27 +167,6 @@ impl<B: Block> RtlCoreNic<B> {
         }
     }
 
-    pub fn shadow(&self) -> &Nic {
-        &self.book.shadow
-    }
-
-    pub fn mismatch(&self) -> Option<&str> {
-        self.book.mismatch.as_deref()
-    }
-
-    pub fn stats(&self) -> RtlNicStats {
-        self.run_stats()
-    }
-
-    /// Host memory as the core's DMA left it (the shadow's until it runs).
-    pub fn memory(&self) -> &HostMemory {
-        self.core_memory()
-    }
-
-    pub fn setup(&mut self) -> Result<&mut Nic, RtlError> {
-        self.setup_shadow()
-    }
-
     /// Posts a send WQE: to the core's post port in posting order, and to
     /// the shadow when the core takes it.
     pub fn post_send(&mut self, qpn: Qpn, wr: SendWr) {
@@ -207,14 +185,6 @@ impl<B: Block> RtlCoreNic<B> {
         r.recv_posts.post(&self.book.shadow, qpn, wr)?;
         self.book.busy = true;
         Ok(())
-    }
-
-    pub fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
-        self.book.poll_cq(cq, max)
-    }
-
-    pub fn cq_len(&self, cq: CqId) -> usize {
-        self.book.cq_len(cq)
     }
 
     /// Checks what only the end of a run can tell (see `RtlNic`'s), after
@@ -275,24 +245,7 @@ impl<B: Block> RtlCoreNic<B> {
 }
 
 impl<B: Block> ClockedHarness for RtlCoreNic<B> {
-    type Core = B;
     const STARTS_AT_ZERO: bool = true;
-
-    fn book(&self) -> &Bookkeeping {
-        &self.book
-    }
-
-    fn book_mut(&mut self) -> &mut Bookkeeping {
-        &mut self.book
-    }
-
-    fn core(&self) -> Option<&CoreRun<B>> {
-        self.run.as_ref().map(|r| &r.core)
-    }
-
-    fn core_mut(&mut self) -> Option<&mut CoreRun<B>> {
-        self.run.as_mut().map(|r| &mut r.core)
-    }
 
     /// Programs the core from the shadow's state: both directions' QP
     /// contexts, addresses, response queues, MR tables, receive WQEs; the
@@ -518,14 +471,8 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
         self.book.busy = r.core.settle(active, pending);
         Ok(())
     }
-}
 
-impl<B: Block> Endpoint for RtlCoreNic<B> {
-    fn mac(&self) -> [u8; 6] {
-        self.book.shadow.config().mac
-    }
-
-    fn receive(&mut self, now: Time, frame: Vec<u8>) {
+    fn receive_frame(&mut self, now: Time, frame: Vec<u8>) {
         self.run_to(now);
         let Some(r) = self.run.as_mut() else {
             return;
@@ -540,28 +487,10 @@ impl<B: Block> Endpoint for RtlCoreNic<B> {
             self.book.busy = true;
         }
     }
-
-    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
-        self.transmit_frame(now)
-    }
-
-    fn next_deadline(&self) -> Option<Time> {
-        self.wake_at()
-    }
-
-    fn advance(&mut self, now: Time) {
-        self.run_to(now);
-    }
 }
 
-impl<B: Block> RtlHarness for RtlCoreNic<B> {
-    fn setup(&mut self) -> Result<&mut Nic, RtlError> {
-        RtlCoreNic::setup(self)
-    }
-
-    fn shadow(&self) -> &Nic {
-        RtlCoreNic::shadow(self)
-    }
+nic_harness_surface! {
+    RtlCoreNic;
 
     fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> anyhow::Result<()> {
         RtlCoreNic::post_send(self, qpn, wr);
@@ -570,29 +499,5 @@ impl<B: Block> RtlHarness for RtlCoreNic<B> {
 
     fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> anyhow::Result<()> {
         Ok(RtlCoreNic::post_recv(self, qpn, wr)?)
-    }
-
-    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
-        RtlCoreNic::poll_cq(self, cq, max)
-    }
-
-    fn cq_len(&self, cq: CqId) -> usize {
-        RtlCoreNic::cq_len(self, cq)
-    }
-
-    fn memory(&self) -> &HostMemory {
-        RtlCoreNic::memory(self)
-    }
-
-    fn mismatch(&self) -> Option<&str> {
-        RtlCoreNic::mismatch(self)
-    }
-
-    fn finish_check(&mut self) -> Result<(), String> {
-        RtlCoreNic::finish_check(self)
-    }
-
-    fn cycles(&self) -> u64 {
-        self.stats().cycles
     }
 }

@@ -32,25 +32,21 @@ const MAC_FRAMES: usize = 2;
 /// does with its scoreboard ([`ClockedHarness::cycle`]); the loop, the
 /// idle skipping, the end-of-run drain and the fabric-facing timing are
 /// here, once.
-pub(crate) trait ClockedHarness {
-    /// The Verilated core.
-    type Core: Block;
+pub(crate) trait ClockedHarness: HarnessParts {
     /// The fabric should call the harness at time 0, before anything
     /// arrives: a core with a requester half is programmed then and sends
     /// the WQEs posted before the run. (A responder half waits for the
     /// fabric's first call.)
     const STARTS_AT_ZERO: bool;
 
-    fn book(&self) -> &Bookkeeping;
-    fn book_mut(&mut self) -> &mut Bookkeeping;
-    /// The running core's shared ports, once programmed.
-    fn core(&self) -> Option<&CoreRun<Self::Core>>;
-    fn core_mut(&mut self) -> Option<&mut CoreRun<Self::Core>>;
     /// Programs the core from the shadow's state.
     fn start(&mut self) -> Result<(), RtlError>;
     /// One clock cycle of the core with its scoreboard; it sets
     /// `book().busy` to whether the core has work in flight.
     fn cycle(&mut self) -> Result<(), String>;
+    /// [`Endpoint::receive`]: a frame from the wire for the core (and,
+    /// by the harness's rules, its shadow).
+    fn receive_frame(&mut self, now: Time, frame: Vec<u8>);
 
     /// Keeps the first difference, with the core's cycle.
     fn fail(&mut self, what: String) {
@@ -152,6 +148,20 @@ pub(crate) trait ClockedHarness {
         let running = self.core().is_some();
         self.book_mut().setup(running)
     }
+}
+
+/// A harness's two parts, its bookkeeping and its running core:
+/// [`nic_harness_surface!`] implements it for a harness that keeps them
+/// in its fields `book` and `run` (whose `core` is the [`CoreRun`]).
+pub(crate) trait HarnessParts {
+    /// The Verilated core.
+    type Core: Block;
+
+    fn book(&self) -> &Bookkeeping;
+    fn book_mut(&mut self) -> &mut Bookkeeping;
+    /// The running core's shared ports, once programmed.
+    fn core(&self) -> Option<&CoreRun<Self::Core>>;
+    fn core_mut(&mut self) -> Option<&mut CoreRun<Self::Core>>;
 }
 
 /// What every running core has, whichever half it is: the simulation, the
@@ -342,6 +352,153 @@ pub trait RtlHarness: Endpoint {
     /// Cycles the core has run.
     fn cycles(&self) -> u64;
 }
+
+/// The part of a NIC harness that is the same in each of them, for
+/// `$harness<B>`, a [`ClockedHarness`] whose fields `book` and `run` hold
+/// its [`Bookkeeping`] and its running core: [`HarnessParts`], the
+/// accessors over the bookkeeping and the run, the fabric's [`Endpoint`]
+/// and the [`RtlHarness`] surface. The harness writes the two posting
+/// verbs of [`RtlHarness`] itself (a half refuses the one it has no
+/// queue for), given after the name.
+macro_rules! nic_harness_surface {
+    ($harness:ident; $($posting_verbs:tt)*) => {
+        impl<B: verilator_sys::Block> $crate::harness::HarnessParts for $harness<B> {
+            type Core = B;
+
+            fn book(&self) -> &$crate::harness::Bookkeeping {
+                &self.book
+            }
+
+            fn book_mut(&mut self) -> &mut $crate::harness::Bookkeeping {
+                &mut self.book
+            }
+
+            fn core(&self) -> Option<&$crate::harness::CoreRun<B>> {
+                self.run.as_ref().map(|r| &r.core)
+            }
+
+            fn core_mut(&mut self) -> Option<&mut $crate::harness::CoreRun<B>> {
+                self.run.as_mut().map(|r| &mut r.core)
+            }
+        }
+
+        impl<B: verilator_sys::Block> $harness<B> {
+            /// The shadow model: the host's view of PDs, QPs, MRs and
+            /// memory, and what the core must do.
+            pub fn shadow(&self) -> &rocenic_model::nic::Nic {
+                &self.book.shadow
+            }
+
+            /// The first difference between the core and its shadow, if
+            /// any.
+            pub fn mismatch(&self) -> Option<&str> {
+                self.book.mismatch.as_deref()
+            }
+
+            pub fn stats(&self) -> $crate::harness::RtlNicStats {
+                $crate::harness::ClockedHarness::run_stats(self)
+            }
+
+            /// Host memory as the core's DMA left it (the shadow's until
+            /// the core runs).
+            pub fn memory(&self) -> &rocenic_model::memory::HostMemory {
+                $crate::harness::ClockedHarness::core_memory(self)
+            }
+
+            /// The shadow, to set the NIC up before the run: PDs, CQs,
+            /// QPs and their `modify_qp`, MRs, buffers in host memory and
+            /// posted WQEs, as on a model NIC. The core is programmed from
+            /// it when the fabric first calls the endpoint; from then on
+            /// this is an error (the harness does not drive the core's
+            /// host ports for changes while it runs).
+            pub fn setup(
+                &mut self,
+            ) -> Result<&mut rocenic_model::nic::Nic, $crate::RtlError> {
+                $crate::harness::ClockedHarness::setup_shadow(self)
+            }
+
+            /// Up to `max` completions the core wrote to `cq`, each
+            /// checked against the shadow's.
+            pub fn poll_cq(
+                &mut self,
+                cq: rocenic_model::verbs::CqId,
+                max: usize,
+            ) -> Vec<rocenic_model::verbs::Cqe> {
+                self.book.poll_cq(cq, max)
+            }
+
+            /// Completions waiting in `cq`.
+            pub fn cq_len(&self, cq: rocenic_model::verbs::CqId) -> usize {
+                self.book.cq_len(cq)
+            }
+        }
+
+        impl<B: verilator_sys::Block> rocenic_fabric::Endpoint for $harness<B> {
+            fn mac(&self) -> [u8; 6] {
+                self.book.shadow.config().mac
+            }
+
+            fn receive(&mut self, now: rocenic_fabric::Time, frame: Vec<u8>) {
+                $crate::harness::ClockedHarness::receive_frame(self, now, frame)
+            }
+
+            fn transmit(&mut self, now: rocenic_fabric::Time) -> Option<Vec<u8>> {
+                $crate::harness::ClockedHarness::transmit_frame(self, now)
+            }
+
+            fn next_deadline(&self) -> Option<rocenic_fabric::Time> {
+                $crate::harness::ClockedHarness::wake_at(self)
+            }
+
+            fn advance(&mut self, now: rocenic_fabric::Time) {
+                $crate::harness::ClockedHarness::run_to(self, now)
+            }
+        }
+
+        impl<B: verilator_sys::Block> $crate::harness::RtlHarness for $harness<B> {
+            $($posting_verbs)*
+
+            fn setup(
+                &mut self,
+            ) -> Result<&mut rocenic_model::nic::Nic, $crate::RtlError> {
+                $harness::setup(self)
+            }
+
+            fn shadow(&self) -> &rocenic_model::nic::Nic {
+                $harness::shadow(self)
+            }
+
+            fn poll_cq(
+                &mut self,
+                cq: rocenic_model::verbs::CqId,
+                max: usize,
+            ) -> Vec<rocenic_model::verbs::Cqe> {
+                $harness::poll_cq(self, cq, max)
+            }
+
+            fn cq_len(&self, cq: rocenic_model::verbs::CqId) -> usize {
+                $harness::cq_len(self, cq)
+            }
+
+            fn memory(&self) -> &rocenic_model::memory::HostMemory {
+                $harness::memory(self)
+            }
+
+            fn mismatch(&self) -> Option<&str> {
+                $harness::mismatch(self)
+            }
+
+            fn finish_check(&mut self) -> Result<(), String> {
+                $harness::finish_check(self)
+            }
+
+            fn cycles(&self) -> u64 {
+                self.stats().cycles
+            }
+        }
+    };
+}
+pub(crate) use nic_harness_surface;
 
 /// A frame's BTH in a line, for mismatch reports.
 pub(crate) fn describe(frame: &[u8]) -> String {

@@ -33,8 +33,8 @@
 //! own; the core's DMA ports are `dma` (reads) and `dmaw` (writes).
 
 use super::harness::{
-    confirm_writes, describe, leftover_checks, match_receive_cqes, Bookkeeping, ClockedHarness,
-    CoreRun, ReceiveCqePorts, RtlHarness, RtlNicStats, ShadowCqes, NS_PER_CYCLE,
+    confirm_writes, describe, leftover_checks, match_receive_cqes, nic_harness_surface,
+    Bookkeeping, ClockedHarness, CoreRun, ReceiveCqePorts, ShadowCqes, NS_PER_CYCLE,
 };
 use super::host_dma::{HostDma, HostDmaConfig};
 use super::host_ports::{self, RecvPostPorts};
@@ -46,9 +46,8 @@ use rocenic_hdl::codes::mtu;
 use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_hdl::responder::receive_queue::DEFAULT_SLOT_BITS as RECV_SLOT_BITS;
 use rocenic_hdl::responder::response_queue::OP_CONFIGURE;
-use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{Nic, NicConfig, TxClass};
-use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
+use rocenic_model::verbs::{Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
 use std::collections::VecDeque;
 use verilator_sys::{Block, Input, Output, Sim};
 
@@ -235,42 +234,6 @@ impl<B: Block> RtlNic<B> {
         })
     }
 
-    /// The shadow model: the host's view of PDs, QPs, MRs and memory, and
-    /// what the core must do.
-    pub fn shadow(&self) -> &Nic {
-        &self.book.shadow
-    }
-
-    /// The first difference between the core and its shadow, if any.
-    pub fn mismatch(&self) -> Option<&str> {
-        self.book.mismatch.as_deref()
-    }
-
-    pub fn stats(&self) -> RtlNicStats {
-        self.run_stats()
-    }
-
-    /// Host memory as the core's DMA left it (the shadow's until the core
-    /// runs).
-    pub fn memory(&self) -> &HostMemory {
-        self.core_memory()
-    }
-
-    /// The shadow, to set the NIC up before the run: PDs, CQs, QPs and
-    /// their `modify_qp`, MRs, buffers in host memory and receive WQEs, as
-    /// on a model NIC. The core is programmed from it when the fabric
-    /// first calls the endpoint; from then on this is an error (the harness
-    /// does not drive the core's host ports for changes while it runs).
-    pub fn setup(&mut self) -> Result<&mut Nic, RtlError> {
-        self.setup_shadow()
-    }
-
-    /// Up to `max` completions the core wrote to `cq`, each checked
-    /// against the shadow's.
-    pub fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
-        self.book.poll_cq(cq, max)
-    }
-
     /// Posts a receive WQE: before the run to the shadow (the core gets
     /// it when programmed); while the core runs, through its `rq_post`
     /// port. The shadow takes it in the cycle the core's ring answers, and
@@ -287,11 +250,6 @@ impl<B: Block> RtlNic<B> {
         r.posts.post(&self.book.shadow, qpn, wr)?;
         self.book.busy = true;
         Ok(())
-    }
-
-    /// Completions waiting in `cq`.
-    pub fn cq_len(&self, cq: CqId) -> usize {
-        self.book.cq_len(cq)
     }
 
     /// Checks what only the end of a run can tell: every frame emitted and
@@ -368,24 +326,7 @@ impl<B: Block> RtlNic<B> {
 }
 
 impl<B: Block> ClockedHarness for RtlNic<B> {
-    type Core = B;
     const STARTS_AT_ZERO: bool = false;
-
-    fn book(&self) -> &Bookkeeping {
-        &self.book
-    }
-
-    fn book_mut(&mut self) -> &mut Bookkeeping {
-        &mut self.book
-    }
-
-    fn core(&self) -> Option<&CoreRun<B>> {
-        self.run.as_ref().map(|r| &r.core)
-    }
-
-    fn core_mut(&mut self) -> Option<&mut CoreRun<B>> {
-        self.run.as_mut().map(|r| &mut r.core)
-    }
 
     /// Programs the core from the shadow's state (see the module doc).
     fn start(&mut self) -> Result<(), RtlError> {
@@ -519,14 +460,8 @@ impl<B: Block> ClockedHarness for RtlNic<B> {
         self.book.busy = r.core.settle(active, pending);
         Ok(())
     }
-}
 
-impl<B: Block> Endpoint for RtlNic<B> {
-    fn mac(&self) -> [u8; 6] {
-        self.book.shadow.config().mac
-    }
-
-    fn receive(&mut self, now: Time, frame: Vec<u8>) {
+    fn receive_frame(&mut self, now: Time, frame: Vec<u8>) {
         self.run_to(now);
         let Some(r) = self.run.as_mut() else {
             return;
@@ -540,28 +475,10 @@ impl<B: Block> Endpoint for RtlNic<B> {
             self.book.busy = true;
         }
     }
-
-    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
-        self.transmit_frame(now)
-    }
-
-    fn next_deadline(&self) -> Option<Time> {
-        self.wake_at()
-    }
-
-    fn advance(&mut self, now: Time) {
-        self.run_to(now);
-    }
 }
 
-impl<B: Block> RtlHarness for RtlNic<B> {
-    fn setup(&mut self) -> Result<&mut Nic, RtlError> {
-        RtlNic::setup(self)
-    }
-
-    fn shadow(&self) -> &Nic {
-        RtlNic::shadow(self)
-    }
+nic_harness_surface! {
+    RtlNic;
 
     fn post_send(&mut self, _: Qpn, _: SendWr) -> anyhow::Result<()> {
         anyhow::bail!("post_send on the RTL responder half: it has no send queue")
@@ -569,29 +486,5 @@ impl<B: Block> RtlHarness for RtlNic<B> {
 
     fn post_recv(&mut self, qpn: Qpn, wr: RecvWr) -> anyhow::Result<()> {
         Ok(RtlNic::post_recv(self, qpn, wr)?)
-    }
-
-    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
-        RtlNic::poll_cq(self, cq, max)
-    }
-
-    fn cq_len(&self, cq: CqId) -> usize {
-        RtlNic::cq_len(self, cq)
-    }
-
-    fn memory(&self) -> &HostMemory {
-        RtlNic::memory(self)
-    }
-
-    fn mismatch(&self) -> Option<&str> {
-        RtlNic::mismatch(self)
-    }
-
-    fn finish_check(&mut self) -> Result<(), String> {
-        RtlNic::finish_check(self)
-    }
-
-    fn cycles(&self) -> u64 {
-        self.stats().cycles
     }
 }

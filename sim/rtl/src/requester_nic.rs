@@ -33,8 +33,8 @@
 //! stretches otherwise.
 
 use super::harness::{
-    confirm_writes, leftover_checks, match_send_cqes, shadow_sends, timers_running, Bookkeeping,
-    ClockedHarness, CoreRun, CoreSendCqe, FrameMatch, RtlHarness, RtlNicStats, SendCqePorts,
+    confirm_writes, leftover_checks, match_send_cqes, nic_harness_surface, shadow_sends,
+    timers_running, Bookkeeping, ClockedHarness, CoreRun, CoreSendCqe, FrameMatch, SendCqePorts,
     ShadowCqes, NS_PER_CYCLE,
 };
 use super::host_dma::{HostDma, HostDmaConfig};
@@ -47,10 +47,9 @@ use rocenic_hdl::codes::{send_op_kind, wc_opcode, wqe_kind};
 use rocenic_hdl::requester::completer_datapath::EV_TIMER;
 use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_model::completer::{self, WqeKind};
-use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig};
 use rocenic_model::requester::{message_psns, send_window};
-use rocenic_model::verbs::{CqId, Cqe, QpState, Qpn, RecvWr, SendOp, SendWr, Sge};
+use rocenic_model::verbs::{QpState, Qpn, RecvWr, SendOp, SendWr, Sge};
 use rocenic_wire::{DecodeOptions, RoceFrame};
 use std::collections::{BTreeMap, VecDeque};
 use verilator_sys::{Block, Input, Output, Sim};
@@ -408,28 +407,6 @@ impl<B: Block> RtlRequesterNic<B> {
         self.port_log.as_ref()
     }
 
-    pub fn shadow(&self) -> &Nic {
-        &self.book.shadow
-    }
-
-    pub fn mismatch(&self) -> Option<&str> {
-        self.book.mismatch.as_deref()
-    }
-
-    pub fn stats(&self) -> RtlNicStats {
-        self.run_stats()
-    }
-
-    /// Host memory as the core's DMA left it.
-    pub fn memory(&self) -> &HostMemory {
-        self.core_memory()
-    }
-
-    /// The shadow, to set the NIC up before the run.
-    pub fn setup(&mut self) -> Result<&mut Nic, RtlError> {
-        self.setup_shadow()
-    }
-
     /// Posts a send WQE: it goes to the core's post port (in posting
     /// order), and to the shadow when the core takes it.
     pub fn post_send(&mut self, qpn: Qpn, wr: SendWr) {
@@ -438,15 +415,6 @@ impl<B: Block> RtlRequesterNic<B> {
             None => self.pending_posts.push((qpn, wr)),
         }
         self.book.busy = true;
-    }
-
-    /// Completions waiting in `cq`.
-    pub fn cq_len(&self, cq: CqId) -> usize {
-        self.book.cq_len(cq)
-    }
-
-    pub fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
-        self.book.poll_cq(cq, max)
     }
 
     /// Checks what only the end of a run can tell (see `RtlNic`'s).
@@ -503,24 +471,7 @@ impl<B: Block> RtlRequesterNic<B> {
 }
 
 impl<B: Block> ClockedHarness for RtlRequesterNic<B> {
-    type Core = B;
     const STARTS_AT_ZERO: bool = true;
-
-    fn book(&self) -> &Bookkeeping {
-        &self.book
-    }
-
-    fn book_mut(&mut self) -> &mut Bookkeeping {
-        &mut self.book
-    }
-
-    fn core(&self) -> Option<&CoreRun<B>> {
-        self.run.as_ref().map(|r| &r.core)
-    }
-
-    fn core_mut(&mut self) -> Option<&mut CoreRun<B>> {
-        self.run.as_mut().map(|r| &mut r.core)
-    }
 
     fn start(&mut self) -> Result<(), RtlError> {
         let mut sim = start_core::<B>(self.book.shadow.mr_table())?;
@@ -654,14 +605,8 @@ impl<B: Block> ClockedHarness for RtlRequesterNic<B> {
         self.book.busy = r.core.settle(active, pending);
         Ok(())
     }
-}
 
-impl<B: Block> Endpoint for RtlRequesterNic<B> {
-    fn mac(&self) -> [u8; 6] {
-        self.book.shadow.config().mac
-    }
-
-    fn receive(&mut self, now: Time, frame: Vec<u8>) {
+    fn receive_frame(&mut self, now: Time, frame: Vec<u8>) {
         self.run_to(now);
         let Some(r) = self.run.as_mut() else {
             return;
@@ -677,28 +622,10 @@ impl<B: Block> Endpoint for RtlRequesterNic<B> {
             self.book.busy = true;
         }
     }
-
-    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
-        self.transmit_frame(now)
-    }
-
-    fn next_deadline(&self) -> Option<Time> {
-        self.wake_at()
-    }
-
-    fn advance(&mut self, now: Time) {
-        self.run_to(now);
-    }
 }
 
-impl<B: Block> RtlHarness for RtlRequesterNic<B> {
-    fn setup(&mut self) -> Result<&mut Nic, RtlError> {
-        RtlRequesterNic::setup(self)
-    }
-
-    fn shadow(&self) -> &Nic {
-        RtlRequesterNic::shadow(self)
-    }
+nic_harness_surface! {
+    RtlRequesterNic;
 
     fn post_send(&mut self, qpn: Qpn, wr: SendWr) -> anyhow::Result<()> {
         RtlRequesterNic::post_send(self, qpn, wr);
@@ -707,29 +634,5 @@ impl<B: Block> RtlHarness for RtlRequesterNic<B> {
 
     fn post_recv(&mut self, _: Qpn, _: RecvWr) -> anyhow::Result<()> {
         anyhow::bail!("post_recv on the RTL requester half: it has no receive queue")
-    }
-
-    fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
-        RtlRequesterNic::poll_cq(self, cq, max)
-    }
-
-    fn cq_len(&self, cq: CqId) -> usize {
-        RtlRequesterNic::cq_len(self, cq)
-    }
-
-    fn memory(&self) -> &HostMemory {
-        RtlRequesterNic::memory(self)
-    }
-
-    fn mismatch(&self) -> Option<&str> {
-        RtlRequesterNic::mismatch(self)
-    }
-
-    fn finish_check(&mut self) -> Result<(), String> {
-        RtlRequesterNic::finish_check(self)
-    }
-
-    fn cycles(&self) -> u64 {
-        self.stats().cycles
     }
 }

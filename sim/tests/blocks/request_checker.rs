@@ -19,9 +19,9 @@
 //!   (sim/model/tests/common) provoked RNR NAKs, a QP without the remote
 //!   right and a misaligned atomic.
 
+use crate::rtl_common::faults::lossy;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_fabric::FaultConfig;
 use rocenic_hdl::codes::{duplicate_class, mtu, qp_state, request_verdict};
 use rocenic_hdl::qp::qp_context_record::{QpContextRecord, RECORD_WORDS};
 use rocenic_model::responder::{
@@ -676,13 +676,7 @@ fn model_traces_under_loss_match() {
                 count: 12,
                 qps: 2,
                 mtu,
-                faults: FaultConfig {
-                    loss,
-                    duplicate: loss / 2.0,
-                    reorder: loss / 2.0,
-                    reorder_delay_ns: 3_000,
-                    ..FaultConfig::default()
-                },
+                faults: lossy(loss),
                 seed: 500 + k as u64 * 10 + (loss * 100.0) as u64,
                 ..ScenarioConfig::default()
             };

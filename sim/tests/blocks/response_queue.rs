@@ -20,9 +20,9 @@
 //! and reordering (every workload, READs of many sizes, MTU 256 to 4096),
 //! replayed in order.
 
+use crate::rtl_common::faults::lossy;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_fabric::FaultConfig;
 use rocenic_hdl::responder::response_queue::CommandFields;
 use rocenic_model::response_queue::{
     record_queue_ops, Command, Descriptor, QueueItem, QueueOp, ReadSlice, RespPacket,
@@ -462,13 +462,7 @@ fn model_nic_traces_under_loss_match() {
                 count: 12,
                 qps: 3,
                 mtu,
-                faults: FaultConfig {
-                    loss,
-                    duplicate: loss / 2.0,
-                    reorder: loss / 2.0,
-                    reorder_delay_ns: 3_000,
-                    ..FaultConfig::default()
-                },
+                faults: lossy(loss),
                 seed: 900 + k as u64 * 10 + (loss * 100.0) as u64,
                 ..ScenarioConfig::default()
             };

@@ -16,9 +16,9 @@
 
 use crate::rtl_common;
 
+use crate::rtl_common::faults::lossy;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_fabric::FaultConfig;
 use rocenic_hdl::qp::qp_address_ram::QpAddress;
 use rocenic_model::memory::HostMemory;
 use rocenic_model::mr::MrTable;
@@ -293,16 +293,6 @@ fn random_dma(rng: &mut ChaCha8Rng) -> HostDmaConfig {
         max_outstanding_reads: [4, 16, 64][rng.gen_range(0..3)],
         reorder: rng.gen_bool(0.7),
         seed: rng.gen(),
-    }
-}
-
-fn lossy(loss: f64) -> FaultConfig {
-    FaultConfig {
-        loss,
-        duplicate: loss / 2.0,
-        reorder: loss / 2.0,
-        reorder_delay_ns: 3_000,
-        ..FaultConfig::default()
     }
 }
 

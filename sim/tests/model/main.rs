@@ -2,6 +2,8 @@
 //! DCQCN, and the shadow-model mechanism the RTL harnesses rely on. Build and
 //! run without Verilator (`--no-default-features`).
 
+#[path = "../rtl_common/faults.rs"]
+mod faults;
 #[allow(dead_code)]
 #[path = "../rtl_common/traffic.rs"]
 mod traffic;

@@ -3,6 +3,7 @@
 //! run checks every completion (once, in order, successful) and every byte
 //! of both hosts' buffers against a sequential prediction.
 
+use crate::faults::lossy;
 use proptest::prelude::*;
 use rocenic_fabric::FaultConfig;
 use rocenic_sim::scenario::{run, Report, ScenarioConfig, Workload};
@@ -14,16 +15,6 @@ const WORKLOADS: [Workload; 5] = [
     Workload::Atomic,
     Workload::Mix,
 ];
-
-fn faults(loss: f64) -> FaultConfig {
-    FaultConfig {
-        loss,
-        duplicate: loss / 2.0,
-        reorder: loss / 2.0,
-        reorder_delay_ns: 3_000,
-        ..FaultConfig::default()
-    }
-}
 
 fn assert_clean(config: &ScenarioConfig, report: &Report) {
     assert!(
@@ -125,7 +116,7 @@ fn loss_duplication_and_reordering_are_survived() {
                     count: if size >= 1 << 20 { 2 } else { 12 },
                     qps: 2,
                     mtu,
-                    faults: faults(loss),
+                    faults: lossy(loss),
                     seed: 1000 + size,
                     ..ScenarioConfig::default()
                 };
@@ -198,7 +189,7 @@ fn ipv6_and_many_qps() {
         qps: 64,
         mtu: 1024,
         ipv6: true,
-        faults: faults(0.01),
+        faults: lossy(0.01),
         seed: 64,
         ..ScenarioConfig::default()
     };
@@ -230,7 +221,7 @@ fn the_same_seed_gives_the_same_capture() {
         workload: Workload::Mix,
         size: 9000,
         count: 10,
-        faults: faults(0.05),
+        faults: lossy(0.05),
         seed: 77,
         ..ScenarioConfig::default()
     };
@@ -269,7 +260,7 @@ proptest! {
         loss in prop_oneof![Just(0.0), 0.0..0.05],
         seed in any::<u64>(),
     ) {
-        let config = ScenarioConfig { workload, size, count, qps, mtu, faults: faults(loss), seed, ..ScenarioConfig::default() };
+        let config = ScenarioConfig { workload, size, count, qps, mtu, faults: lossy(loss), seed, ..ScenarioConfig::default() };
         let report = run(&config, None).unwrap();
         prop_assert!(report.data_verified, "{:?} {:?}", config, report.mismatches);
         prop_assert_eq!(report.messages_completed, report.messages_posted);

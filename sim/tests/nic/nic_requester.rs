@@ -12,15 +12,16 @@
 //! receive WQEs posted late at the responder make the SENDs wait out RNR
 //! NAKs.
 
-use rand::{Rng, SeedableRng};
+use crate::rtl_common::messages::{connected_qps, random_messages, MessageQps};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, SwitchConfig};
 use rocenic_model::nic::Nic;
-use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
+use rocenic_model::verbs::{Cqe, RecvWr, SendOp, SendWr, Sge, WcStatus};
 use rocenic_rtl::host_dma::HostDmaConfig;
 use rocenic_rtl::node::Node as FabricNode;
 use rocenic_rtl::requester_nic::RtlRequesterNic;
-use rocenic_sim::scenario::{connect, nic_config, run_backend, Backend, ScenarioConfig, Workload};
+use rocenic_sim::scenario::{nic_config, run_backend, Backend, ScenarioConfig, Workload};
 use std::collections::BTreeMap;
 use verilator_sys::RequesterPath;
 
@@ -54,13 +55,6 @@ enum Kind {
     CompareSwap,
 }
 
-struct Message {
-    qp: usize,
-    kind: Kind,
-    offset: u64,
-    len: u64,
-}
-
 /// Send CQEs, request frames, DMA write bytes and core cycles of a run.
 fn run(case: Case) -> (usize, u64, u64, u64) {
     let Case {
@@ -90,65 +84,20 @@ fn run(case: Case) -> (usize, u64, u64, u64) {
     let a = rtl.setup().expect("before the run");
     let slot = 3 * u64::from(mtu) + 200;
     let region = slot * msgs as u64 + 8;
-    let caps = QpCaps {
-        max_send_wr: msgs as u32,
-        max_recv_wr: msgs as u32,
-        max_sge: 1,
-    };
-    let (a_pd, b_pd) = (a.alloc_pd(), b.alloc_pd());
-    let (a_cq, b_cq) = (a.create_cq(4096), b.create_cq(4096));
-    let mut qpns = Vec::new();
-    let mut bufs = Vec::new();
-    for _ in 0..qps {
-        let qa = a.create_qp(a_pd, a_cq, a_cq, caps).unwrap();
-        let qb = b.create_qp(b_pd, b_cq, b_cq, caps).unwrap();
-        connect(a, qa, &mut b, qb, &config, &mut rng).unwrap();
-        let va_a = a.memory_mut().alloc(region, 4096);
-        let data: Vec<u8> = (0..region).map(|_| rng.gen()).collect();
-        a.memory_mut().write_va(va_a, &data).unwrap();
-        let keys_a = a.reg_mr(a_pd, va_a, region, Access::LOCAL_WRITE).unwrap();
-        let va_b = b.memory_mut().alloc(region, 4096);
-        let b_init: Vec<u8> = (0..region).map(|_| rng.gen()).collect();
-        b.memory_mut().write_va(va_b, &b_init).unwrap();
-        let keys_b = b
-            .reg_mr(
-                b_pd,
-                va_b,
-                region,
-                Access::LOCAL_WRITE
-                    | Access::REMOTE_WRITE
-                    | Access::REMOTE_READ
-                    | Access::REMOTE_ATOMIC,
-            )
-            .unwrap();
-        qpns.push((qa, qb));
-        bufs.push((va_a, keys_a, va_b, keys_b, data, b_init));
-    }
-    let mut messages = Vec::new();
-    for i in 0..msgs {
-        for q in 0..qps {
-            let len = match rng.gen_range(0..4) {
-                0 => rng.gen_range(0..=64),
-                1 => u64::from(mtu) * rng.gen_range(1..=3),
-                _ => rng.gen_range(1..=slot),
-            };
-            let kind = [
-                Kind::Write,
-                Kind::WriteImm,
-                Kind::Send,
-                Kind::Read,
-                Kind::FetchAdd,
-                Kind::CompareSwap,
-            ][rng.gen_range(0..6)];
-            let atomic = matches!(kind, Kind::FetchAdd | Kind::CompareSwap);
-            messages.push(Message {
-                qp: q,
-                kind,
-                offset: i as u64 * slot,
-                len: if atomic { 8 } else { len },
-            });
-        }
-    }
+    let MessageQps {
+        a_cq, qpns, bufs, ..
+    } = connected_qps(a, &mut b, qps, msgs, region, &config, &mut rng);
+    let kinds = [
+        Kind::Write,
+        Kind::WriteImm,
+        Kind::Send,
+        Kind::Read,
+        Kind::FetchAdd,
+        Kind::CompareSwap,
+    ];
+    let messages = random_messages(&mut rng, msgs, qps, mtu, slot, &kinds, |kind| {
+        matches!(kind, Kind::FetchAdd | Kind::CompareSwap)
+    });
     let mut posts = Vec::new();
     let mut late = Vec::new();
     for (n, m) in messages.iter().enumerate() {

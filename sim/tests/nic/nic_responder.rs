@@ -9,15 +9,16 @@
 //! bytes, each READ must bring the responder's bytes back, and the
 //! fetch-and-adds must return the counter's successive values.
 
-use rand::{Rng, SeedableRng};
+use crate::rtl_common::messages::{connected_qps, random_messages, MessageQps};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, NodeId, SwitchConfig};
 use rocenic_model::nic::Nic;
-use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcOpcode, WcStatus};
+use rocenic_model::verbs::{Cqe, RecvWr, SendOp, SendWr, Sge, WcOpcode, WcStatus};
 use rocenic_rtl::host_dma::HostDmaConfig;
 use rocenic_rtl::nic::RtlNic;
 use rocenic_rtl::node::Node;
-use rocenic_sim::scenario::{connect, nic_config, ScenarioConfig};
+use rocenic_sim::scenario::{nic_config, ScenarioConfig};
 use std::collections::BTreeMap;
 use verilator_sys::ResponderPath;
 
@@ -48,14 +49,6 @@ enum Kind {
 /// The message takes a receive WQE at the responder.
 fn consumes(k: Kind) -> bool {
     matches!(k, Kind::WriteImm | Kind::Send | Kind::SendImm)
-}
-
-struct Message {
-    qp: usize,
-    kind: Kind,
-    /// Offset of the message in its QP's buffers on both sides.
-    offset: u64,
-    len: u64,
 }
 
 struct Outcome {
@@ -96,66 +89,23 @@ fn run(case: Case) -> Outcome {
     let slot = 3 * u64::from(mtu) + 200;
     // The message slots, then each QP's fetch-and-add counter.
     let region = slot * msgs as u64 + 8;
-    let caps = QpCaps {
-        max_send_wr: msgs as u32,
-        max_recv_wr: msgs as u32,
-        max_sge: 1,
-    };
-    let (a_pd, b_pd) = (a.alloc_pd(), b.alloc_pd());
-    let (a_cq, b_cq) = (a.create_cq(4096), b.create_cq(4096));
-    let mut qpns = Vec::new();
-    let mut bufs = Vec::new();
-    for _ in 0..qps {
-        let qa = a.create_qp(a_pd, a_cq, a_cq, caps).unwrap();
-        let qb = b.create_qp(b_pd, b_cq, b_cq, caps).unwrap();
-        connect(&mut a, qa, b, qb, &config, &mut rng).unwrap();
-        let va_a = a.memory_mut().alloc(region, 4096);
-        let data: Vec<u8> = (0..region).map(|_| rng.gen()).collect();
-        a.memory_mut().write_va(va_a, &data).unwrap();
-        let keys_a = a.reg_mr(a_pd, va_a, region, Access::LOCAL_WRITE).unwrap();
-        let va_b = b.memory_mut().alloc(region, 4096);
-        // READs bring these bytes back; writes and SENDs overwrite others.
-        let b_init: Vec<u8> = (0..region).map(|_| rng.gen()).collect();
-        b.memory_mut().write_va(va_b, &b_init).unwrap();
-        let keys_b = b
-            .reg_mr(
-                b_pd,
-                va_b,
-                region,
-                Access::LOCAL_WRITE
-                    | Access::REMOTE_WRITE
-                    | Access::REMOTE_READ
-                    | Access::REMOTE_ATOMIC,
-            )
-            .unwrap();
-        qpns.push((qa, qb));
-        bufs.push((va_a, keys_a, va_b, keys_b, data, b_init));
-    }
-    let mut messages = Vec::new();
-    for i in 0..msgs {
-        for q in 0..qps {
-            let len = match rng.gen_range(0..4) {
-                0 => rng.gen_range(0..=64),
-                1 => u64::from(mtu) * rng.gen_range(1..=3),
-                _ => rng.gen_range(1..=slot),
-            };
-            let kind = [
-                Kind::Write,
-                Kind::WriteImm,
-                Kind::Send,
-                Kind::SendImm,
-                Kind::Read,
-                Kind::FetchAdd,
-            ][rng.gen_range(0..6)];
-            let len = if kind == Kind::FetchAdd { 8 } else { len };
-            messages.push(Message {
-                qp: q,
-                kind,
-                offset: i as u64 * slot,
-                len,
-            });
-        }
-    }
+    let MessageQps {
+        a_cq,
+        b_cq,
+        qpns,
+        bufs,
+    } = connected_qps(&mut a, b, qps, msgs, region, &config, &mut rng);
+    let kinds = [
+        Kind::Write,
+        Kind::WriteImm,
+        Kind::Send,
+        Kind::SendImm,
+        Kind::Read,
+        Kind::FetchAdd,
+    ];
+    let messages = random_messages(&mut rng, msgs, qps, mtu, slot, &kinds, |kind| {
+        kind == Kind::FetchAdd
+    });
     for (n, m) in messages.iter().enumerate() {
         let (qa, qb) = qpns[m.qp];
         let (va_a, keys_a, va_b, keys_b, _, _) = &bufs[m.qp];

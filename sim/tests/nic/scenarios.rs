@@ -13,6 +13,7 @@
 //! READ run on 8 QPs once overflowed it (see `response_queue`,
 //! "Capacity"). The lossy READ and atomic runs below fill queues.
 
+use crate::rtl_common::faults::lossy;
 use proptest::prelude::*;
 use rocenic_fabric::FaultConfig;
 use rocenic_model::nic::{Nic, NicConfig};
@@ -223,13 +224,7 @@ proptest! {
             count,
             qps,
             mtu,
-            faults: FaultConfig {
-                loss,
-                duplicate: loss / 2.0,
-                reorder: loss / 2.0,
-                reorder_delay_ns: 3_000,
-                ..FaultConfig::default()
-            },
+            faults: lossy(loss),
             seed,
             ..ScenarioConfig::default()
         };
@@ -247,21 +242,15 @@ proptest! {
 fn every_workload_on_the_rtl_requester() {
     for (i, workload) in WORKLOADS.into_iter().enumerate() {
         // Lossy runs for every other workload (CI time).
-        let lossy = (i % 2 == 0).then_some((20_000, 4096, 0.03));
-        for (size, mtu, loss) in [(4097, 256, 0.0)].into_iter().chain(lossy) {
+        let lossy_run = (i % 2 == 0).then_some((20_000, 4096, 0.03));
+        for (size, mtu, loss) in [(4097, 256, 0.0)].into_iter().chain(lossy_run) {
             let config = ScenarioConfig {
                 workload,
                 size,
                 count: 20,
                 qps: 2,
                 mtu,
-                faults: FaultConfig {
-                    loss,
-                    duplicate: loss / 2.0,
-                    reorder: loss / 2.0,
-                    reorder_delay_ns: 3_000,
-                    ..FaultConfig::default()
-                },
+                faults: lossy(loss),
                 seed: i as u64 * 7 + size,
                 time_limit_ns: 50_000_000,
                 ..ScenarioConfig::default()

@@ -7,6 +7,8 @@
 pub mod completer;
 pub mod dma_write;
 pub mod drain;
+pub mod faults;
+pub mod messages;
 pub mod responder;
 pub mod traffic;
 

@@ -317,6 +317,14 @@ impl Buf {
             lkey: self.lkey,
         }
     }
+
+    /// A WRITE to the start of this (remote) buffer.
+    pub fn write_op(&self) -> SendOp {
+        SendOp::Write {
+            remote_addr: self.va,
+            rkey: self.rkey,
+        }
+    }
 }
 
 pub fn buffer(nic: &mut Nic, pd: PdId, len: u64, access: Access) -> Buf {
@@ -594,6 +602,16 @@ pub fn run_workload(pair: &mut Pair, a: Side, b: Side, ops: &[Op], seed: u64, li
     }
     assert_eq!(pair.nics[0].qp_state(a.qpn), Ok(QpState::Rts));
     assert_eq!(pair.nics[1].qp_state(b.qpn), Ok(QpState::Rts));
+}
+
+/// A receive work request.
+pub fn recv_wr(wr_id: u64, sgl: Vec<Sge>) -> RecvWr {
+    RecvWr { wr_id, sgl }
+}
+
+/// The statuses of up to `max` completions polled from `cq`, oldest first.
+pub fn statuses(nic: &mut Nic, cq: CqId, max: usize) -> Vec<WcStatus> {
+    nic.poll_cq(cq, max).iter().map(|c| c.status).collect()
 }
 
 /// A signaled, unsolicited work request.
