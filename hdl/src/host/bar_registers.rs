@@ -12,9 +12,10 @@
 //!   one-cycle pulse when software writes `control.soft_reset`; this
 //!   block's registers return to their reset values at the edge that ends
 //!   the pulse, all but the MSI-X table's addresses and data, which PCIe
-//!   leaves undefined after a reset), `reset_busy` (in: `control.soft_reset` reads it), `fatal` (in:
-//!   `status.fatal`), `fatal_set` (in: bits or-ed into `fatal_cause`
-//!   every cycle), `admin_eqn`.
+//!   leaves undefined after a reset), `reset_busy` (in:
+//!   `control.soft_reset` reads it), `fatal` (in: `status.fatal`),
+//!   `fatal_set` (in: bits or-ed into `fatal_cause` every cycle),
+//!   `admin_eqn`.
 //! - Admin queue: `asq_base`, `asq_log_size`, `acq_base`, `acq_log_size`
 //!   (the registers' values), `asq_tail_valid` / `asq_tail` and
 //!   `acq_head_valid` / `acq_head` (one-cycle doorbell pulses with the
@@ -45,11 +46,12 @@
 //!
 //! # Latency and throughput
 //!
-//! Write: `bvalid` 3 cycles after the edge that took the write. Read:
-//! `rvalid` 5 cycles after the edge that took the address (3 for a
-//! high-half read). One access at a time, writes first: the slow path of
-//! configuration and admin doorbells (the QP and CQ doorbells have pages
-//! of their own).
+//! Write: `bvalid` 2 cycles after the edge that took the write. Read:
+//! `rvalid` 4 cycles after the edge that took the address (2 for a
+//! high-half read; a cycle more for each MSI-X lookup that holds the
+//! table while it is read). One access at a time, writes first: the slow
+//! path of configuration and admin doorbells (the QP and CQ doorbells
+//! have pages of their own).
 
 use crate::host::axi_lite::AxiLiteTarget;
 use crate::primitives::sync_ram::SyncRam;
@@ -74,21 +76,12 @@ const READ_HIGH_ADDRESS: u64 = 6;
 const READ_HIGH_CAPTURE: u64 = 7;
 const READ_RESPONSE: u64 = 8;
 
-/// The BAR0 offset of block `block`.
-fn block_offset(block: &RegisterBlock) -> u32 {
-    abi::BAR0_BLOCKS
-        .iter()
-        .find(|(_, b)| b.name == block.name)
-        .map(|(offset, _)| *offset)
-        .expect("the block is in BAR0")
-}
-
 /// The dword index of register `name` of `block` (its low dword).
 pub fn dword_of(block: &RegisterBlock, name: &str) -> u64 {
     let register = block
         .register(name)
         .unwrap_or_else(|| panic!("the ABI's {} block has no register {name}", block.name));
-    u64::from((block_offset(block) + register.offset) / 4)
+    u64::from((abi::bar0_offset(block) + register.offset) / 4)
 }
 
 fn dword_constant(block: &RegisterBlock, name: &str) -> Constant<Bits<DWORD_BITS>> {

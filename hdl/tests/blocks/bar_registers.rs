@@ -9,13 +9,14 @@
 //! the Verilog under Verilator, the Verilator lint and one Yosys
 //! synthesis.
 
+use crate::common::assert_lint_clean;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_abi::registers::{self as abi, Access, RegisterBlock, BAR0_BLOCKS};
 use rocenic_driver::bar0::{Bar0, Mmio};
 use rocenic_driver::discovery::discover;
 use rocenic_hdl::host::bar_registers::{dword_of, mapped_dwords, BarRegisters};
-use rocenic_hdl_testbench::{verilator_lint, xilinx_synth, CycleSim};
+use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
 /// A one-cycle output pulse seen by the bench, with its value.
@@ -190,16 +191,8 @@ impl Mmio for Bench {
     }
 }
 
-fn block_offset(block: &RegisterBlock) -> u32 {
-    BAR0_BLOCKS
-        .iter()
-        .find(|(_, b)| b.name == block.name)
-        .unwrap()
-        .0
-}
-
 fn address_of(block: &RegisterBlock, name: &str, n: u32) -> u32 {
-    block_offset(block) + block.register(name).unwrap().offset_of(n)
+    abi::bar0_offset(block) + block.register(name).unwrap().offset_of(n)
 }
 
 #[test]
@@ -531,17 +524,12 @@ fn the_constants_come_from_the_abi() {
 
 #[test]
 fn verilator_lint_is_clean() {
-    let mut uut = BarRegisters::default();
-    uut.connect_all();
-    let warnings = verilator_lint("bar_registers", &generate_verilog(&uut)).unwrap();
-    assert!(warnings.is_empty(), "{warnings:#?}");
+    assert_lint_clean("bar_registers", &verilog_of::<BarRegisters>());
 }
 
 #[test]
 fn synthesizes_small_with_the_table_in_lut_ram() {
-    let mut uut = BarRegisters::default();
-    uut.connect_all();
-    let report = xilinx_synth("bar_registers", &generate_verilog(&uut)).unwrap();
+    let report = xilinx_synth("bar_registers", &verilog_of::<BarRegisters>()).unwrap();
     assert_eq!(
         report.block_rams(),
         0,
@@ -552,4 +540,52 @@ fn synthesizes_small_with_the_table_in_lut_ram() {
         "the MSI-X table is in LUT RAM, not flops"
     );
     assert!(report.luts() < 1500, "{} LUTs", report.luts());
+}
+
+/// Cycles from the edge that takes an access to the first cycle its
+/// response is valid, with the response channel ready throughout.
+fn response_latency(write: bool, addr: u32) -> u64 {
+    let mut b = Bench::new(8);
+    let m = &mut b.sim.uut.mmio;
+    m.bready.next = true;
+    m.rready.next = true;
+    if write {
+        m.awaddr.next = bits(u64::from(addr));
+        m.wstrb.next = bits(0xFF);
+        m.awvalid.next = true;
+        m.wvalid.next = true;
+    } else {
+        m.araddr.next = bits(u64::from(addr));
+        m.arvalid.next = true;
+    }
+    b.sim.settle();
+    assert!(
+        b.sim.uut.mmio.awready.val() || b.sim.uut.mmio.arready.val(),
+        "taken at once when idle"
+    );
+    b.tick();
+    let m = &mut b.sim.uut.mmio;
+    m.awvalid.next = false;
+    m.wvalid.next = false;
+    m.arvalid.next = false;
+    for cycles in 0..16 {
+        b.sim.settle();
+        if b.sim.uut.mmio.bvalid.val() || b.sim.uut.mmio.rvalid.val() {
+            return cycles;
+        }
+        b.tick();
+    }
+    panic!("no response");
+}
+
+#[test]
+fn latency_is_what_the_module_doc_says() {
+    let scratch = address_of(&abi::CONTROL, "scratch", 0);
+    assert_eq!(response_latency(true, scratch & !7), 2, "write");
+    assert_eq!(
+        response_latency(false, scratch & !7),
+        4,
+        "64-bit or low-half read"
+    );
+    assert_eq!(response_latency(false, scratch), 2, "high-half read");
 }

@@ -766,6 +766,15 @@ impl RegisterBlock {
     }
 }
 
+/// The BAR0 offset of `block`, one of [`BAR0_BLOCKS`].
+pub fn bar0_offset(block: &RegisterBlock) -> u32 {
+    BAR0_BLOCKS
+        .iter()
+        .find(|(_, b)| b.name == block.name)
+        .map(|(offset, _)| *offset)
+        .unwrap_or_else(|| panic!("{} is not a BAR0 block", block.name))
+}
+
 /// The BAR0 offset of the block after the one at `index` of
 /// [`BAR0_BLOCKS`], 0 for the last.
 pub fn next_block_offset(index: usize) -> u32 {

@@ -171,19 +171,11 @@ fn the_reset_image_reads_each_header_and_capability() {
     );
     // Unmapped and write-only offsets read 0.
     assert_eq!(registers::bar0_reset_read32(0x0FF0), 0);
-    let admin = BAR0_BLOCKS
-        .iter()
-        .find(|(_, b)| b.name == "admin")
-        .unwrap()
-        .0;
+    let admin = registers::bar0_offset(&registers::ADMIN);
     let tail = registers::ADMIN.register("asq_tail").unwrap();
     assert_eq!(registers::bar0_reset_read32(admin + tail.offset), 0);
     // Both halves of a 64-bit register with a reset value.
-    let msix = BAR0_BLOCKS
-        .iter()
-        .find(|(_, b)| b.name == "msix")
-        .unwrap()
-        .0;
+    let msix = registers::bar0_offset(&registers::MSIX);
     let control = registers::MSIX.register("vector_control").unwrap();
     assert_eq!(
         registers::bar0_reset_read32(msix + control.offset_of(31)),
