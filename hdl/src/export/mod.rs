@@ -15,6 +15,7 @@ use crate::dma::dma_write_arbiter::DmaWriteArbiter;
 use crate::dma::dma_write_mover::DmaWriteMover;
 use crate::dma::mr_translate::MrTranslateDefault;
 use crate::host::bar_registers::BarRegisters;
+use crate::host::counter_bank::CounterBank;
 use crate::nic::frame_arbiter::FrameArbiter;
 use crate::nic::nic_core::NicCore;
 use crate::primitives::register_slice::AxisRegisterSlice;
@@ -155,6 +156,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // BAR0 of the host interface: the host ABI's register blocks behind
         // an AXI4-Lite target.
         ExportedBlock::new("bar_registers", BarRegisters::default()),
+        // The host ABI's 64-bit counters in block RAM, behind BAR0's
+        // counter port; per-counter accumulators flushed round robin.
+        ExportedBlock::new("counter_bank", CounterBank::default()),
     ]
 }
 

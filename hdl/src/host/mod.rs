@@ -5,3 +5,4 @@
 
 pub mod axi_lite;
 pub mod bar_registers;
+pub mod counter_bank;
