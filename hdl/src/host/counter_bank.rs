@@ -8,9 +8,9 @@
 //!
 //! # Ports
 //!
-//! - `clock`; `reset` (synchronous, high) and `clear` (the same as an
-//!   input: `control.soft_reset`'s pulse): every counter to zero, by a
-//!   clearing sweep (below).
+//! - `clock`; `reset` (synchronous, high) and `clear` (a soft reset:
+//!   `BarRegisters::soft_reset`'s pulse), the same: every counter to
+//!   zero, by a clearing sweep (below).
 //! - `events` (in, 64 bits): bit `k` is counter `k`'s +1 this cycle, `k`
 //!   the counter's index in the ABI ([`counter_index`], [`event_bit`]).
 //!   The bits of the byte counters and those beyond the ABI's counters are
