@@ -15,6 +15,7 @@ use crate::dma::dma_write_arbiter::DmaWriteArbiter;
 use crate::dma::dma_write_mover::DmaWriteMover;
 use crate::dma::mr_translate::MrTranslateDefault;
 use crate::host::bar_registers::BarRegisters;
+use crate::host::counter_bank::CounterBank;
 use crate::host::cqe_writer::CqeWriter;
 use crate::nic::frame_arbiter::FrameArbiter;
 use crate::nic::nic_core::NicCore;
@@ -159,6 +160,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The completion queues: CQ ring state, CQE writes by DMA, CQ
         // doorbells, completion events, overflow refused.
         ExportedBlock::new("cqe_writer", CqeWriter::default()),
+        // The host ABI's 64-bit counters in block RAM, behind BAR0's
+        // counter port; per-counter accumulators flushed round robin.
+        ExportedBlock::new("counter_bank", CounterBank::default()),
     ]
 }
 

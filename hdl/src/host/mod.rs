@@ -5,4 +5,5 @@
 
 pub mod axi_lite;
 pub mod bar_registers;
+pub mod counter_bank;
 pub mod cqe_writer;

@@ -22,6 +22,10 @@
 //! Verilog; a large RAM whose client never reads a word it has not written
 //! should leave it out ([`SyncRam::uninitialised`]): Yosys unrolls the loop
 //! word by word, which takes minutes at 16K entries.
+//!
+//! Which memory a RAM becomes is the synthesis tool's choice by size (a
+//! small one goes to LUT RAM); [`SyncRam::block_ram`] asks for block RAM
+//! (`ram_style = "block"`).
 
 use rust_hdl::core::timing::TimingInfo;
 use rust_hdl::prelude::*;
@@ -40,6 +44,8 @@ pub struct SyncRam<T: Synth, const A: usize> {
     _contents: BTreeMap<u64, T>,
     /// Emit the power-up clearing loop.
     _zero_at_power_up: bool,
+    /// Mark the memory for block RAM.
+    _block_ram: bool,
 }
 
 impl<T: Synth, const A: usize> Default for SyncRam<T, A> {
@@ -54,6 +60,7 @@ impl<T: Synth, const A: usize> Default for SyncRam<T, A> {
             write_data: Default::default(),
             _contents: BTreeMap::new(),
             _zero_at_power_up: true,
+            _block_ram: false,
         }
     }
 }
@@ -65,6 +72,14 @@ impl<T: Synth, const A: usize> SyncRam<T, A> {
     pub fn uninitialised() -> Self {
         SyncRam {
             _zero_at_power_up: false,
+            ..Default::default()
+        }
+    }
+
+    /// Zero at power-up, in block RAM whatever its size.
+    pub fn block_ram() -> Self {
+        SyncRam {
+            _block_ram: true,
             ..Default::default()
         }
     }
@@ -103,9 +118,14 @@ end
         } else {
             String::new()
         };
+        let style = if self._block_ram {
+            ", ram_style = \"block\""
+        } else {
+            ""
+        };
         Verilog::Custom(format!(
             "\
-(* no_rw_check *)
+(* no_rw_check{style} *)
 reg [{top}:0] mem [0:{last}];
 {clear}initial read_data = {width}'d0;
 

@@ -12,6 +12,7 @@ mod tx_common;
 mod atomic_unit;
 mod bar_registers;
 mod completer_datapath;
+mod counter_bank;
 mod cqe_writer;
 mod dma_write_mover;
 mod icrc;
