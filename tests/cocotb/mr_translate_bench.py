@@ -18,8 +18,10 @@ written from the IBA Vol. 1 ch. 10.6 memory-region rules:
   of the MTT; random in-bounds accesses crossing pages;
 - address_top: an MR ending at 2^64 (the block refuses an access ending
   there: a design choice in mr_rules);
-- remote_without_remote_right and combined rights: an R_Key access needing
-  no remote right is refused; a request needing several rights needs all;
+- rights_combinations: every legal rights set x every need set x L_Key or
+  R_Key (an R_Key access needing no remote right is refused; a request
+  needing several rights needs all); 8-byte atomics at every alignment
+  (the block does not check it);
 - reregistration: an MR used, deregistered (its key invalid), registered
   again with a new variant, PD, bounds and pages (the old key stale, the
   new key translated through the new pages), invalidated and registered
@@ -444,10 +446,17 @@ async def rights_combinations(dut):
             for remote in (False, True):
                 label = f"rights {int(access):#x} need {need:#x} remote {remote}"
                 lookups.append(Lookup(label, mr.key, PD, mr.base + 0xFF0, 0x20, Access(need), remote))
+    # The block does not check atomic alignment (mr_rules: the responder
+    # refuses a misaligned atomic before it asks): 8-byte atomics at every
+    # offset translate, one crossing a page in two segments.
+    for offset in [0xFF8 + k for k in range(8)] + [0x3, 0x10]:
+        lookups.append(Lookup.of(f"atomic at +{offset:#x}", Kind.REMOTE_ATOMIC, mr.key, PD, mr.base + offset, 8))
     rng.shuffle(lookups)
     answers = await bench.run(lookups)
     assert sum(a.status == Status.OK for a in answers) > 50
     assert sum(a.status == Status.ACCESS_DENIED for a in answers) > 50
+    atomics = [a for lookup, a in zip(lookups, answers) if lookup.label.startswith("atomic at")]
+    assert [a.status for a in atomics] == [Status.OK] * 10 and sum(len(a.segments) == 2 for a in atomics) == 7
 
 
 # ---- reregistration ------------------------------------------------------
