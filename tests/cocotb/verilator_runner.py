@@ -31,8 +31,9 @@ TESTS_DIR = Path(__file__).resolve().parent
 ROOT = TESTS_DIR.parents[1]
 TOPS_DIR = TESTS_DIR / "tops"
 LZ4_SHIM_DIR = TOPS_DIR / "lz4"  # header and ld script for the FST writer (see its lz4.h)
-BUILD_DIR = Path(os.environ.get("ROCENIC_COCOTB_BUILD_DIR", ROOT / "build" / "cocotb"))
-VERILOG_DIR = Path(os.environ.get("ROCENIC_VERILOG_DIR", ROOT / "build" / "verilog"))
+# Absolute: cocotb's runner refuses a relative results path.
+BUILD_DIR = Path(os.environ.get("ROCENIC_COCOTB_BUILD_DIR", ROOT / "build" / "cocotb")).resolve()
+VERILOG_DIR = Path(os.environ.get("ROCENIC_VERILOG_DIR", ROOT / "build" / "verilog")).resolve()
 
 
 def verilator_root() -> Path:
