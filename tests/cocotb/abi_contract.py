@@ -238,3 +238,86 @@ def parse(text: str) -> Contract:
 def load(path: Path = ABI_MD) -> Contract:
     """docs/abi.md's BAR0 contract."""
     return parse(path.read_text())
+
+
+@dataclass(frozen=True)
+class EntryField:
+    """A field of a queue entry: `width` bits from bit `lo` of the
+    little-endian value at byte `offset`."""
+
+    name: str
+    offset: int
+    lo: int
+    width: int
+
+    def put(self, entry: bytearray, value: int) -> None:
+        assert 0 <= value < 1 << self.width, (self.name, value)
+        span = (self.lo + self.width + 7) // 8
+        word = int.from_bytes(entry[self.offset : self.offset + span], "little")
+        mask = ((1 << self.width) - 1) << self.lo
+        word = (word & ~mask) | (value << self.lo)
+        entry[self.offset : self.offset + span] = word.to_bytes(span, "little")
+
+    def get(self, entry: bytes) -> int:
+        span = (self.lo + self.width + 7) // 8
+        word = int.from_bytes(entry[self.offset : self.offset + span], "little")
+        return (word >> self.lo) & ((1 << self.width) - 1)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A queue entry layout ("### `name` (N bytes)" with its field table)."""
+
+    name: str
+    size: int
+    fields: dict[str, EntryField]
+
+    def encode(self, **values: int) -> bytes:
+        entry = bytearray(self.size)
+        for name, value in values.items():
+            self.fields[name].put(entry, value)
+        return bytes(entry)
+
+
+_ENTRY_HEADING = re.compile(r"^### `(\w+)` \((\d+) bytes\)$")
+_CODES_HEADING = re.compile(r"^### `(\w+)`$")
+
+
+def _section(lines: list[str], title: str) -> list[str]:
+    start = lines.index(title)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
+def entries(path: Path = ABI_MD) -> dict[str, Entry]:
+    """docs/abi.md's queue entry layouts, by name."""
+    section = _section(path.read_text().splitlines(), "## Queue entries and commands")
+    found = {}
+    for i, line in enumerate(section):
+        m = _ENTRY_HEADING.match(line)
+        if not m:
+            continue
+        header, rows, _ = _tables(section, i + 1)
+        assert header == ["offset", "bits", "field", "description"], header
+        fields = {}
+        for r in rows:
+            if r[1].endswith("bytes"):
+                continue  # a byte area (inline data, addresses), not a field
+            lo, width = _bits(r[1])
+            fields[_name(r[2])] = EntryField(_name(r[2]), int(r[0], 16), lo, width)
+        found[m.group(1)] = Entry(m.group(1), int(m.group(2)), fields)
+    return found
+
+
+def codes(path: Path = ABI_MD) -> dict[str, dict[str, int]]:
+    """docs/abi.md's code families: family -> name -> value."""
+    section = _section(path.read_text().splitlines(), "## Codes")
+    found = {}
+    for i, line in enumerate(section):
+        m = _CODES_HEADING.match(line)
+        if not m:
+            continue
+        header, rows, _ = _tables(section, i + 1)
+        assert header[:2] == ["value", "name"], header
+        found[m.group(1)] = {_name(r[1]): int(r[0], 16) for r in rows}
+    return found
