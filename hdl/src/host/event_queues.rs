@@ -30,7 +30,9 @@
 //!   output connects to it (`cause` and `detail` 0).
 //! - `dma` ([`DmaWritePort`]): the EQE writes (16 bytes in their quarter
 //!   of a 64-byte beat) and the MSI-X messages (4 bytes in their dword),
-//!   one beat each, `first` and `last` set, `keep` marking the bytes. A
+//!   one beat each, `first` and `last` set, `keep` marking the bytes (the
+//!   bytes outside `keep` are copies). A message address is dword aligned
+//!   (PCIe MSI-X: its bits 1:0 are zero). A
 //!   message follows its EQE on this port, so PCIe's ordering of posted
 //!   writes delivers the EQE first.
 //! - MSI-X, to `bar_registers`: `vector_lookup` / `vector_lookup_index`
@@ -181,7 +183,9 @@ pub struct EqOperation {
 }
 
 /// A queued DMA write: an EQE (16 bytes) or a message (`message` high, 4
-/// bytes), its bus address and its bytes from byte 0.
+/// bytes, repeated four times), its bus address and its bytes. The beat
+/// repeats them in every quarter, and `keep` picks the ones at the
+/// address: no lane shifter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
 pub struct QueuedWrite {
     pub message: Bit,
@@ -253,7 +257,6 @@ pub struct EventQueues {
     masked_bits: Signal<Local, Bits<32>>,
     masked: Signal<Local, Bit>,
     lane: Signal<Local, Bits<6>>,
-    lane_bits: Signal<Local, Bits<9>>,
 
     op_event: Constant<Bits<2>>,
     op_doorbell: Constant<Bits<2>>,
@@ -324,7 +327,6 @@ impl Default for EventQueues {
             masked_bits: Default::default(),
             masked: Default::default(),
             lane: Default::default(),
-            lane_bits: Default::default(),
             op_event: Constant::new(bits(OP_EVENT)),
             op_doorbell: Constant::new(bits(OP_DOORBELL)),
             op_create: Constant::new(bits(OP_CREATE)),
@@ -517,18 +519,22 @@ impl Logic for EventQueues {
                 self.writes.write.next = true;
                 self.writes.data_in.next.message = true;
                 self.writes.data_in.next.address = self.vector_address.val();
-                self.writes.data_in.next.bytes = bit_cast::<128, 32>(self.vector_data.val());
+                self.writes.data_in.next.bytes = bit_cast::<128, 32>(self.vector_data.val())
+                    | (bit_cast::<128, 32>(self.vector_data.val()) << 32)
+                    | (bit_cast::<128, 32>(self.vector_data.val()) << 64)
+                    | (bit_cast::<128, 32>(self.vector_data.val()) << 96);
             }
         }
         self.msix_pending.next = self.pending.q.val();
 
         // The output, from the queue's head, in its lanes.
         self.lane.next = self.writes.data_out.val().address.get_bits::<6>(0);
-        self.lane_bits.next = bit_cast::<9, 6>(self.lane.val()) << 3;
         self.dma.valid.next = !self.writes.empty.val();
         self.dma.addr.next = self.writes.data_out.val().address & self.beat_mask.val();
-        self.dma.data.next =
-            bit_cast::<512, 128>(self.writes.data_out.val().bytes) << self.lane_bits.val();
+        self.dma.data.next = bit_cast::<512, 128>(self.writes.data_out.val().bytes)
+            | (bit_cast::<512, 128>(self.writes.data_out.val().bytes) << 128)
+            | (bit_cast::<512, 128>(self.writes.data_out.val().bytes) << 256)
+            | (bit_cast::<512, 128>(self.writes.data_out.val().bytes) << 384);
         self.dma.keep.next = self.entry_keep.val() << self.lane.val();
         self.dma.req_len.next = bits::<13>(16);
         if self.writes.data_out.val().message {

@@ -398,7 +398,10 @@ impl Bench {
         self.overflow_pulses += u64::from(u.eq_overflow.val());
         self.fatal_pulses += u64::from(u.eq_fatal.val());
         self.doorbell_error_pulses += u64::from(u.doorbell_error.val());
-        let lookup = u.vector_lookup.val().then(|| u.vector_lookup_index.val().index());
+        let lookup = u
+            .vector_lookup
+            .val()
+            .then(|| u.vector_lookup_index.val().index());
         self.sim.tick();
         let u = &mut self.sim.uut;
         // The MSI-X table answers a lookup in the next cycle.
@@ -532,17 +535,19 @@ fn random_traffic_follows_the_rules_and_software_reads_every_eqe_once() {
     }
     b.set_mask(1 << 3 | 1 << 9);
     let mut polled = 0;
-    for round in 0..5000 {
+    for round in 0..6000 {
         let r = b.rng.gen_range(0..100);
-        if r < 55 && b.events.len() < 4 {
-            let eqn = if b.rng.gen_ratio(1, 50) {
-                6
-            } else {
-                eqns[b.rng.gen_range(0..eqns.len())]
-            };
-            let e = Event::random(&mut b.rng, eqn);
-            b.events.push_back(Op::Post(e));
-        } else if r < 85 && b.doorbells.len() < 2 {
+        if r < 55 {
+            if b.events.len() < 4 {
+                let eqn = if b.rng.gen_ratio(1, 50) {
+                    6
+                } else {
+                    eqns[b.rng.gen_range(0..eqns.len())]
+                };
+                let e = Event::random(&mut b.rng, eqn);
+                b.events.push_back(Op::Post(e));
+            }
+        } else if r < 70 && b.doorbells.len() < 2 {
             let eqn = eqns[b.rng.gen_range(0..eqns.len())];
             let mut sw = software[&eqn];
             if b.commands.is_empty() {
@@ -555,11 +560,16 @@ fn random_traffic_follows_the_rules_and_software_reads_every_eqe_once() {
             } else {
                 sw.consumed
             };
-            let op = doorbell(eqn, consumer, b.rng.gen_ratio(1, 2));
+            let op = doorbell(eqn, consumer, b.rng.gen_ratio(1, 3));
             b.doorbells.push_back(op);
-        } else if round % 250 == 0 && b.commands.is_empty() {
-            // Destroy and create again: the EQ starts clean.
-            let i = b.rng.gen_range(0..4);
+        } else if b.commands.is_empty()
+            && (round % 250 == 0 || b.reference.eqs.values().any(|eq| eq.overrun))
+        {
+            // Destroy and create again (an overrun one if there is one):
+            // the EQ starts clean.
+            let i = (0..4)
+                .find(|&i| b.reference.eqs[&eqns[i]].overrun)
+                .unwrap_or_else(|| b.rng.gen_range(0..4));
             let eqn = eqns[i];
             b.drain();
             b.commands.push_back(Op::Destroy { eqn });
@@ -582,7 +592,11 @@ fn random_traffic_follows_the_rules_and_software_reads_every_eqe_once() {
     assert!(polled > 800, "{polled} EQEs polled");
     assert!(r.overflows > 20, "{} overflows", r.overflows);
     assert!(r.fatals > 3, "{} overruns", r.fatals);
-    assert!(r.doorbell_errors > 5, "{} doorbell errors", r.doorbell_errors);
+    assert!(
+        r.doorbell_errors > 5,
+        "{} doorbell errors",
+        r.doorbell_errors
+    );
     assert!(r.messages > 100, "{} messages", r.messages);
     assert_eq!(b.overflow_pulses, r.overflows);
     assert_eq!(b.fatal_pulses, r.fatals);
@@ -605,13 +619,20 @@ fn an_armed_eq_sends_exactly_one_message_right_after_its_eqe() {
     // Armed with every entry consumed: the message waits for the next EQE.
     b.doorbells.push_back(doorbell(3, 1, true));
     b.drain();
-    assert!(b.messages().is_empty(), "armed, nothing unconsumed: no message yet");
+    assert!(
+        b.messages().is_empty(),
+        "armed, nothing unconsumed: no message yet"
+    );
     for _ in 0..3 {
         b.events.push_back(Op::Post(e));
     }
     b.drain();
     assert_eq!(b.log.len(), 5, "three EQEs and one message");
-    assert_eq!(b.log[2], Write::Message(17), "the message right after its EQE");
+    assert_eq!(
+        b.log[2],
+        Write::Message(17),
+        "the message right after its EQE"
+    );
     assert!(matches!(b.log[1], Write::Eqe(..)));
     // Armed with entries unconsumed: the message at once.
     b.doorbells.push_back(doorbell(3, 2, true));
@@ -636,11 +657,19 @@ fn a_masked_vector_sets_its_pending_bit_and_sends_on_unmask() {
         b.drain();
     }
     assert!(b.messages().is_empty(), "masked: no message");
-    assert_eq!(b.sim.uut.msix_pending.val().to_u64(), 1 << 5, "pending bit set");
+    assert_eq!(
+        b.sim.uut.msix_pending.val().to_u64(),
+        1 << 5,
+        "pending bit set"
+    );
     b.set_mask(0);
     b.drain();
     assert_eq!(b.messages(), [5], "one message on unmask");
-    assert_eq!(b.sim.uut.msix_pending.val().to_u64(), 0, "pending bit cleared");
+    assert_eq!(
+        b.sim.uut.msix_pending.val().to_u64(),
+        0,
+        "pending bit cleared"
+    );
 }
 
 #[test]
@@ -691,7 +720,11 @@ fn a_doorbell_beyond_the_ring_or_of_no_eq_changes_nothing() {
     let e = Event::random(&mut b.rng, 4);
     b.events.push_back(Op::Post(e));
     b.drain();
-    assert_eq!(b.log.len(), 4, "still full: the refused doorbell freed nothing");
+    assert_eq!(
+        b.log.len(),
+        4,
+        "still full: the refused doorbell freed nothing"
+    );
     assert_eq!(b.overflow_pulses, 1);
 }
 
@@ -709,8 +742,16 @@ fn an_event_takes_two_cycles_and_its_eqe_is_out_at_t_plus_3() {
     b.drain();
     let takes = &b.takes[first..];
     assert_eq!(takes.len(), 50);
-    assert_eq!(takes.last().unwrap() - takes[0], 98, "an event per 2 cycles");
-    assert_eq!(b.write_cycles[first_write] - takes[0], 3, "the module doc's t + 3");
+    assert_eq!(
+        takes.last().unwrap() - takes[0],
+        98,
+        "an event per 2 cycles"
+    );
+    assert_eq!(
+        b.write_cycles[first_write] - takes[0],
+        3,
+        "the module doc's t + 3"
+    );
     assert_eq!(b.poll(0, &mut sw), 50);
 }
 
@@ -720,7 +761,7 @@ fn verilator_lint_is_clean() {
 }
 
 #[test]
-fn synthesizes_small() {
+fn synthesizes_small_without_a_lane_shifter() {
     let report = xilinx_synth("event_queues", &verilog_of::<EventQueues>()).unwrap();
-    assert!(report.luts() < 1500, "{} LUTs", report.luts());
+    assert!(report.luts() < 1200, "{} LUTs", report.luts());
 }
