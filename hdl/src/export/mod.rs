@@ -17,6 +17,7 @@ use crate::dma::mr_translate::MrTranslateDefault;
 use crate::host::bar_registers::BarRegisters;
 use crate::host::counter_bank::CounterBank;
 use crate::host::cqe_writer::CqeWriter;
+use crate::host::event_queues::EventQueues;
 use crate::nic::frame_arbiter::FrameArbiter;
 use crate::nic::nic_core::NicCore;
 use crate::primitives::register_slice::AxisRegisterSlice;
@@ -160,6 +161,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The completion queues: CQ ring state, CQE writes by DMA, CQ
         // doorbells, completion events, overflow refused.
         ExportedBlock::new("cqe_writer", CqeWriter::default()),
+        // The event queues: EQ ring state, EQE writes by DMA, EQ doorbells,
+        // MSI-X messages (pending while masked), overrun dropped.
+        ExportedBlock::new("event_queues", EventQueues::default()),
         // The host ABI's 64-bit counters in block RAM, behind BAR0's
         // counter port; per-counter accumulators flushed round robin.
         ExportedBlock::new("counter_bank", CounterBank::default()),

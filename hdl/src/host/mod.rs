@@ -7,3 +7,4 @@ pub mod axi_lite;
 pub mod bar_registers;
 pub mod counter_bank;
 pub mod cqe_writer;
+pub mod event_queues;

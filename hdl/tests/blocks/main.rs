@@ -15,6 +15,7 @@ mod completer_datapath;
 mod counter_bank;
 mod cqe_writer;
 mod dma_write_mover;
+mod event_queues;
 mod icrc;
 mod mr_translate;
 mod nic_core;
