@@ -43,8 +43,10 @@
 //! `2^log_size`. A CQE that finds its ring full, or its CQ already
 //! overflowed, or no CQ, is not written: it pulses `overflow` and reports
 //! its QP on `qp_error`; the first one of a CQ also raises CQ_ERR and
-//! leaves the CQ overflowed (IBA 11.4.2.1: a CQ overrun is an error of the
-//! CQ) until it is destroyed. Arming is the verbs rule of
+//! leaves the CQ overflowed until it is destroyed: in the verbs a CQ
+//! overrun is an error of the CQ itself, reported as an affiliated
+//! asynchronous event (`IBV_EVENT_CQ_ERR`), not a condition it recovers
+//! from. Arming is the verbs rule of
 //! `ibv_req_notify_cq`: `arm` asks for an event at the next CQE written,
 //! `arm_solicited` at the next solicited or error CQE; the event disarms
 //! both.
