@@ -521,7 +521,9 @@ impl VerilatedModel {
         let _building = slot.lock().unwrap_or_else(|e| e.into_inner());
         let cached = cache.join(format!("{key:016x}"));
         if cached.exists() {
-            if let Ok(file) = std::fs::File::options().write(true).open(&cached) {
+            // Read-only: a binary open for writing cannot be executed
+            // (ETXTBSY), and another test may be starting this one now.
+            if let Ok(file) = std::fs::File::open(&cached) {
                 let _ = file.set_modified(std::time::SystemTime::now());
             }
             return Ok(VerilatedModel {
