@@ -10,12 +10,14 @@
 //! synthesis.
 
 use crate::common::assert_lint_clean;
+use crate::common::axi_lite::AxiLiteInitiator;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_abi::registers::{self as abi, Access, RegisterBlock, BAR0_BLOCKS};
 use rocenic_driver::bar0::{Bar0, Mmio};
 use rocenic_driver::discovery::discover;
-use rocenic_hdl::host::bar_registers::{dword_of, mapped_dwords, BarRegisters};
+use rocenic_hdl::host::axi_lite::AxiLiteTarget;
+use rocenic_hdl::host::bar_registers::{dword_of, mapped_dwords, BarRegisters, ADDRESS_BITS};
 use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rust_hdl::prelude::*;
 
@@ -96,84 +98,6 @@ impl Bench {
         }
     }
 
-    /// One write; returns when its response has been taken.
-    fn write(&mut self, addr: u32, data: u64, strobes: u8) {
-        self.idle_cycles(2);
-        let m = &mut self.sim.uut.mmio;
-        m.awaddr.next = bits(u64::from(addr));
-        m.wdata.next = bits(data);
-        m.wstrb.next = bits(u64::from(strobes));
-        m.awvalid.next = true;
-        m.wvalid.next = true;
-        loop {
-            self.sim.settle();
-            let taken = self.sim.uut.mmio.awready.val();
-            assert_eq!(
-                taken,
-                self.sim.uut.mmio.wready.val(),
-                "address and data together"
-            );
-            self.tick();
-            if taken {
-                break;
-            }
-        }
-        self.sim.uut.mmio.awvalid.next = false;
-        self.sim.uut.mmio.wvalid.next = false;
-        loop {
-            let ready = self.rng.gen_bool(0.6);
-            self.sim.uut.mmio.bready.next = ready;
-            self.sim.settle();
-            let done = ready && self.sim.uut.mmio.bvalid.val();
-            if done {
-                assert_eq!(self.sim.uut.mmio.bresp.val().to_u64(), 0, "OKAY");
-            }
-            self.tick();
-            if done {
-                break;
-            }
-        }
-        self.sim.uut.mmio.bready.next = false;
-    }
-
-    fn write32(&mut self, addr: u32, value: u32) {
-        let lane = (addr & 4) * 8;
-        self.write(addr & !7, u64::from(value) << lane, 0xF << (addr & 4));
-    }
-
-    /// One read of the 8-byte word holding `addr` (its high half only,
-    /// when `addr` has bit 2 set).
-    fn read(&mut self, addr: u32) -> u64 {
-        self.idle_cycles(2);
-        self.sim.uut.mmio.araddr.next = bits(u64::from(addr));
-        self.sim.uut.mmio.arvalid.next = true;
-        loop {
-            self.sim.settle();
-            let taken = self.sim.uut.mmio.arready.val();
-            self.tick();
-            if taken {
-                break;
-            }
-        }
-        self.sim.uut.mmio.arvalid.next = false;
-        loop {
-            let ready = self.rng.gen_bool(0.6);
-            self.sim.uut.mmio.rready.next = ready;
-            self.sim.settle();
-            let data = self.sim.uut.mmio.rdata.val().to_u64();
-            let done = ready && self.sim.uut.mmio.rvalid.val();
-            self.tick();
-            if done {
-                self.sim.uut.mmio.rready.next = false;
-                return data;
-            }
-        }
-    }
-
-    fn read32(&mut self, addr: u32) -> u32 {
-        (self.read(addr) >> ((addr & 4) * 8)) as u32
-    }
-
     fn take_pulses(&mut self) -> Vec<Pulse> {
         std::mem::take(&mut self.pulses)
     }
@@ -183,11 +107,35 @@ impl Bench {
 /// makes them.
 impl Mmio for Bench {
     fn read32(&mut self, offset: u32) -> u32 {
-        Bench::read32(self, offset)
+        self.axi_read32(offset)
     }
 
     fn write32(&mut self, offset: u32, value: u32) {
-        Bench::write32(self, offset, value)
+        self.axi_write32(offset, value)
+    }
+}
+
+/// Every transfer after up to two idle cycles, each response ready
+/// paused at random.
+impl AxiLiteInitiator for Bench {
+    fn mmio(&mut self) -> &mut AxiLiteTarget<ADDRESS_BITS> {
+        &mut self.sim.uut.mmio
+    }
+
+    fn settle(&mut self) {
+        self.sim.settle();
+    }
+
+    fn tick(&mut self) {
+        Bench::tick(self);
+    }
+
+    fn response_ready(&mut self) -> bool {
+        self.rng.gen_bool(0.6)
+    }
+
+    fn before_transfer(&mut self) {
+        self.idle_cycles(2);
     }
 }
 
@@ -205,7 +153,7 @@ fn bar0_reads_the_abi_reset_image_and_the_driver_finds_every_block() {
     words.sort_unstable();
     words.dedup();
     for word in &words {
-        let value = b.read(*word);
+        let value = b.axi_read(*word);
         for (half, addr) in [(0, *word), (32, word + 4)] {
             assert_eq!(
                 (value >> half) as u32,
@@ -220,7 +168,7 @@ fn bar0_reads_the_abi_reset_image_and_the_driver_finds_every_block() {
         .count();
     assert!(unmapped_words > 50, "the sample reaches unmapped space");
 
-    let found = discover(|offset| b.read32(offset)).expect("the walk succeeds on the RTL");
+    let found = discover(|offset| b.axi_read32(offset)).expect("the walk succeeds on the RTL");
     for (offset, block) in BAR0_BLOCKS {
         assert_eq!(found.offset(block), *offset, "{}", block.name);
     }
@@ -246,9 +194,9 @@ fn registers_read_back_what_was_written_and_drive_their_ports() {
                 };
                 let value = b.rng.gen::<u64>() & mask;
                 if r.width == 64 {
-                    b.write(addr, value, 0xFF);
+                    b.axi_write(addr, value, 0xFF);
                 } else {
-                    b.write32(addr, value as u32);
+                    b.axi_write32(addr, value as u32);
                 }
                 written.push((addr, r, value));
             }
@@ -256,9 +204,9 @@ fn registers_read_back_what_was_written_and_drive_their_ports() {
     }
     for (addr, r, value) in &written {
         let got = if r.width == 64 {
-            b.read(*addr)
+            b.axi_read(*addr)
         } else {
-            u64::from(b.read32(*addr))
+            u64::from(b.axi_read32(*addr))
         };
         assert_eq!(got, *value, "{} at {addr:#06x}", r.name);
     }
@@ -293,10 +241,10 @@ fn registers_read_back_what_was_written_and_drive_their_ports() {
     assert!(pulses.is_empty(), "RW registers pulse nothing: {pulses:?}");
 
     // Doorbells: one pulse each, with the written value; they read 0.
-    b.write32(address_of(&abi::ADMIN, "asq_tail", 0), 0xABCD_1234);
-    b.write32(address_of(&abi::ADMIN, "acq_head", 0), 0x0000_0042);
+    b.axi_write32(address_of(&abi::ADMIN, "asq_tail", 0), 0xABCD_1234);
+    b.axi_write32(address_of(&abi::ADMIN, "acq_head", 0), 0x0000_0042);
     for eqn in 0..8 {
-        b.write32(
+        b.axi_write32(
             address_of(&abi::EVENT_QUEUES, "eq_doorbell", eqn),
             0x8000_0000 | (eqn * 3),
         );
@@ -307,9 +255,9 @@ fn registers_read_back_what_was_written_and_drive_their_ports() {
         value: 0x8000_0000 | (eqn * 3),
     }));
     assert_eq!(b.take_pulses(), expected);
-    assert_eq!(b.read32(address_of(&abi::ADMIN, "asq_tail", 0)), 0);
+    assert_eq!(b.axi_read32(address_of(&abi::ADMIN, "asq_tail", 0)), 0);
     b.sim.uut.asq_head.next = bits(0x7777);
-    assert_eq!(b.read32(address_of(&abi::ADMIN, "asq_head", 0)), 0x7777);
+    assert_eq!(b.axi_read32(address_of(&abi::ADMIN, "asq_head", 0)), 0x7777);
 
     let cycles = b.sim.replay_in_verilator("bar_registers").unwrap();
     assert!(cycles > 1000, "replayed {cycles} cycles");
@@ -327,7 +275,7 @@ fn counters_read_whole_and_low_half_first() {
     b.counters = moving;
     for (k, counter) in abi::COUNTERS.iter().enumerate() {
         let addr = address_of(&abi::COUNTERS_BLOCK, counter.name, 0);
-        let whole = b.read(addr);
+        let whole = b.axi_read(addr);
         assert_eq!(
             whole >> 32,
             whole & 0xFFFF_FFFF,
@@ -335,9 +283,9 @@ fn counters_read_whole_and_low_half_first() {
             counter.name
         );
         assert!((whole & 0xFFFF_FFFF) > k as u64, "counter {k} answered");
-        let low = b.read32(addr);
+        let low = b.axi_read32(addr);
         b.idle_cycles(5);
-        let high = b.read32(addr + 4);
+        let high = b.axi_read32(addr + 4);
         assert_eq!(
             high, low,
             "{}: the high half latched by the low read",
@@ -357,22 +305,22 @@ fn the_msix_table_holds_vectors_for_the_lookup_port() {
     );
     let vectors: Vec<(u64, u32)> = (0..32).map(|_| (b.rng.gen(), b.rng.gen())).collect();
     for (n, (address, data)) in vectors.iter().enumerate() {
-        b.write(
+        b.axi_write(
             address_of(&abi::MSIX, "vector_address", n as u32),
             *address,
             0xFF,
         );
-        b.write32(address_of(&abi::MSIX, "vector_data", n as u32), *data);
+        b.axi_write32(address_of(&abi::MSIX, "vector_data", n as u32), *data);
     }
-    b.write32(address_of(&abi::MSIX, "vector_control", 5), 0);
+    b.axi_write32(address_of(&abi::MSIX, "vector_control", 5), 0);
     assert_eq!(b.sim.uut.msix_mask.val().to_u64(), 0xFFFF_FFFF & !(1 << 5));
     for (n, (address, data)) in vectors.iter().enumerate() {
         assert_eq!(
-            b.read(address_of(&abi::MSIX, "vector_address", n as u32)),
+            b.axi_read(address_of(&abi::MSIX, "vector_address", n as u32)),
             *address
         );
         assert_eq!(
-            b.read32(address_of(&abi::MSIX, "vector_data", n as u32)),
+            b.axi_read32(address_of(&abi::MSIX, "vector_data", n as u32)),
             *data
         );
     }
@@ -416,31 +364,34 @@ fn the_msix_table_holds_vectors_for_the_lookup_port() {
     );
 
     b.sim.uut.msix_pending.next = bits(0x8000_0001);
-    assert_eq!(b.read(address_of(&abi::MSIX, "pending", 0)), 0x8000_0001);
+    assert_eq!(
+        b.axi_read(address_of(&abi::MSIX, "pending", 0)),
+        0x8000_0001
+    );
 }
 
 #[test]
 fn unmapped_narrow_and_read_only_accesses_change_nothing() {
     let mut b = Bench::new(5);
     let scratch = address_of(&abi::CONTROL, "scratch", 0);
-    b.write32(scratch, 0x1111_2222);
+    b.axi_write32(scratch, 0x1111_2222);
     // Unmapped: reads 0, one pulse per read and per dword written; a
     // write lands nowhere.
-    assert_eq!(b.read(0x0FF0), 0);
-    assert_eq!(b.read(0x0FF4), 0);
+    assert_eq!(b.axi_read(0x0FF0), 0);
+    assert_eq!(b.axi_read(0x0FF4), 0);
     assert_eq!(b.take_pulses(), vec![Pulse::Unmapped, Pulse::Unmapped]);
-    b.write(0x0FF0, u64::MAX, 0xFF);
+    b.axi_write(0x0FF0, u64::MAX, 0xFF);
     assert_eq!(b.take_pulses(), vec![Pulse::Unmapped, Pulse::Unmapped]);
     // A 16-bit write is not a 32-bit access: ignored.
-    b.write(scratch & !7, 0xFFFF_FFFF_FFFF_FFFF, 0x30);
-    assert_eq!(b.read32(scratch), 0x1111_2222);
+    b.axi_write(scratch & !7, 0xFFFF_FFFF_FFFF_FFFF, 0x30);
+    assert_eq!(b.axi_read32(scratch), 0x1111_2222);
     // Read-only registers ignore writes and are mapped.
     let cap_qps = address_of(&abi::DEVICE, "cap_qps", 0);
-    b.write32(cap_qps, 7);
-    assert_eq!(b.read32(cap_qps), abi::limits::QPS);
+    b.axi_write32(cap_qps, 7);
+    assert_eq!(b.axi_read32(cap_qps), abi::limits::QPS);
     assert!(b.take_pulses().is_empty());
     // Nothing else moved.
-    assert_eq!(b.read32(scratch), 0x1111_2222);
+    assert_eq!(b.axi_read32(scratch), 0x1111_2222);
 }
 
 #[test]
@@ -451,13 +402,13 @@ fn soft_reset_status_and_fatal_cause() {
     let fatal_cause = address_of(&abi::CONTROL, "fatal_cause", 0);
     let scratch = address_of(&abi::CONTROL, "scratch", 0);
     let asq_base = address_of(&abi::ADMIN, "asq_base", 0);
-    b.write32(control, 1);
-    assert_eq!(b.read32(status), 1, "ready once enabled");
+    b.axi_write32(control, 1);
+    assert_eq!(b.axi_read32(status), 1, "ready once enabled");
     b.sim.uut.reset_busy.next = true;
     b.sim.uut.fatal.next = true;
-    assert_eq!(b.read32(status), 2, "busy: not ready; fatal shown");
+    assert_eq!(b.axi_read32(status), 2, "busy: not ready; fatal shown");
     assert_eq!(
-        b.read32(control),
+        b.axi_read32(control),
         3,
         "soft_reset reads the reset in progress"
     );
@@ -467,27 +418,27 @@ fn soft_reset_status_and_fatal_cause() {
     b.sim.uut.fatal_set.next = bits(0b1010);
     b.tick();
     b.sim.uut.fatal_set.next = bits(0);
-    assert_eq!(b.read32(fatal_cause), 0b1010);
-    b.write32(fatal_cause, 0b0010);
-    assert_eq!(b.read32(fatal_cause), 0b1000, "write 1 to clear");
+    assert_eq!(b.axi_read32(fatal_cause), 0b1010);
+    b.axi_write32(fatal_cause, 0b0010);
+    assert_eq!(b.axi_read32(fatal_cause), 0b1000, "write 1 to clear");
 
-    b.write32(scratch, 0xDEAD_BEEF);
-    b.write(asq_base, 0x1234_5678_9ABC_D000, 0xFF);
-    b.write32(address_of(&abi::MSIX, "vector_control", 0), 0);
+    b.axi_write32(scratch, 0xDEAD_BEEF);
+    b.axi_write(asq_base, 0x1234_5678_9ABC_D000, 0xFF);
+    b.axi_write32(address_of(&abi::MSIX, "vector_control", 0), 0);
     b.take_pulses();
-    b.write32(control, 0b11);
+    b.axi_write32(control, 0b11);
     assert_eq!(b.take_pulses(), vec![Pulse::SoftReset]);
-    assert_eq!(b.read32(scratch), 0);
-    assert_eq!(b.read(asq_base), 0);
-    assert_eq!(b.read32(control), 0, "disabled by the reset");
-    assert_eq!(b.read32(fatal_cause), 0);
+    assert_eq!(b.axi_read32(scratch), 0);
+    assert_eq!(b.axi_read(asq_base), 0);
+    assert_eq!(b.axi_read32(control), 0, "disabled by the reset");
+    assert_eq!(b.axi_read32(fatal_cause), 0);
     assert_eq!(
         b.sim.uut.msix_mask.val().to_u64(),
         0xFFFF_FFFF,
         "masked again"
     );
     assert_eq!(
-        b.read32(address_of(&abi::CONTROL, "admin_eqn", 0)),
+        b.axi_read32(address_of(&abi::CONTROL, "admin_eqn", 0)),
         abi::CONTROL.register("admin_eqn").unwrap().reset as u32
     );
 }

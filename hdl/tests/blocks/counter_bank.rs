@@ -10,6 +10,7 @@
 //! driver's `Bar0::counters`.
 
 use crate::common::assert_lint_clean;
+use crate::common::axi_lite::AxiLiteInitiator;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_abi::registers as abi;
@@ -496,69 +497,29 @@ impl HostBench {
         self.counts[counter_index("tx_bytes")] += tx;
         self.sim.tick();
     }
+}
 
-    fn read(&mut self, addr: u32) -> u64 {
-        let m = &mut self.sim.uut.mmio;
-        m.araddr.next = bits(u64::from(addr));
-        m.arvalid.next = true;
-        m.rready.next = true;
-        loop {
-            self.sim.settle();
-            let taken = self.sim.uut.mmio.arready.val();
-            self.tick();
-            if taken {
-                break;
-            }
-        }
-        self.sim.uut.mmio.arvalid.next = false;
-        loop {
-            self.sim.settle();
-            let data = self.sim.uut.mmio.rdata.val().to_u64();
-            let done = self.sim.uut.mmio.rvalid.val();
-            self.tick();
-            if done {
-                return data;
-            }
-        }
+impl AxiLiteInitiator for HostBench {
+    fn mmio(&mut self) -> &mut AxiLiteTarget<ADDRESS_BITS> {
+        &mut self.sim.uut.mmio
     }
 
-    fn write(&mut self, addr: u32, data: u64, strobes: u8) {
-        let m = &mut self.sim.uut.mmio;
-        m.awaddr.next = bits(u64::from(addr));
-        m.wdata.next = bits(data);
-        m.wstrb.next = bits(u64::from(strobes));
-        m.awvalid.next = true;
-        m.wvalid.next = true;
-        m.bready.next = true;
-        loop {
-            self.sim.settle();
-            let taken = self.sim.uut.mmio.awready.val();
-            self.tick();
-            if taken {
-                break;
-            }
-        }
-        self.sim.uut.mmio.awvalid.next = false;
-        self.sim.uut.mmio.wvalid.next = false;
-        loop {
-            self.sim.settle();
-            let done = self.sim.uut.mmio.bvalid.val();
-            self.tick();
-            if done {
-                return;
-            }
-        }
+    fn settle(&mut self) {
+        self.sim.settle();
+    }
+
+    fn tick(&mut self) {
+        HostBench::tick(self);
     }
 }
 
 impl Mmio for HostBench {
     fn read32(&mut self, offset: u32) -> u32 {
-        (self.read(offset) >> ((offset & 4) * 8)) as u32
+        self.axi_read32(offset)
     }
 
     fn write32(&mut self, offset: u32, value: u32) {
-        let lane = (offset & 4) * 8;
-        self.write(offset & !7, u64::from(value) << lane, 0xF << (offset & 4));
+        self.axi_write32(offset, value)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Helpers shared by the RTL integration tests.
 
+pub mod axi_lite;
 pub mod frames;
 pub mod rx;
 
