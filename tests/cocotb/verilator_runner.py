@@ -80,6 +80,12 @@ class SingleJobVerilator(Verilator):
 
     def _build_command(self):
         commands = super()._build_command()
+        # cocotb makes every signal of the design VPI-writable, which keeps
+        # Verilator from optimising any of them away; the benches touch only
+        # the wrapper top's ports, so only the top stays public (the
+        # waiver file adds it: `public_top_file`).
+        verilate = commands[0]
+        verilate.remove("--public-flat-rw")
         make = commands[-1]
         make[make.index("-j") + 1] = "1"
         make.append("CFG_CXXFLAGS_PCH_I=-include")
@@ -96,11 +102,14 @@ class SingleJobVerilator(Verilator):
 EXPORTED_VERILOG_WAIVERS = ("WIDTHEXPAND", "WIDTHTRUNC", "UNOPTFLAT")
 
 
-def waiver_file(verilog: Path, build_dir: Path) -> Path:
+def waiver_file(verilog: Path, build_dir: Path, top: str) -> Path:
+    """The Verilator configuration of one bench build: the waivers above,
+    and VPI access to the wrapper top's signals only."""
     path = build_dir / "exported_verilog_waivers.vlt"
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = ["`verilator_config"]
     lines += [f'lint_off -rule {rule} -file "{verilog.resolve()}"' for rule in EXPORTED_VERILOG_WAIVERS]
+    lines.append(f'public_flat_rw -module "{top}" -var "*"')
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -121,7 +130,7 @@ class Bench:
         if not self.verilog.is_file():
             raise RuntimeError(f"{self.verilog} is missing: run `make verilog` (the exporter writes it)")
         self.runner.build(
-            sources=[waiver_file(self.verilog, self.build_dir), TOPS_DIR / f"{self.top}.sv", self.verilog],
+            sources=[waiver_file(self.verilog, self.build_dir, self.top), TOPS_DIR / f"{self.top}.sv", self.verilog],
             hdl_toplevel=self.top,
             build_dir=self.build_dir,
             # Tracing is compiled in but only switched on for a failing
@@ -135,6 +144,10 @@ class Bench:
                 "-LDFLAGS",
                 f"-L{LZ4_SHIM_DIR}",
                 "-O3",
+                # The exported Verilog is Verilog-2005, where SystemVerilog
+                # keywords are free names (nic_core has an instance called
+                # `checker`); the wrapper tops are SystemVerilog.
+                "+1364-2005ext+v",
                 # rust-hdl gives every register an initial value; any other
                 # unknown (X) bit reads as 0, so runs are reproducible.
                 "--x-assign",

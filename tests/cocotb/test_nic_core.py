@@ -1,0 +1,23 @@
+"""pytest entry for the nic_core cocotb benches (tests/cocotb/nic_core_bench.py)
+on the exported Verilog (build/verilog/nic_core.v): one pytest test per
+cocotb test. A failing test's FST waveform is kept under
+build/cocotb/nic_core/waves/."""
+
+import pytest
+
+from verilator_runner import Bench
+
+BENCH_MODULE = "nic_core_bench"
+TESTS = ["write_smoke", "verbs_clean", "hostile_traffic"]
+
+
+@pytest.fixture(scope="module")
+def nic_core():
+    bench = Bench("nic_core", "nic_core_top")
+    bench.build()
+    return bench
+
+
+@pytest.mark.parametrize("test", TESTS)
+def test_nic_core(nic_core, test):
+    nic_core.run(BENCH_MODULE, test)
