@@ -182,7 +182,11 @@ def mutate(packet: Packet, rng: random.Random, peer: PeerQp, qpns: list[int], ke
     if kind == "opcode":
         m.opcode = rng.choice((*REQUEST_OPCODES, rng.getrandbits(8)))
     elif kind == "psn":
-        m.psn = (packet.psn + rng.choice((-3, -2, -1, 1, 2, 3, rng.getrandbits(24)))) & PSN_MASK
+        # Near the expected PSN, and at the edges of the 2^23 PSNs that
+        # count as duplicates behind it (IBA 9.7.1).
+        half = 1 << 23
+        offsets = (-3, -2, -1, 1, 2, 3, half - 1, half, half + 1, rng.getrandbits(24))
+        m.psn = (packet.psn + rng.choice(offsets)) & PSN_MASK
     elif kind == "qpn":
         m.dest_qp = rng.choice((*qpns, rng.getrandbits(24), rng.getrandbits(10)))
     elif kind in ("rkey", "va", "dma_len", "atomic_align") and (reth_at is not None or atomic):
