@@ -10,6 +10,14 @@ against the IBA responder rules (responder_rules) and the memory rules
   without immediate, READ, both atomics) on 16 QPs, MTU 256, backpressure
   everywhere: host memory, the receive CQEs and every response frame as
   the rules say.
+- system_lossy: two cores back to back (verilator_runner.pair_top)
+  through a link that loses, duplicates and reorders frames: core A's
+  requester runs WRITE, WRITE with immediate, SEND, READ and both atomics
+  posted on its send queues against core B's responder; B's memory,
+  receive CQEs and every response are checked with responder_rules on the
+  frames B received, A's send CQEs (one per WQE, in order, successful)
+  and A's memory (READ data and atomic original values, nothing else)
+  against what the verbs asked.
 - hostile_traffic: the same streams with one packet in eight mutated
   (rc_peer.MUTATIONS), in rounds: after each, host memory equals the
   rules' byte for byte (so no byte outside a registered MR with the right
@@ -28,6 +36,8 @@ import random
 from collections import defaultdict
 
 import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 import mr_rules
 import rc_peer
@@ -76,15 +86,18 @@ class Setup:
                     host.allow_writes.add(s.phys, s.length)
 
 
-async def configure_qp(host: CoreHost, qpn: int, pd: int, access: Access, mtu: int, epsn: int, dest_qpn: int):
+async def configure_qp(
+    host: CoreHost, qpn: int, pd: int, access: Access, mtu: int, epsn: int, dest_qpn: int,
+    send_psn: int = 0x100, timeout: int = 14,
+):  # fmt: skip
     """modify_qp to RTS, as the driver would: both directions' contexts,
-    the address record, the response queue's MTU."""
+    the address record, the response queue's MTU. `timeout` is the local
+    ACK timeout code (4.096 us x 2^timeout)."""
     common = {
         "state": QP_STATE["RTS"], "access": int(access), "path_mtu": MTU_IBA_CODE[mtu], "pkey": 0xFFFF, "pd": pd,
-        "dest_qpn": dest_qpn, "timeout": 14, "retry_cnt": 7, "rnr_retry": 7, "retry_left": 7, "rnr_left": 7,
+        "dest_qpn": dest_qpn, "timeout": timeout, "retry_cnt": 7, "rnr_retry": 7, "retry_left": 7, "rnr_left": 7,
         "max_rd_atomic": 4, "max_dest_rd_atomic": 3, "min_rnr_timer": 1, "rq_epsn": epsn,
     }  # fmt: skip
-    send_psn = 0x100
     await host.write_context("rsp", qpn, common)
     await host.write_context(
         "req",
@@ -137,7 +150,9 @@ class Bench:
     def __init__(self, dut, seed: int, qps: int, mtu: int, backpressure: bool):
         self.rng = random.Random(seed)
         self.setup = Setup(self.rng)
-        self.host = CoreHost(dut, self.rng, backpressure, self.setup.memory)
+        # The host's ready and idle draws have a source of their own, so the
+        # traffic of a seed does not change with the host's timing.
+        self.host = CoreHost(dut, random.Random(seed + 1000), backpressure, self.setup.memory)
         self.mtu = mtu
         self.qpns = list(range(1, qps + 1))
         self.peers: dict[int, rc_peer.PeerQp] = {}
@@ -244,7 +259,7 @@ class Bench:
             else:
                 self.peers[qpn].resync(qp.epsn)
                 await self.replenish(qpn)
-            self.peers[qpn].credits = len(self.rules.qps[qpn].rq)
+            self.peers[qpn].credits = len(self.rules.qps[qpn].rq) - self.peers[qpn].holding_wqes()
 
     def check(self) -> None:
         host = self.host
@@ -363,3 +378,269 @@ async def hostile_traffic(dut):
     bench = await run_bench(dut, seed=3, frames=frames, mutate_one_in=8)
     for outcome in ("EXECUTED", "DUPLICATE", "NAK_PSN_SEQUENCE", "NAK_INVALID_REQUEST", "NAK_REMOTE_ACCESS", "DROPPED"):
         assert bench.outcomes[outcome] > 0, f"no {outcome} among {dict(bench.outcomes)}: the mutations miss a class"
+
+
+# ---- two cores through a lossy link
+
+class Link:
+    """Frames from one core to the other `latency` cycles later; each lost,
+    sent twice, or held back (delivered after later ones) at random."""
+
+    def __init__(self, rng: random.Random, loss: float, duplicate: float, reorder: float, latency: int = 25):
+        self.rng, self.loss, self.duplicate, self.reorder, self.latency = rng, loss, duplicate, reorder, latency
+        self.flight: list[tuple[int, int, bytes]] = []
+        self.order = 0
+        self.lost = self.duplicated = self.reordered = 0
+
+    def push(self, frame: bytes, cycle: int) -> None:
+        rng = self.rng
+        if rng.random() < self.loss:
+            self.lost += 1
+            return
+        copies = 1 + (rng.random() < self.duplicate)
+        self.duplicated += copies - 1
+        for _ in range(copies):
+            delay = self.latency
+            if rng.random() < self.reorder:
+                delay += rng.randrange(50, 400)
+                self.reordered += 1
+            self.order += 1
+            self.flight.append((cycle + delay, self.order, frame))
+
+    def due(self, cycle: int) -> list[bytes]:
+        ready = sorted(f for f in self.flight if f[0] <= cycle)
+        if ready:
+            self.flight = [f for f in self.flight if f[0] > cycle]
+        return [frame for _, _, frame in ready]
+
+
+#: post_* field codes (hdl/src/codes: wqe_kind, send_op_kind, wc_opcode).
+VERBS = {
+    # verb: (wqe kind, request op, CQE opcode)
+    "WRITE": (1, 3, 1), "WRITE_IMM": (1, 4, 1), "SEND": (0, 0, 0), "SEND_IMM": (0, 1, 0), "READ": (2, 5, 2),
+    "CMP_SWAP": (3, 6, 3), "FETCH_ADD": (3, 7, 4),
+}  # fmt: skip
+
+
+class Pair:
+    """Core A (requester) and core B (responder) of nic_pair_top."""
+
+    def __init__(self, dut, seed: int, qps: int, wqes_per_qp: int, loss: float):
+        from nic_core_host import Prefixed
+
+        self.dut, self.rng = dut, random.Random(seed)
+        self.mtu, self.qpns, self.wqes_per_qp = 256, list(range(1, qps + 1)), wqes_per_qp
+        self.sa, self.sb = Setup(self.rng), Setup(self.rng)
+        self.a = CoreHost(Prefixed(dut, "a_"), self.rng, True, self.sa.memory)
+        self.b = CoreHost(Prefixed(dut, "b_"), self.rng, True, self.sb.memory)
+        self.ab = Link(self.rng, loss, loss, loss)
+        self.ba = Link(self.rng, loss, loss, loss)
+        self.cycle = 0
+        self.sent_seen = {"a": 0, "b": 0}
+        self.responses: dict[int, list[rr.Response]] = defaultdict(list)
+        self.rules_cqes: list[dict] = []
+        self.atomic_orig: dict[tuple[int, int], int] = {}
+        self.wqes: dict[int, list[dict]] = defaultdict(list)
+        self.rnr_naks = 0
+        self.late_receives: list[dict] = []
+
+    async def start(self) -> None:
+        sa, sb, a, b = self.sa, self.sb, self.a, self.b
+        self.a_source = sa.register(1, 1, 0x100000, 8 * PAGE, Access.NONE)  # local read needs no right
+        self.a_sink = sa.register(2, 1, 0x200000, 32 * PAGE, Access.LOCAL_WRITE)
+        self.b_write = sb.register(1, 1, 0x100000, 8 * PAGE, Access.LOCAL_WRITE | Access.REMOTE_WRITE)
+        self.b_read = sb.register(2, 1, 0x200000, 8 * PAGE, Access.REMOTE_READ)
+        self.b_atomic = sb.register(3, 1, 0x300000, PAGE, Access.LOCAL_WRITE | Access.REMOTE_ATOMIC)
+        self.b_recv = sb.register(4, 1, 0x400000, 32 * PAGE, Access.LOCAL_WRITE)
+        sa.allow(a)
+        a.allow_reads.add(MEMORY_BASE, MEMORY_SIZE)  # the requester reads its payloads under L_Keys
+        sb.allow(b)
+        self.a_initial = sa.memory.copy()
+        self.rules_memory = sb.memory.copy()
+        self.rules = rr.Responder(sb.table, self.rules_memory)
+        cocotb.start_soon(Clock(self.dut.clk, 4, unit="ns").start())
+        self.dut.rst.value = 1
+        await a.start(clock_and_reset=False)
+        await b.start(clock_and_reset=False)
+        await a.tick()
+        self.dut.rst.value = 0
+        await a.until(self.dut.a_cfg_ready, 4096, "a: cfg_ready")
+        await b.until(self.dut.b_cfg_ready, 4096, "b: cfg_ready")
+        await a.load_mrs(sa.table)
+        await b.load_mrs(sb.table)
+        for qpn in self.qpns:
+            psn = self.rng.getrandbits(24)
+            await configure_qp(a, qpn, 1, RIGHTS, self.mtu, 0, qpn, send_psn=psn, timeout=1)
+            await configure_qp(b, qpn, 1, RIGHTS, self.mtu, psn, qpn, timeout=1)
+            self.rules.add_qp(rr.QpConfig(qpn, 1, RIGHTS, self.mtu, psn, 0, 3, qpn, 1))
+            self.post_verbs(qpn, psn)
+
+    def post_verbs(self, qpn: int, psn: int) -> None:
+        """The QP's send WQEs, each with its PSN, and the receive WQEs its
+        SENDs need (posted on B before the run)."""
+        rng, share = self.rng, lambda mr: mr.length // len(self.qpns)  # noqa: E731
+        base = lambda mr: mr.base + (qpn - 1) * share(mr)  # noqa: E731
+        for i in range(self.wqes_per_qp):
+            verb = rng.choice(list(VERBS))
+            length = 8 if verb in ("CMP_SWAP", "FETCH_ADD") else rng.choice([0, rng.randrange(1, 1025)])
+            kind, op, cqe_opcode = VERBS[verb]
+            # Each READ and atomic result has a place of its own in A's sink.
+            local = base(self.a_sink if verb in ("READ", "CMP_SWAP", "FETCH_ADD") else self.a_source)
+            local += {"READ": 1024 * i, "CMP_SWAP": 12288 + 8 * i, "FETCH_ADD": 12288 + 8 * i}.get(verb, 0)
+            remote = {"READ": base(self.b_read) + rng.randrange(0, share(self.b_read) - length + 1),
+                      "CMP_SWAP": base(self.b_atomic) // 8 * 8, "FETCH_ADD": base(self.b_atomic) // 8 * 8}.get(
+                verb, base(self.b_write) + rng.randrange(0, share(self.b_write) - length + 1))  # fmt: skip
+            rkey = {"READ": self.b_read, "CMP_SWAP": self.b_atomic, "FETCH_ADD": self.b_atomic}.get(verb, self.b_write)
+            lkey = self.a_sink if verb in ("READ", "CMP_SWAP", "FETCH_ADD") else self.a_source
+            npsn = rc_peer.read_packets(length, self.mtu) if verb not in ("CMP_SWAP", "FETCH_ADD") else 1
+            post = {
+                "qpn": qpn, "kind": kind, "opcode": cqe_opcode, "npsn": npsn, "len": length, "signaled": 1,
+                "status": 0, "lkey": lkey.key, "va": local, "op": op, "remote_va": remote, "rkey": rkey.key,
+                "imm": rng.getrandbits(32), "compare": rng.choice([0, rng.getrandbits(64)]),
+                "swap_add": rng.getrandbits(64), "solicited": 0,
+            }  # fmt: skip
+            self.a.posts.append(post)
+            self.wqes[qpn].append({**post, "verb": verb, "psn": psn})
+            psn = (psn + npsn) & rc_peer.PSN_MASK
+
+    async def post_receives(self, share: float) -> None:
+        """Posts `share` of the receive WQEs B's QPs need before the run;
+        the rest wait in `late_receives` (so SENDs meet RNR NAKs first)."""
+        self.late_receives = []
+        for qpn in self.qpns:
+            needed = sum(w["verb"].startswith("SEND") or w["verb"] == "WRITE_IMM" for w in self.wqes[qpn])
+            for n in range(needed):
+                va = self.b_recv.base + ((qpn - 1) * 16 + n) * 1024
+                wqe = {"qpn": qpn, "wr_id": qpn << 16 | n, "lkey": self.b_recv.key, "va": va, "len": 1024}
+                if n < needed * share:
+                    assert await self.b.post_recv(**{k if k != "len" else "length": v for k, v in wqe.items()})
+                    self.rules.post_recv(qpn, rr.RecvWqe(wqe["wr_id"], wqe["lkey"], va, 1024))
+                else:
+                    self.late_receives.append(wqe)
+
+    async def step(self) -> None:
+        a, b = self.a, self.b
+        offered = a.drive(), b.drive()
+        await ReadOnly()
+        a.sample(offered[0])
+        b.sample(offered[1])
+        await RisingEdge(self.dut.clk)
+        await FallingEdge(self.dut.clk)
+        a.cycle += 1
+        b.cycle += 1
+        self.cycle += 1
+        for name, host, link in (("a", a, self.ab), ("b", b, self.ba)):
+            for frame in host.sent[self.sent_seen[name] :]:
+                link.push(frame, self.cycle)
+            self.sent_seen[name] = len(host.sent)
+        if self.late_receives and self.rnr_naks and self.b_quiet():
+            # Posted while nothing is on its way into B, so the rules and the
+            # core see the WQEs at the same point of B's request stream; the
+            # link holds frames for B until the core has taken them all.
+            for wqe in self.late_receives:
+                b.recv_posts.append(wqe)
+                self.rules.post_recv(wqe["qpn"], rr.RecvWqe(wqe["wr_id"], wqe["lkey"], wqe["va"], wqe["len"]))
+            self.late_receives = []
+        if b.recv_posts or b.recv_answers_due:
+            return
+        for frame in self.ab.due(self.cycle):
+            b.send(frame)
+            step = self.rules.receive(frame)
+            self.responses[rules.decode(frame).fields["dest_qp"]] += step.responses
+            self.rules_cqes += [c.__dict__ for c in step.cqes]
+            self.rnr_naks += step.outcome == rr.Outcome.NAK_RNR
+            if step.outcome == rr.Outcome.EXECUTED and rules.decode(frame).fields["opcode"] in (0x13, 0x14):
+                f = rules.decode(frame).fields
+                self.atomic_orig[(f["dest_qp"], f["psn"])] = step.responses[0].orig
+        for frame in self.ba.due(self.cycle):
+            a.send(frame)
+
+    def b_quiet(self) -> bool:
+        """Nothing for B in the link's next cycles, B's receive stream
+        empty for a while (its pipeline drained)."""
+        b = self.b
+        soon = any(due <= self.cycle + 2 for due, _, _ in self.ab.flight)
+        return not (soon or b.rx or b.rx_beats) and self.cycle - b.last_rx_take > 200
+
+    def idle(self) -> bool:
+        return not (self.a.busy() or self.b.busy() or self.ab.flight or self.ba.flight or self.late_receives)
+
+    async def run(self, limit: int) -> None:
+        want = sum(len(w) for w in self.wqes.values())
+        quiet = 0
+        while len(self.a.send_cqes) < want or quiet < 2000:
+            await self.step()
+            quiet = quiet + 1 if self.idle() and len(self.a.send_cqes) >= want else 0
+            if self.cycle >= limit:
+                missing = []
+                for qpn, wqes in self.wqes.items():
+                    done = sum(c["qpn"] == qpn for c in self.a.send_cqes)
+                    missing += [(qpn, i, w["verb"], w["len"], w["psn"]) for i, w in enumerate(wqes[done:], done)]
+                raise AssertionError(
+                    f"{len(self.a.send_cqes)} of {want} send CQEs after {limit} cycles "
+                    f"(lost {self.ab.lost + self.ba.lost}, duplicated {self.ab.duplicated + self.ba.duplicated}); "
+                    f"waiting (qpn, index, verb, length, psn): {missing}"
+                )
+
+    def check(self) -> None:
+        a, b = self.a, self.b
+        assert all(accepted for _, accepted in a.post_results), "a send ring refused a WQE"
+        # B: memory, receive CQEs, responses, as the rules say of what it received.
+        assert b.memory.data == self.rules_memory.data, "B's memory differs from the rules'"
+        for qpn in self.qpns:
+            mine = [c for c in b.cqes if c["qpn"] == qpn]
+            assert mine == [c for c in self.rules_cqes if c["qpn"] == qpn], f"QP {qpn}: B's receive CQEs"
+        by_qp: dict[int, list[dict]] = defaultdict(list)
+        for frame in b.sent:
+            v = rules.decode(frame)
+            assert v.accepted, f"B sent a frame the rules drop ({v.reason.name})"
+            by_qp[v.fields["dest_qp"]].append({**v.fields, "payload": v.payload})
+        for qpn in self.qpns:
+            compare_responses(qpn, by_qp.get(qpn, []), self.responses.get(qpn, []))
+        # A: one successful CQE per WQE, in posting order; its memory.
+        expected = self.a_initial.copy()
+        for qpn in self.qpns:
+            cqes = [c for c in a.send_cqes if c["qpn"] == qpn]
+            wqes = self.wqes[qpn]
+            got = [(c["status"], c["opcode"], c["byte_len"]) for c in cqes]
+            want = [("SUCCESS", WC_OPCODE_NAMES[w["opcode"]], w["len"]) for w in wqes]
+            assert got == want, f"QP {qpn}: A's send CQEs\n  core  {got}\n  verbs {want}"
+            for w in wqes:
+                if w["verb"] == "READ":
+                    mr = self.b_read
+                    data = b"".join(self.rules_memory.read(s.phys, s.length)
+                                    for s in self.sb.table.segments(mr, w["remote_va"], w["len"]))  # fmt: skip
+                elif w["verb"] in ("CMP_SWAP", "FETCH_ADD"):
+                    data = self.atomic_orig[(qpn, w["psn"])].to_bytes(8, "little")
+                else:
+                    continue
+                for s in self.sa.table.segments(self.a_sink, w["va"], len(data)):
+                    expected.write(s.phys, data[: s.length])
+                    data = data[s.length :]
+        if a.memory.data != expected.data:
+            at = next(i for i, (x, y) in enumerate(zip(a.memory.data, expected.data)) if x != y)
+            raise AssertionError(f"A's memory differs from the verbs' results first at {MEMORY_BASE + at:#x}")
+
+
+WC_OPCODE_NAMES = ["SEND", "RDMA_WRITE", "RDMA_READ", "COMP_SWAP", "FETCH_ADD", "RECV", "RECV_RDMA_WITH_IMM"]
+
+
+@cocotb.test()
+async def system_lossy(dut):
+    # Lossless with every receive WQE posted; then 3 % loss, duplication and
+    # reordering each way with half the receive WQEs posted late (RNR NAKs,
+    # retries after the RNR timer).
+    for seed, loss, posted in ((4, 0.0, 1.0), (5, 0.03, 0.5)):
+        pair = Pair(dut, seed, qps=8, wqes_per_qp=12, loss=loss)
+        await pair.start()
+        await pair.post_receives(posted)
+        await pair.run(limit=60_000 if loss == 0 else 400_000)
+        pair.check()
+        assert (pair.rnr_naks > 0) == (posted < 1), f"{pair.rnr_naks} RNR NAKs"
+        dut._log.info(
+            "loss %.2f: %d WQEs in %d cycles, A sent %d frames, B %d; lost %d, duplicated %d, reordered %d; "
+            "%d RNR NAKs",
+            loss, len(pair.a.send_cqes), pair.cycle, len(pair.a.sent), len(pair.b.sent),
+            pair.ab.lost + pair.ba.lost, pair.ab.duplicated + pair.ba.duplicated,
+            pair.ab.reordered + pair.ba.reordered, pair.rnr_naks,
+        )  # fmt: skip

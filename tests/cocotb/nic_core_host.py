@@ -65,9 +65,10 @@ ADDRESS_FIELDS = ("pd", "dest_qp", "pkey", "eth_dst", "eth_src", "ipv6", "ip_src
 
 
 #: The ready inputs `step` drives (each low at random under backpressure).
-READY_INPUTS = ("m_axis_tready", "rcqe_ready", "dma_req_ready", "dmaw_ready")
+READY_INPUTS = ("m_axis_tready", "rcqe_ready", "dma_req_ready", "dmaw_ready", "scqe_ready")
 STEP_SIGNALS = (
-    *READY_INPUTS, "s_axis_tdata", "s_axis_tkeep", "s_axis_tlast", "s_axis_tvalid", "s_axis_tready",
+    *READY_INPUTS, "rq_post_valid", "rq_post_ready", "rq_post_done", "rq_post_accepted", "post_valid", "post_ready", "post_result_valid", "post_result_qpn", "post_result_accepted",
+    "scqe_valid", "scqe_qpn", "scqe_slot", "scqe_status", "scqe_opcode", "scqe_byte_len", "s_axis_tdata", "s_axis_tkeep", "s_axis_tlast", "s_axis_tvalid", "s_axis_tready",
     "m_axis_tvalid", "rcqe_valid", "dma_req_valid", "dma_rd_ready", "dmaw_valid", "dma_rd_valid", "dma_rd_tag",
     "dma_rd_last",
 )  # fmt: skip
@@ -135,6 +136,18 @@ def random_pause(rng: random.Random, probability: float) -> bool:
     return probability > 0 and rng.random() < probability
 
 
+class Prefixed:
+    """One core's ports in a top with several: `name` is `prefix + name`
+    (the clock and reset are shared)."""
+
+    def __init__(self, dut, prefix: str):
+        self._dut, self._prefix = dut, prefix
+
+    def __getattr__(self, name: str):
+        shared = name in ("clk", "rst") or name.startswith("_")
+        return getattr(self._dut, name if shared else self._prefix + name)
+
+
 class CoreHost:
     def __init__(self, dut, rng: random.Random, backpressure: bool, memory: HostMemory):
         self.dut = dut
@@ -160,13 +173,28 @@ class CoreHost:
         self._handles = {name: getattr(dut, name) for name in STEP_SIGNALS}
         self._driven: dict[str, int] = {}
         self._rx_presented = None
+        self.posts: deque[dict] = deque()
+        self.posts_taken: list[dict] = []
+        self.post_results: list[tuple[int, int]] = []
+        self._post_presented = None
+        self._read_offered: DmaRead | None = None
+        self.recv_posts: deque[dict] = deque()
+        self._recv_presented = None
+        self._recv_port_used = False
+        self.recv_answers_due = 0
+        self.last_rx_take = 0
+        self.send_cqes: list[dict] = []
         self._rising, self._falling = RisingEdge(dut.clk), FallingEdge(dut.clk)
 
     # ---- clock, reset, configuration
 
-    async def start(self) -> None:
+    async def start(self, clock_and_reset: bool = True) -> None:
+        """Inputs idle, then (unless a bench with two cores does it once
+        for both) the clock and a reset; then waits for the MR tables'
+        reset sweep."""
         dut = self.dut
-        cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
+        if clock_and_reset:
+            cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
         for name in (
             "s_axis_tvalid", "m_axis_tready", "ctx_rsp_valid", "ctx_req_valid", "queue_valid", "addr_write",
             "cfg_mr_write", "cfg_mtt_write", "rq_post_valid", "rcqe_ready", "post_valid", "scqe_ready",
@@ -176,12 +204,13 @@ class CoreHost:
         dut.ctx_mask.value = RECORD_MASK
         dut.cfg_window.value = 64
         dut.cfg_ack_req_interval.value = 0
-        dut.rst.value = 1
-        await RisingEdge(dut.clk)
-        await FallingEdge(dut.clk)
-        dut.rst.value = 0
         dut.out_ready.value = 1
-        await self.until(dut.cfg_ready, 4096, "cfg_ready after reset")
+        if clock_and_reset:
+            dut.rst.value = 1
+            await RisingEdge(dut.clk)
+            await FallingEdge(dut.clk)
+            dut.rst.value = 0
+            await self.until(dut.cfg_ready, 4096, "cfg_ready after reset")
 
     async def until(self, signal, limit: int, what: str) -> None:
         """Waits for `signal` high before a rising edge (inputs as driven);
@@ -274,7 +303,9 @@ class CoreHost:
         self.rx.append(frame)
 
     def busy(self) -> bool:
-        return bool(self.rx or self.rx_beats or self.reads or self._tx_frame or self._write_burst is not None)
+        return bool(
+            self.rx or self.rx_beats or self.reads or self._tx_frame or self._write_burst is not None or self.posts
+        )
 
     def _next_rx_beats(self) -> None:
         frame = self.rx.popleft()
@@ -292,11 +323,24 @@ class CoreHost:
 
     async def step(self) -> None:
         """One cycle: drive, sample before the edge, take the edge."""
+        offered = self.drive()
+        await ReadOnly()
+        self.sample(offered)
+        await self._rising
+        await self._falling
+        self.cycle += 1
+
+    def drive(self):
+        """This cycle's inputs (after the falling edge); what was offered."""
         h, rng, pause = self._handles, self.rng, self.pause
         # Inputs.
         if not self.rx_beats and self.rx:
             self._next_rx_beats()
-        rx_offer = bool(self.rx_beats) and not random_pause(rng, pause)
+        # A source idles only between beats: an offered beat stays offered,
+        # unchanged, until it is taken (AXI-Stream; the core's event
+        # sources rely on it).
+        offered_before = bool(self.rx_beats) and self._rx_presented is self.rx_beats[0]
+        rx_offer = bool(self.rx_beats) and (offered_before or not random_pause(rng, pause))
         if rx_offer and self._rx_presented is not self.rx_beats[0]:
             self._rx_presented = beat_in = self.rx_beats[0]
             h["s_axis_tdata"].value, h["s_axis_tkeep"].value = beat_in[0], beat_in[1]
@@ -306,12 +350,25 @@ class CoreHost:
         for name, value in ready.items():
             self._drive(name, value)
         beat = self._offer_read_beat()
-        # Outputs, before the edge.
-        await ReadOnly()
+        post = self._offer_post()
+        recv = self._offer_recv()
+        return rx_offer, ready, beat, post, recv
+
+    def sample(self, offered) -> None:
+        """The outputs in the ReadOnly phase before the rising edge."""
+        h = self._handles
+        rx_offer, ready, beat, post, recv = offered
+        if recv is not None and h["rq_post_ready"].value:
+            self.recv_posts.popleft()
+            self._recv_presented = None
+            self.recv_answers_due += 1
+        if h["rq_post_done"].value:
+            self.recv_answers_due -= 1
+            assert h["rq_post_accepted"].value, f"cycle {self.cycle}: a receive ring refused a WQE"
         if rx_offer and h["s_axis_tready"].value:
             last = self.rx_beats.popleft()[2]
             self.rx_frames_taken += int(last)
-            self.last_activity = self.cycle
+            self.last_activity = self.last_rx_take = self.cycle
         if ready["m_axis_tready"] and h["m_axis_tvalid"].value:
             self._take_tx_beat()
         if ready["rcqe_ready"] and h["rcqe_valid"].value:
@@ -322,9 +379,55 @@ class CoreHost:
             self._read_beat_taken(beat)
         if ready["dmaw_ready"] and h["dmaw_valid"].value:
             self._take_write_beat()
-        await self._rising
-        await self._falling
-        self.cycle += 1
+        if post is not None and h["post_ready"].value:
+            self.posts.popleft()
+            self.posts_taken.append(post)
+            self._post_presented = None
+            self.last_activity = self.cycle
+        if h["post_result_valid"].value:
+            result = (int(h["post_result_qpn"].value), int(h["post_result_accepted"].value))
+            self.post_results.append(result)
+        if ready["scqe_ready"] and h["scqe_valid"].value:
+            self.send_cqes.append(
+                {
+                    "qpn": int(h["scqe_qpn"].value),
+                    "slot": int(h["scqe_slot"].value),
+                    "status": WC_STATUS[int(h["scqe_status"].value)],
+                    "opcode": WC_OPCODE[int(h["scqe_opcode"].value)],
+                    "byte_len": int(h["scqe_byte_len"].value),
+                }
+            )
+            self.last_activity = self.cycle
+
+    def _offer_recv(self) -> dict | None:
+        """The next receive WQE (the rq_post_* fields) on its port, while
+        traffic runs (`post_recv` is the one-at-a-time version)."""
+        if not self.recv_posts:
+            if self._recv_port_used:
+                self._drive("rq_post_valid", 0)
+            return None
+        self._recv_port_used = True
+        wqe = self.recv_posts[0]
+        if self._recv_presented is not wqe:
+            self._recv_presented = wqe
+            for name, value in wqe.items():
+                getattr(self.dut, f"rq_post_{name}").value = value
+        self._drive("rq_post_valid", 1)
+        return wqe
+
+    def _offer_post(self) -> dict | None:
+        """The next send WQE (the post_* fields as a dict) on the post port."""
+        offered_before = bool(self.posts) and self._post_presented is self.posts[0]
+        if not self.posts or not (offered_before or not random_pause(self.rng, self.pause)):
+            self._drive("post_valid", 0)
+            return None
+        post = self.posts[0]
+        if self._post_presented is not post:
+            self._post_presented = post
+            for name, value in post.items():
+                getattr(self.dut, f"post_{name}").value = value
+        self._drive("post_valid", 1)
+        return post
 
     def _take_tx_beat(self) -> None:
         dut = self.dut
@@ -369,12 +472,16 @@ class CoreHost:
         dut = self.dut
         # A request in progress keeps the port; another may start only at a
         # request boundary (beats of one tag in order, tags in any order).
-        due = [r for r in self.reads if r.ready_at <= self.cycle]
-        started = [r for r in due if r.sent]
-        choice = started[0] if started else (self.rng.choice(due) if due else None)
-        if choice is None or random_pause(self.rng, self.pause):
-            self._drive("dma_rd_valid", 0)
-            return None
+        if self._read_offered is not None:
+            choice = self._read_offered  # offered and not taken: offered again
+        else:
+            due = [r for r in self.reads if r.ready_at <= self.cycle]
+            started = [r for r in due if r.sent]
+            choice = started[0] if started else (self.rng.choice(due) if due else None)
+            if choice is None or random_pause(self.rng, self.pause):
+                self._drive("dma_rd_valid", 0)
+                return None
+        self._read_offered = choice
         at = choice.sent * BEAT_BYTES
         chunk = self.memory.read(choice.phys + at, min(BEAT_BYTES, choice.length - at))
         self._drive("dma_rd_valid", 1)
@@ -384,6 +491,7 @@ class CoreHost:
         return choice
 
     def _read_beat_taken(self, read: DmaRead) -> None:
+        self._read_offered = None
         read.sent += 1
         if read.sent * BEAT_BYTES >= read.length:
             self.reads.remove(read)

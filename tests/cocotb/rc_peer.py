@@ -32,6 +32,7 @@ PSN_MASK = (1 << 24) - 1
 SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_LAST_IMM, SEND_ONLY, SEND_ONLY_IMM = range(0x00, 0x06)
 WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST, WRITE_LAST_IMM, WRITE_ONLY, WRITE_ONLY_IMM = range(0x06, 0x0C)
 READ_REQUEST, CMP_SWAP, FETCH_ADD = 0x0C, 0x13, 0x14
+CONSUMING_LAST = (SEND_LAST, SEND_LAST_IMM, SEND_ONLY, SEND_ONLY_IMM, WRITE_LAST_IMM, WRITE_ONLY_IMM)
 RESPONSE_OPCODES = (0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12)
 REQUEST_OPCODES = (*range(0x00, 0x0D), CMP_SWAP, FETCH_ADD, 0x16, 0x17)
 
@@ -107,6 +108,11 @@ class PeerQp:
         else:
             del self.stream[:at]
             self.cursor = 0
+
+    def holding_wqes(self) -> int:
+        """Messages in the stream that will take a receive WQE when their
+        last packet executes (SEND, WRITE with immediate)."""
+        return sum(p.opcode in CONSUMING_LAST for p in self.stream)
 
     def restart(self, epsn: int) -> None:
         """A new stream from `epsn` (also a new QP behind the number)."""

@@ -5,7 +5,7 @@ build/cocotb/nic_core/waves/."""
 
 import pytest
 
-from verilator_runner import Bench
+from verilator_runner import BUILD_DIR, Bench, pair_top
 
 BENCH_MODULE = "nic_core_bench"
 TESTS = ["write_smoke", "verbs_clean", "hostile_traffic"]
@@ -21,3 +21,15 @@ def nic_core():
 @pytest.mark.parametrize("test", TESTS)
 def test_nic_core(nic_core, test):
     nic_core.run(BENCH_MODULE, test)
+
+
+@pytest.fixture(scope="module")
+def nic_pair():
+    top = pair_top("nic_core_top", "nic_pair_top", ("a_", "b_"), BUILD_DIR / "nic_pair")
+    bench = Bench("nic_core", "nic_pair_top", name="nic_pair", top_path=top, extra_tops=("nic_core_top",))
+    bench.build()
+    return bench
+
+
+def test_nic_pair(nic_pair):
+    nic_pair.run(BENCH_MODULE, "system_lossy")

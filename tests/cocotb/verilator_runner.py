@@ -114,14 +114,52 @@ def waiver_file(verilog: Path, build_dir: Path, top: str) -> Path:
     return path
 
 
-class Bench:
-    """One block's exported Verilog with its wrapper top."""
+PORT_DECLARATION = re.compile(r"^\s*(input|output)\s+wire\s*(\[[^\]]+\])?\s*(\w+)\s*,?\s*$")
 
-    def __init__(self, block: str, top: str):
+
+def pair_top(top: str, name: str, prefixes: tuple[str, str], out_dir: Path) -> Path:
+    """A top holding two instances of wrapper top `top` (tops/<top>.sv),
+    written to `out_dir`: every port of instance i is port
+    `prefixes[i] + port` of the pair, the clock and reset shared; so one
+    bench can wire two cores to each other (nic_core_bench's system
+    bench) without a second copy of the port list."""
+    ports = []
+    for line in (TOPS_DIR / f"{top}.sv").read_text().splitlines():
+        if line.strip().startswith(");"):
+            break
+        m = PORT_DECLARATION.match(line)
+        if m:
+            ports.append(m.groups())
+    assert [p[2] for p in ports[:2]] == ["clk", "rst"], f"{top}: ports begin with clk, rst"
+    decls = ["    input  wire           clk", "    input  wire           rst"]
+    decls += [f"    {d:<6} wire {w or '':<13} {p}{n}" for p in prefixes for d, w, n in ports[2:]]
+    lines = [f"// {name}: two {top} instances, ports prefixed {prefixes} (written by verilator_runner.pair_top).",
+             f"module {name} (", ",\n".join(decls), ");"]  # fmt: skip
+    for p in prefixes:
+        links = ["        .clk(clk)", "        .rst(rst)"] + [f"        .{n}({p}{n})" for _, _, n in ports[2:]]
+        lines += [f"    {top} {p.rstrip('_')} (", ",\n".join(links), "    );"]
+    lines.append("endmodule")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.sv"
+    text = "\n".join(lines) + "\n"
+    if not path.is_file() or path.read_text() != text:
+        path.write_text(text)
+    return path
+
+
+class Bench:
+    """One block's exported Verilog with its wrapper top; `name` names the
+    build (default: the block) and `extra_tops` are wrapper tops the top
+    instantiates."""
+
+    def __init__(self, block: str, top: str, name: str | None = None, top_path: Path | None = None,
+                 extra_tops: tuple[str, ...] = ()):  # fmt: skip
         self.block = block
         self.top = top
         self.verilog = VERILOG_DIR / f"{block}.v"
-        self.build_dir = BUILD_DIR / block
+        self.build_dir = BUILD_DIR / (name or block)
+        self.top_path = top_path or TOPS_DIR / f"{top}.sv"
+        self.extra_tops = [TOPS_DIR / f"{t}.sv" for t in extra_tops]
         self.runner = SingleJobVerilator()
 
     def build(self) -> None:
@@ -130,7 +168,7 @@ class Bench:
         if not self.verilog.is_file():
             raise RuntimeError(f"{self.verilog} is missing: run `make verilog` (the exporter writes it)")
         self.runner.build(
-            sources=[waiver_file(self.verilog, self.build_dir, self.top), TOPS_DIR / f"{self.top}.sv", self.verilog],
+            sources=[waiver_file(self.verilog, self.build_dir, self.top), *self.extra_tops, self.top_path, self.verilog],
             hdl_toplevel=self.top,
             build_dir=self.build_dir,
             # Tracing is compiled in but only switched on for a failing
