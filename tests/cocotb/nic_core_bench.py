@@ -168,10 +168,18 @@ class Bench:
     async def start(self) -> None:
         s, host = self.setup, self.host
         # Each right in regions of its own, so READ data never depends on
-        # the order of a later WRITE; decoys: another PD, no remote right.
-        self.write_mr = s.register(1, 1, 0x100000, 8 * PAGE, Access.LOCAL_WRITE | Access.REMOTE_WRITE)
-        self.read_mr = s.register(2, 1, 0x200000, 8 * PAGE, Access.REMOTE_READ)
-        self.atomic_mr = s.register(3, 1, 0x300000, PAGE, Access.LOCAL_WRITE | Access.REMOTE_ATOMIC)
+        # the order of a later WRITE; each QP's regions are MRs of their own,
+        # starting and ending inside a page, so its messages meet MR ends
+        # (and a mutated VA or length steps one byte past them); decoys:
+        # another PD, no remote right.
+        self.targets: dict[int, tuple[mr_rules.Mr, mr_rules.Mr, mr_rules.Mr]] = {}
+        for q in self.qpns:
+            va = 0x1000000 + q * 0x10000 + 0x200
+            self.targets[q] = (
+                s.register(16 + q, 1, va, 2048, Access.LOCAL_WRITE | Access.REMOTE_WRITE),
+                s.register(32 + q, 1, va + 0x4000, 2048, Access.REMOTE_READ),
+                s.register(48 + q, 1, va + 0x8000, 64, Access.LOCAL_WRITE | Access.REMOTE_ATOMIC),
+            )
         self.recv_mr = s.register(4, 1, 0x400000, 32 * PAGE, Access.LOCAL_WRITE)
         self.other_pd_mr = s.register(5, 2, 0x500000, 2 * PAGE, Access.LOCAL_WRITE | RIGHTS)
         self.local_only_mr = s.register(6, 1, 0x600000, 2 * PAGE, Access.NONE)
@@ -189,16 +197,11 @@ class Bench:
     async def create_qp(self, qpn: int, epsn: int) -> None:
         await configure_qp(self.host, qpn, 1, RIGHTS, self.mtu, epsn, qpn + PEER_QPN_OFFSET)
         self.rules.add_qp(rr.QpConfig(qpn, 1, RIGHTS, self.mtu, epsn, 0, 3, qpn + PEER_QPN_OFFSET, 1))
-        span = self.write_mr.length // len(self.qpns)
-        target = lambda mr: rc_peer.Target(mr.key, mr.base + (qpn - 1) * (mr.length // len(self.qpns)),  # noqa: E731
-                                          mr.length // len(self.qpns))  # fmt: skip
-        atomic = rc_peer.Target(self.atomic_mr.key, self.atomic_mr.base + (qpn - 1) * 64, 64)
-        assert span >= 3 * self.mtu
+        write, read, atomic = (rc_peer.Target(mr.key, mr.base, mr.length) for mr in self.targets[qpn])
+        assert write.length >= 3 * self.mtu
         peer = self.peers.get(qpn)
         if peer is None:
-            self.peers[qpn] = rc_peer.PeerQp(
-                qpn, self.mtu, target(self.write_mr), target(self.read_mr), atomic, RECV_BYTES, epsn
-            )
+            self.peers[qpn] = rc_peer.PeerQp(qpn, self.mtu, write, read, atomic, RECV_BYTES, epsn)
         else:
             peer.restart(epsn)
         await self.replenish(qpn)

@@ -146,7 +146,7 @@ class PeerQp:
         if kind in ("write", "write_imm"):
             t = self.write
             length = rng.choice([0, 1, rng.randrange(1, self.mtu + 1), rng.randrange(1, 3 * self.mtu + 1)])
-            va = t.va + rng.randrange(0, t.length - length + 1)
+            va = t.va + placement(rng, t.length, length)
             imm = kind == "write_imm"
             tail = rf.immediate(rng.getrandbits(32)) if imm else b""
             last, only = (WRITE_LAST_IMM, WRITE_ONLY_IMM) if imm else (WRITE_LAST, WRITE_ONLY)
@@ -161,7 +161,7 @@ class PeerQp:
         if kind == "read":
             t = self.read
             length = rng.choice([0, rng.randrange(1, self.mtu + 1), rng.randrange(1, 4 * self.mtu + 1)])
-            va = t.va + rng.randrange(0, t.length - length + 1)
+            va = t.va + placement(rng, t.length, length)
             npsn = read_packets(length, self.mtu)
             return [Packet(READ_REQUEST, self.qpn, self._take(npsn), rf.reth(va, t.key, length), ack_req=True, npsn=npsn)]
         t = self.atomic
@@ -170,6 +170,12 @@ class PeerQp:
         compare = rng.getrandbits(64) if rng.random() < 0.5 else 0
         ext = rf.atomic_eth(va, t.key, rng.getrandbits(64), compare)
         return [Packet(opcode, self.qpn, self._take(1), ext, ack_req=True)]
+
+
+def placement(rng: random.Random, room: int, length: int) -> int:
+    """Where a message of `length` bytes starts in a region of `room`: at
+    random, or one time in four flush with its end."""
+    return room - length if rng.random() < 0.25 else rng.randrange(0, room - length + 1)
 
 
 MUTATIONS = (
