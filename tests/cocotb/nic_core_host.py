@@ -136,6 +136,36 @@ def random_pause(rng: random.Random, probability: float) -> bool:
     return probability > 0 and rng.random() < probability
 
 
+class Offer:
+    """Items (dicts of `prefix` + field values) offered one at a time on a
+    valid/ready port: an offered item stays offered, unchanged, until it
+    is taken; between items the port idles at random when `may_pause`."""
+
+    def __init__(self, host: "CoreHost", prefix: str, may_pause: bool):
+        self.host, self.prefix, self.may_pause = host, prefix, may_pause
+        self.items: deque[dict] = deque()
+        self.presented: dict | None = None
+
+    def drive(self) -> dict | None:
+        host, items = self.host, self.items
+        offered_before = bool(items) and self.presented is items[0]
+        # (The idle draw only when it can matter, so a seed's draws stay put.)
+        if not items or not (offered_before or not (self.may_pause and random_pause(host.rng, host.pause))):
+            host._drive(f"{self.prefix}valid", 0)
+            return None
+        item = items[0]
+        if self.presented is not item:
+            self.presented = item
+            for name, value in item.items():
+                getattr(host.dut, self.prefix + name).value = value
+        host._drive(f"{self.prefix}valid", 1)
+        return item
+
+    def taken(self) -> dict:
+        self.presented = None
+        return self.items.popleft()
+
+
 class Prefixed:
     """One core's ports in a top with several: `name` is `prefix + name`
     (the clock and reset are shared)."""
@@ -173,14 +203,15 @@ class CoreHost:
         self._handles = {name: getattr(dut, name) for name in STEP_SIGNALS}
         self._driven: dict[str, int] = {}
         self._rx_presented = None
-        self.posts: deque[dict] = deque()
+        # Send WQEs (`post_*`, idling at random) and receive WQEs posted
+        # while traffic runs (`rq_post_*`; `post_recv` is the one-at-a-time
+        # version), each queue's items as its port's fields.
+        self.post_port = Offer(self, "post_", may_pause=True)
+        self.recv_port = Offer(self, "rq_post_", may_pause=False)
+        self.posts, self.recv_posts = self.post_port.items, self.recv_port.items
         self.posts_taken: list[dict] = []
         self.post_results: list[tuple[int, int]] = []
-        self._post_presented = None
         self._read_offered: DmaRead | None = None
-        self.recv_posts: deque[dict] = deque()
-        self._recv_presented = None
-        self._recv_port_used = False
         self.recv_answers_due = 0
         self.last_rx_take = 0
         self.send_cqes: list[dict] = []
@@ -350,8 +381,8 @@ class CoreHost:
         for name, value in ready.items():
             self._drive(name, value)
         beat = self._offer_read_beat()
-        post = self._offer_post()
-        recv = self._offer_recv()
+        post = self.post_port.drive()
+        recv = self.recv_port.drive()
         return rx_offer, ready, beat, post, recv
 
     def sample(self, offered) -> None:
@@ -359,8 +390,7 @@ class CoreHost:
         h = self._handles
         rx_offer, ready, beat, post, recv = offered
         if recv is not None and h["rq_post_ready"].value:
-            self.recv_posts.popleft()
-            self._recv_presented = None
+            self.recv_port.taken()
             self.recv_answers_due += 1
         if h["rq_post_done"].value:
             self.recv_answers_due -= 1
@@ -380,9 +410,7 @@ class CoreHost:
         if ready["dmaw_ready"] and h["dmaw_valid"].value:
             self._take_write_beat()
         if post is not None and h["post_ready"].value:
-            self.posts.popleft()
-            self.posts_taken.append(post)
-            self._post_presented = None
+            self.posts_taken.append(self.post_port.taken())
             self.last_activity = self.cycle
         if h["post_result_valid"].value:
             result = (int(h["post_result_qpn"].value), int(h["post_result_accepted"].value))
@@ -398,36 +426,6 @@ class CoreHost:
                 }
             )
             self.last_activity = self.cycle
-
-    def _offer_recv(self) -> dict | None:
-        """The next receive WQE (the rq_post_* fields) on its port, while
-        traffic runs (`post_recv` is the one-at-a-time version)."""
-        if not self.recv_posts:
-            if self._recv_port_used:
-                self._drive("rq_post_valid", 0)
-            return None
-        self._recv_port_used = True
-        wqe = self.recv_posts[0]
-        if self._recv_presented is not wqe:
-            self._recv_presented = wqe
-            for name, value in wqe.items():
-                getattr(self.dut, f"rq_post_{name}").value = value
-        self._drive("rq_post_valid", 1)
-        return wqe
-
-    def _offer_post(self) -> dict | None:
-        """The next send WQE (the post_* fields as a dict) on the post port."""
-        offered_before = bool(self.posts) and self._post_presented is self.posts[0]
-        if not self.posts or not (offered_before or not random_pause(self.rng, self.pause)):
-            self._drive("post_valid", 0)
-            return None
-        post = self.posts[0]
-        if self._post_presented is not post:
-            self._post_presented = post
-            for name, value in post.items():
-                getattr(self.dut, f"post_{name}").value = value
-        self._drive("post_valid", 1)
-        return post
 
     def _take_tx_beat(self) -> None:
         dut = self.dut
