@@ -8,7 +8,7 @@ What: `CoreHost(dut, rng, backpressure)` on tests/cocotb/tops/nic_core_top.sv.
   last), the answers of different tags in any order; write bursts
   (`dmaw_*`) land byte by byte as `keep` says. Every DMA access is checked
   at once against the regions the bench allows (`allow_reads`,
-  `allow_writes`) and recorded.
+  `allow_writes`).
 - The driver's writes, through the ports the module doc of nic_core
   names: MR table and MTT (`cfg_*`), both directions' QP contexts
   (`ctx_*`), the QP's address record (`addr_*`), response-queue commands
@@ -190,13 +190,10 @@ class CoreHost:
         self.cycle = 0
         self.rx: deque[bytes] = deque()
         self.rx_beats: deque[tuple[int, int, bool]] = deque()
-        self.rx_frames_taken = 0
         self.sent: list[bytes] = []
         self._tx_frame = bytearray()
         self.cqes: list[dict] = []
         self.reads: deque[DmaRead] = deque()
-        self.read_log: list[tuple[int, int]] = []
-        self.write_log: list[tuple[int, bytes]] = []
         self._write_burst: list[int] | None = None
         self.last_activity = 0
         # Handles looked up once, and the inputs as last written.
@@ -209,7 +206,6 @@ class CoreHost:
         self.post_port = Offer(self, "post_", may_pause=True)
         self.recv_port = Offer(self, "rq_post_", may_pause=False)
         self.posts, self.recv_posts = self.post_port.items, self.recv_port.items
-        self.posts_taken: list[dict] = []
         self.post_results: list[tuple[int, int]] = []
         self._read_offered: DmaRead | None = None
         self.recv_answers_due = 0
@@ -396,8 +392,7 @@ class CoreHost:
             self.recv_answers_due -= 1
             assert h["rq_post_accepted"].value, f"cycle {self.cycle}: a receive ring refused a WQE"
         if rx_offer and h["s_axis_tready"].value:
-            last = self.rx_beats.popleft()[2]
-            self.rx_frames_taken += int(last)
+            self.rx_beats.popleft()
             self.last_activity = self.last_rx_take = self.cycle
         if ready["m_axis_tready"] and h["m_axis_tvalid"].value:
             self._take_tx_beat()
@@ -410,7 +405,7 @@ class CoreHost:
         if ready["dmaw_ready"] and h["dmaw_valid"].value:
             self._take_write_beat()
         if post is not None and h["post_ready"].value:
-            self.posts_taken.append(self.post_port.taken())
+            self.post_port.taken()
             self.last_activity = self.cycle
         if h["post_result_valid"].value:
             result = (int(h["post_result_qpn"].value), int(h["post_result_accepted"].value))
@@ -462,7 +457,6 @@ class CoreHost:
             f"cycle {self.cycle}: DMA read {phys:#x}+{length} outside every readable region"
         )
         assert all(r.tag != tag for r in self.reads), f"cycle {self.cycle}: tag {tag:#x} reused while in flight"
-        self.read_log.append((phys, length))
         self.reads.append(DmaRead(tag, phys, length, self.cycle + self.rng.randint(*self.read_latency)))
         self.last_activity = self.cycle
 
@@ -517,7 +511,6 @@ class CoreHost:
         if last:
             expected = list(range(req_addr, req_addr + req_len))
             assert sorted(self._write_burst) == expected, f"{where}: the burst's keep bits do not cover it once"
-            self.write_log.append((req_addr, self.memory.read(req_addr, req_len)))
             self._write_burst = None
         self.last_activity = self.cycle
 
