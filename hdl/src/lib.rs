@@ -18,6 +18,7 @@
 //! - [`dma`]: host DMA ports, MR translation, payload fetch, write mover,
 //!   arbiters;
 //! - [`responder`], [`requester`]: the two halves of the RC transport;
+//! - [`congestion`]: DCQCN's reaction point (a rate per sending QP);
 //! - [`nic`]: the core that joins them;
 //! - [`host`]: the host interface in front of it (BAR registers, with the
 //!   offsets of the host ABI, `rocenic-abi`).
@@ -28,6 +29,7 @@
 //! `make synth`.
 
 pub mod codes;
+pub mod congestion;
 pub mod crc;
 pub mod dma;
 pub mod export;

@@ -8,6 +8,7 @@
 //! Every exported block must have a `clock: Signal<In, Clock>` port (the
 //! bridge's `Sim` drives it) and its Verilog top module is rust-hdl's `top`.
 
+use crate::congestion::dcqcn_reaction_point::{self, DcqcnReactionPoint};
 use crate::crc::icrc_checker::IcrcChecker;
 use crate::crc::icrc_generator::IcrcGenerator;
 use crate::dma::dma_read_arbiter::DmaReadArbiter;
@@ -167,6 +168,12 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The host ABI's 64-bit counters in block RAM, behind BAR0's
         // counter port; per-counter accumulators flushed round robin.
         ExportedBlock::new("counter_bank", CounterBank::default()),
+        // DCQCN's reaction point: 1024 QPs' rate state in block RAM, one
+        // CNP, sent-bytes or timer event per cycle.
+        ExportedBlock::new(
+            "dcqcn_reaction_point",
+            DcqcnReactionPoint::<{ dcqcn_reaction_point::DEFAULT_QPN_BITS }>::default(),
+        ),
     ]
 }
 

@@ -1,0 +1,504 @@
+//! DCQCN's reaction point in integers: the per-QP state and the event
+//! function of the RTL block `congestion::dcqcn_reaction_point`, with its
+//! widths and its rounding, so the RTL can be checked against it bit for
+//! bit. [`crate::dcqcn`] is the same algorithm in floating point on
+//! explicit deadlines; `tracks_the_floating_point_reaction_point` below
+//! holds the two together.
+//!
+//! # Units and widths
+//!
+//! - Rates: 32-bit kb/s (100 Gb/s is 100,000,000; the largest is 4.29
+//!   Tb/s). Sums saturate at `u32::MAX`.
+//! - Alpha: Q1.15 in 16 bits, 1.0 = [`ALPHA_ONE`] = 32768. `g` is in
+//!   the same units (1/256 = 128).
+//! - Time: a 32-bit time base that wraps, in whatever unit the periods are
+//!   given in (the block's user ties it to a clock). An instant `t` is due
+//!   at `now` when `now - t`, modulo 2^32, is below 2^31: deadlines are
+//!   compared correctly while they lie within 2^31 units of `now`.
+//! - Stage counters: 8 bits, saturating.
+//! - Bytes: 32 bits, saturating.
+//!
+//! # Events (one per QP per call, as the block takes one per cycle)
+//!
+//! - [`RpEvent::Reset`]: the QP's record to zero (a QP created): idle at
+//!   line rate, alpha not yet started.
+//! - [`RpEvent::Cnp`]: a CNP for this QP at `now`. Ignored (`held`) within
+//!   `monitor_period` of the last cut (NVIDIA's
+//!   `rate_reduce_monitor_period`: at most one cut per period; 0 cuts on
+//!   every CNP). Otherwise: Rt = Rc, alpha = alpha (1 - g) + g (from
+//!   `initial_alpha` before the first CNP), Rc = Rc - Rc alpha / 2^gd,
+//!   at least Rc `min_dec_fac` / 2^16 and `min_rate`, at most the line
+//!   rate; stages and byte count to 0, both timers armed a period ahead.
+//! - [`RpEvent::Sent`]: `bytes` left on this QP. While recovering, the byte
+//!   counter adds them; at `byte_reset` it fires once (the remainder
+//!   carries): the byte stage up by one, one increase.
+//! - [`RpEvent::Tick`]: a look at the QP's timers at `now` (a scanner
+//!   visits every QP whose [`RpOutcome::scan`] is set). An alpha deadline
+//!   due: alpha = alpha (1 - g), the deadline one period on; and,
+//!   independently, a rate deadline due while recovering: the time stage
+//!   up by one, one increase, the deadline one period on. At most one of
+//!   each per tick: a QP visited late catches up over the following
+//!   ticks, and deadlines advance by whole periods, so lateness never
+//!   accumulates.
+//!
+//! One increase: with `hi` / `lo` the larger / smaller stage and `F` =
+//! `threshold`: fast recovery while `hi < F`, additive (Rt += `ai_rate`)
+//! while `lo < F`, else hyper (Rt += (lo - F + 1) `hai_rate`); then Rc =
+//! (Rt + Rc) / 2 rounded down, at most the line rate. Rc back at the line
+//! rate ends the recovery (the QP is idle: no rate timer, no byte
+//! counter). The alpha timer runs on while alpha is above 0 and stops
+//! once alpha has decayed to 0 with the QP idle: a QP costs the scanner
+//! nothing once both are done.
+//!
+//! Multiplications are 16 x 16 bits, as the RTL builds them.
+
+use serde::Serialize;
+
+/// Alpha = 1.0 in Q1.15.
+pub const ALPHA_ONE: u16 = 1 << 15;
+
+/// The reaction point's registers (NVIDIA's names in parentheses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RpParams {
+    pub enabled: bool,
+    /// Rc at rest, kb/s.
+    pub line_rate: u32,
+    /// The rate floor, kb/s (`rpg_min_rate`).
+    pub min_rate: u32,
+    /// Additive increase, kb/s (`rpg_ai_rate`).
+    pub ai_rate: u32,
+    /// Hyper increase step, kb/s (`rpg_hai_rate`).
+    pub hai_rate: u32,
+    /// Alpha gain g in Q1.15, at most [`ALPHA_ONE`] (`dce_tcp_g`).
+    pub g: u16,
+    /// log2 of the cut's divisor: Rc -= Rc alpha / 2^gd; the paper's is 1
+    /// (`rpg_gd`), at most 15.
+    pub gd: u8,
+    /// The cut's floor as a fraction of Rc, Q0.16 (`rpg_min_dec_fac`, a
+    /// percentage there; 0 leaves only `min_rate`).
+    pub min_dec_fac: u16,
+    /// Alpha before the first CNP, Q1.15 (`initial_alpha_value`).
+    pub initial_alpha: u16,
+    /// Alpha decay period K, time units (`dce_tcp_rtt`); 0 stops alpha's
+    /// timer.
+    pub alpha_period: u32,
+    /// Rate increase timer T, time units (`rpg_time_reset`); 0 disables it.
+    pub rate_period: u32,
+    /// Byte counter B (`rpg_byte_reset`); 0 disables it.
+    pub byte_reset: u32,
+    /// Fast recovery steps F (`rpg_threshold`).
+    pub threshold: u8,
+    /// At most one cut per this many time units
+    /// (`rate_reduce_monitor_period`); 0 cuts on every CNP.
+    pub monitor_period: u32,
+}
+
+impl RpParams {
+    /// The paper's parameters (those of [`crate::dcqcn::DcqcnConfig`]'s
+    /// default) with time in ns: 100 Gb/s, g = 1/256, K = T = 55 us,
+    /// B = 10 MB, F = 5, R_AI = 40 Mb/s, R_HAI = 200 Mb/s, a 100 Mb/s
+    /// floor, Gd = 2, no monitor period.
+    pub fn paper() -> RpParams {
+        RpParams {
+            enabled: true,
+            line_rate: 100_000_000,
+            min_rate: 100_000,
+            ai_rate: 40_000,
+            hai_rate: 200_000,
+            g: 128,
+            gd: 1,
+            min_dec_fac: 0,
+            initial_alpha: ALPHA_ONE,
+            alpha_period: 55_000,
+            rate_period: 55_000,
+            byte_reset: 10_000_000,
+            threshold: 5,
+            monitor_period: 0,
+        }
+    }
+}
+
+/// One QP's reaction-point state: the block's RAM word, field by field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RpRecord {
+    /// Rc, kb/s (meaningful while `rate_active`; the line rate otherwise).
+    pub rate: u32,
+    /// Rt, kb/s.
+    pub target: u32,
+    pub alpha: u16,
+    pub time_stage: u8,
+    pub byte_stage: u8,
+    /// Bytes since the byte counter last fired (or the last cut).
+    pub bytes: u32,
+    pub alpha_due: u32,
+    pub rate_due: u32,
+    pub last_cut: u32,
+    /// Recovering from a cut: the rate timer and byte counter run.
+    pub rate_active: bool,
+    /// Alpha's timer runs.
+    pub alpha_active: bool,
+    /// A CNP was taken since the QP was reset: `alpha` and `last_cut`
+    /// hold.
+    pub started: bool,
+}
+
+/// What one event does to a QP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum RpEvent {
+    Reset,
+    Cnp { now: u32 },
+    Sent { bytes: u16 },
+    Tick { now: u32 },
+}
+
+/// The increase an event made, as the block reports it (`phase` port).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Increase {
+    None = 0,
+    FastRecovery = 1,
+    Additive = 2,
+    Hyper = 3,
+}
+
+/// The block's output for one event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RpOutcome {
+    /// The QP's record after the event.
+    pub record: RpRecord,
+    /// The rate to pace the QP at: Rc, or the line rate when idle.
+    pub rate: u32,
+    /// The QP needs the scanner's ticks (a timer runs).
+    pub scan: bool,
+    /// A CNP cut the rate.
+    pub cut: bool,
+    /// A CNP fell within the monitor period and was ignored.
+    pub held: bool,
+    pub increase: Increase,
+}
+
+/// `now` has reached `t` on the wrapping time base.
+pub fn is_due(now: u32, t: u32) -> bool {
+    now.wrapping_sub(t) < 1 << 31
+}
+
+/// `a * b` for a 32-bit `a` and 16-bit `b`, as two 16 x 16 products.
+fn mul_32x16(a: u32, b: u16) -> u64 {
+    let lo = (a & 0xFFFF) * u32::from(b);
+    let hi = (a >> 16) * u32::from(b);
+    (u64::from(hi) << 16) + u64::from(lo)
+}
+
+/// Alpha times (1 - g), rounded down.
+fn decayed(alpha: u16, g: u16) -> u16 {
+    let keep = ALPHA_ONE.saturating_sub(g);
+    ((u32::from(alpha) * u32::from(keep)) >> 15) as u16
+}
+
+/// The event on a QP whose record is `record`.
+pub fn react(p: &RpParams, record: &RpRecord, event: RpEvent) -> RpOutcome {
+    let mut r = *record;
+    let (mut cut, mut held, mut increase) = (false, false, Increase::None);
+    match event {
+        RpEvent::Reset => r = RpRecord::default(),
+        _ if !p.enabled => {}
+        RpEvent::Cnp { now } => {
+            if r.started && now.wrapping_sub(r.last_cut) < p.monitor_period {
+                held = true;
+            } else {
+                cut = true;
+                let rc = if r.rate_active { r.rate } else { p.line_rate };
+                let before = if r.started { r.alpha } else { p.initial_alpha };
+                let raised = u32::from(decayed(before, p.g)) + u32::from(p.g);
+                let alpha = raised.min(u32::from(ALPHA_ONE)) as u16;
+                let cut_by = (mul_32x16(rc, alpha) >> (15 + u32::from(p.gd.min(15)))) as u32;
+                let floor = (mul_32x16(rc, p.min_dec_fac) >> 16) as u32;
+                r.target = rc;
+                r.rate = (rc - cut_by).max(floor).max(p.min_rate).min(p.line_rate);
+                r.alpha = alpha;
+                r.time_stage = 0;
+                r.byte_stage = 0;
+                r.bytes = 0;
+                r.alpha_due = now.wrapping_add(p.alpha_period);
+                r.rate_due = now.wrapping_add(p.rate_period);
+                r.last_cut = now;
+                r.rate_active = true;
+                r.alpha_active = p.alpha_period != 0;
+                r.started = true;
+            }
+        }
+        RpEvent::Sent { bytes } => {
+            if r.rate_active && p.byte_reset != 0 {
+                r.bytes = r.bytes.saturating_add(u32::from(bytes));
+                if r.bytes >= p.byte_reset {
+                    r.bytes -= p.byte_reset;
+                    r.byte_stage = r.byte_stage.saturating_add(1);
+                    increase = increase_rate(p, &mut r);
+                }
+            }
+        }
+        RpEvent::Tick { now } => {
+            if r.alpha_active && is_due(now, r.alpha_due) {
+                r.alpha = decayed(r.alpha, p.g);
+                r.alpha_due = r.alpha_due.wrapping_add(p.alpha_period);
+                r.alpha_active = r.alpha != 0 || r.rate_active;
+            }
+            if r.rate_active && p.rate_period != 0 && is_due(now, r.rate_due) {
+                r.rate_due = r.rate_due.wrapping_add(p.rate_period);
+                r.time_stage = r.time_stage.saturating_add(1);
+                increase = increase_rate(p, &mut r);
+            }
+        }
+    }
+    RpOutcome {
+        record: r,
+        rate: if r.rate_active { r.rate } else { p.line_rate },
+        scan: r.rate_active || r.alpha_active,
+        cut,
+        held,
+        increase,
+    }
+}
+
+/// One rate increase (its stage already counted).
+fn increase_rate(p: &RpParams, r: &mut RpRecord) -> Increase {
+    let hi = r.time_stage.max(r.byte_stage);
+    let lo = r.time_stage.min(r.byte_stage);
+    let phase = if hi < p.threshold {
+        Increase::FastRecovery
+    } else if lo < p.threshold {
+        r.target = r.target.saturating_add(p.ai_rate);
+        Increase::Additive
+    } else {
+        let steps = u16::from(lo - p.threshold) + 1;
+        let add = mul_32x16(p.hai_rate, steps).min(u64::from(u32::MAX)) as u32;
+        r.target = r.target.saturating_add(add);
+        Increase::Hyper
+    };
+    r.rate = (((u64::from(r.target) + u64::from(r.rate)) >> 1) as u32).min(p.line_rate);
+    if r.rate >= p.line_rate {
+        r.rate_active = false;
+        r.bytes = 0;
+    }
+    phase
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dcqcn::{DcqcnConfig, ReactionPoint};
+
+    fn cnp(now: u32) -> RpEvent {
+        RpEvent::Cnp { now }
+    }
+
+    fn tick(now: u32) -> RpEvent {
+        RpEvent::Tick { now }
+    }
+
+    /// The events in order on one QP; the outcomes.
+    fn run(p: &RpParams, events: &[RpEvent]) -> Vec<RpOutcome> {
+        let mut record = RpRecord::default();
+        events
+            .iter()
+            .map(|&e| {
+                let o = react(p, &record, e);
+                record = o.record;
+                o
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_reset_qp_is_idle_at_line_rate_and_needs_no_scan() {
+        let p = RpParams::paper();
+        for e in [RpEvent::Reset, RpEvent::Sent { bytes: 65535 }, tick(99)] {
+            let o = react(&p, &RpRecord::default(), e);
+            assert_eq!((o.rate, o.scan, o.cut), (p.line_rate, false, false));
+            assert_eq!(o.record, RpRecord::default());
+        }
+    }
+
+    #[test]
+    fn the_first_cnp_halves_the_rate_exactly() {
+        let p = RpParams::paper();
+        let o = run(&p, &[cnp(1000)])[0];
+        // alpha = 1 (1 - g) + g = 1 exactly in Q1.15; Rc = Rc / 2.
+        assert_eq!(o.record.alpha, ALPHA_ONE);
+        assert_eq!((o.rate, o.record.target), (50_000_000, 100_000_000));
+        assert_eq!((o.record.alpha_due, o.record.rate_due), (56_000, 56_000));
+        assert!(o.cut && o.scan && o.record.rate_active);
+    }
+
+    #[test]
+    fn fast_recovery_then_additive_back_to_line_rate() {
+        let p = RpParams::paper();
+        let mut events = vec![cnp(0)];
+        events.extend((1..=40).map(|k| tick(k * 55_000)));
+        let out = run(&p, &events);
+        let rates: Vec<u32> = out[1..5].iter().map(|o| o.rate).collect();
+        assert_eq!(rates, [75_000_000, 87_500_000, 93_750_000, 96_875_000]);
+        assert!(out[1..5]
+            .iter()
+            .all(|o| o.increase == Increase::FastRecovery));
+        assert_eq!(out[5].increase, Increase::Additive);
+        assert_eq!(out[5].record.target, 100_040_000);
+        // Back at line rate after 9 timer steps (as the float model):
+        // idle, the rate timer stops, the alpha timer runs on.
+        let idle = out.iter().position(|o| !o.record.rate_active).unwrap();
+        assert_eq!(idle, 9);
+        assert_eq!(out[idle].rate, p.line_rate);
+        assert!(out[idle].scan && out[idle].record.alpha_active);
+        assert_eq!(out[40].record.time_stage, 9, "no rate step once idle");
+    }
+
+    #[test]
+    fn alpha_decays_to_zero_then_the_qp_leaves_the_scan() {
+        let p = RpParams {
+            rate_period: 1,
+            ..RpParams::paper()
+        };
+        let mut record = react(&p, &RpRecord::default(), cnp(0)).record;
+        let mut now = 0u32;
+        let mut decays = 0;
+        while record.alpha_active {
+            now = now.wrapping_add(1000);
+            let o = react(&p, &record, tick(now));
+            if o.record.alpha != record.alpha {
+                decays += 1;
+                assert!(o.record.alpha < record.alpha);
+            }
+            record = o.record;
+            assert!(decays < 5000, "alpha never reached 0");
+        }
+        assert_eq!((record.alpha, record.rate_active), (0, false));
+        assert!(!react(&p, &record, tick(now)).scan);
+        // Q1.15 from 1.0 with g = 1/256: rounding down takes at least 1
+        // a step, so about 256 ln(2^15 / 2^8) decays to 256 and 256 more.
+        assert!((1200..1600).contains(&decays), "{decays} decays");
+    }
+
+    #[test]
+    fn the_monitor_period_allows_one_cut_per_period() {
+        let p = RpParams {
+            monitor_period: 4000,
+            ..RpParams::paper()
+        };
+        let out = run(&p, &[cnp(10), cnp(11), cnp(4009), cnp(4010), cnp(8010)]);
+        let cuts: Vec<bool> = out.iter().map(|o| o.cut).collect();
+        assert_eq!(cuts, [true, false, false, true, true]);
+        assert!(out[1].held && out[2].held);
+        assert_eq!(out[2].rate, 50_000_000, "a held CNP changes nothing");
+        // Wrapping time: a cut at 2^32 - 10 holds a CNP at 5.
+        let w = run(&p, &[cnp(u32::MAX - 9), cnp(5), cnp(3990)]);
+        assert_eq!((w[1].held, w[2].cut), (true, true));
+    }
+
+    #[test]
+    fn cut_floors_and_gd() {
+        let p = RpParams {
+            min_dec_fac: 0xC000,
+            ..RpParams::paper()
+        };
+        // alpha 1 would halve; the floor keeps 3/4.
+        assert_eq!(run(&p, &[cnp(0)])[0].rate, 75_000_000);
+        let p = RpParams {
+            gd: 3,
+            ..RpParams::paper()
+        };
+        assert_eq!(run(&p, &[cnp(0)])[0].rate, 87_500_000);
+        let p = RpParams::paper();
+        let out = run(&p, &(0..20).map(cnp).collect::<Vec<_>>());
+        assert_eq!(out[19].rate, p.min_rate);
+    }
+
+    #[test]
+    fn byte_counter_fires_once_per_event_and_carries_the_rest() {
+        let p = RpParams {
+            byte_reset: 1000,
+            ..RpParams::paper()
+        };
+        let mut events = vec![cnp(0)];
+        events.extend([400, 600, 999, 1, 3000, 0].map(|b| RpEvent::Sent { bytes: b }));
+        let out = run(&p, &events);
+        let stages: Vec<u8> = out.iter().map(|o| o.record.byte_stage).collect();
+        assert_eq!(stages, [0, 0, 1, 1, 2, 3, 4]);
+        assert_eq!(out[5].record.bytes, 2000, "one firing per event");
+        assert_eq!(out[6].record.bytes, 1000);
+    }
+
+    #[test]
+    fn hyper_increase_grows_with_the_smaller_stage() {
+        let p = RpParams {
+            byte_reset: 1000,
+            threshold: 1,
+            ..RpParams::paper()
+        };
+        let sent = RpEvent::Sent { bytes: 1000 };
+        let out = run(&p, &[cnp(0), cnp(0), cnp(0), sent, tick(55_000), sent]);
+        assert_eq!(out[3].increase, Increase::Additive);
+        assert_eq!(out[4].increase, Increase::Hyper);
+        assert_eq!(out[4].record.target, out[3].record.target + 200_000);
+        // Stages (1, 2): i = 1 still.
+        assert_eq!(out[5].record.target, out[4].record.target + 200_000);
+    }
+
+    #[test]
+    fn disabled_changes_nothing_but_reset() {
+        let p = RpParams {
+            enabled: false,
+            ..RpParams::paper()
+        };
+        let o = run(&p, &[cnp(0), tick(1 << 20)]);
+        assert_eq!(o[1].record, RpRecord::default());
+        assert_eq!(o[1].rate, p.line_rate);
+    }
+
+    /// The float model and the integer one, on the paper's parameters in
+    /// ns, ticked at every deadline: the same phases in the same order and
+    /// rates within 0.01 % (Q1.15 alpha and kb/s rounding).
+    #[test]
+    fn tracks_the_floating_point_reaction_point() {
+        let p = RpParams {
+            byte_reset: 64_000,
+            ..RpParams::paper()
+        };
+        let cfg = DcqcnConfig {
+            byte_counter: 64_000,
+            ..DcqcnConfig::default()
+        };
+        let mut float = ReactionPoint::new(&cfg, 100e9);
+        let mut record = RpRecord::default();
+        let mut compared = 0;
+        // CNPs at 0, 24 us and 300 us, 1500 B sent every 120 ns (100
+        // Gb/s); the integer QP is ticked before every event, as the float
+        // one fires its deadlines before every call.
+        let cnps = [0u32, 24_000, 300_000];
+        let mut now = 0u32;
+        while now < 3_000_000 {
+            record = react(&p, &record, tick(now)).record;
+            let event = if cnps.contains(&now) {
+                float.on_cnp(&cfg, u64::from(now));
+                cnp(now)
+            } else {
+                float.on_sent(&cfg, u64::from(now), 1500);
+                RpEvent::Sent { bytes: 1500 }
+            };
+            record = react(&p, &record, event).record;
+            let rc = if record.rate_active {
+                record.rate
+            } else {
+                p.line_rate
+            };
+            let want = float.rate_bps() / 1e3;
+            assert!(
+                (f64::from(rc) - want).abs() <= want * 1e-4,
+                "at {now} ns: integer {rc} kb/s, float {want}"
+            );
+            compared += 1;
+            now += 120;
+        }
+        assert!(compared > 20_000);
+        assert!(!float.is_active() && !record.rate_active);
+    }
+}
