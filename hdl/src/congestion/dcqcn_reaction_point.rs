@@ -16,8 +16,9 @@
 //!   (16 bits, for `KIND_SENT`), `now` (32 bits, the time base, for
 //!   `KIND_CNP` and `KIND_TICK`). There is no ready: an event is taken in
 //!   every cycle its valid is high.
-//! - The parameters, `cfg_*`, one port per field of `RpParams` (held
-//!   steady while events run; a change applies to the events after it).
+//! - The parameters, `cfg_*`, one port per field of `RpParams`, read in
+//!   the cycle after an event's: change them with no event in flight (two
+//!   cycles after the last).
 //! - The outcome of each event: `out_valid`, `out_qpn`, `out_rate` (kb/s,
 //!   the line rate when idle: the pacing scheduler's rate), `out_scan`
 //!   (the QP needs ticks), `out_cut`, `out_held` (a CNP within the monitor
@@ -40,7 +41,7 @@
 //! # Memory
 //!
 //! One `2^A` x [`RECORD_BITS`] RAM (`SyncRam`, marked for block RAM): at
-//! 1024 QPs, seven RAMB36 on UltraScale+.
+//! 1024 QPs, 227 bits wide, thirteen 1K x 18 block RAMs on UltraScale+.
 
 use crate::primitives::sync_ram::SyncRam;
 use rust_hdl::prelude::*;
@@ -75,6 +76,34 @@ pub struct RpRecord {
     pub rate_active: Bit,
     pub alpha_active: Bit,
     pub started: Bit,
+}
+
+/// The model's record from the `out_record` port's bits (64-bit words,
+/// least significant first): the fields in declaration order from bit 0,
+/// as rust-hdl packs a `LogicStruct`.
+pub fn model_record(words: &[u64]) -> rocenic_model::dcqcn_integer::RpRecord {
+    let field = |at: usize, width: usize| -> u64 {
+        let low = words[at / 64] >> (at % 64);
+        let high = match (at % 64 + width > 64, words.get(at / 64 + 1)) {
+            (true, Some(w)) => w << (64 - at % 64),
+            _ => 0,
+        };
+        (low | high) & ((1u64 << width) - 1)
+    };
+    rocenic_model::dcqcn_integer::RpRecord {
+        rate: field(0, 32) as u32,
+        target: field(32, 32) as u32,
+        alpha: field(64, 16) as u16,
+        time_stage: field(80, 8) as u8,
+        byte_stage: field(88, 8) as u8,
+        bytes: field(96, 32) as u32,
+        alpha_due: field(128, 32) as u32,
+        rate_due: field(160, 32) as u32,
+        last_cut: field(192, 32) as u32,
+        rate_active: field(224, 1) == 1,
+        alpha_active: field(225, 1) == 1,
+        started: field(226, 1) == 1,
+    }
 }
 
 /// The reaction point (see the module doc).

@@ -8,6 +8,7 @@
 //! Every exported block must have a `clock: Signal<In, Clock>` port (the
 //! bridge's `Sim` drives it) and its Verilog top module is rust-hdl's `top`.
 
+use crate::congestion::dcqcn_rate_control::DcqcnRateControlDefault;
 use crate::congestion::dcqcn_reaction_point::{self, DcqcnReactionPoint};
 use crate::crc::icrc_checker::IcrcChecker;
 use crate::crc::icrc_generator::IcrcGenerator;
@@ -174,6 +175,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
             "dcqcn_reaction_point",
             DcqcnReactionPoint::<{ dcqcn_reaction_point::DEFAULT_QPN_BITS }>::default(),
         ),
+        // The reaction point with its timer scan: a tick for a recovering
+        // QP in every cycle without a CNP, sent-bytes or reset event.
+        ExportedBlock::new("dcqcn_rate_control", DcqcnRateControlDefault::default()),
     ]
 }
 

@@ -14,6 +14,7 @@ mod bar_registers;
 mod completer_datapath;
 mod counter_bank;
 mod cqe_writer;
+mod dcqcn_rate_control;
 mod dcqcn_reaction_point;
 mod dma_write_mover;
 mod event_queues;

@@ -9,6 +9,7 @@ mod rtl_common;
 
 mod atomic_unit;
 mod completer_datapath;
+mod dcqcn_reaction_point;
 mod decode;
 mod dma_write_mover;
 mod icrc;
