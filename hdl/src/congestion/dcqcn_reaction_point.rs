@@ -78,6 +78,26 @@ pub struct RpRecord {
     pub started: Bit,
 }
 
+impl RpRecord {
+    /// The record as the model holds it.
+    pub fn to_model(&self) -> rocenic_model::dcqcn_integer::RpRecord {
+        rocenic_model::dcqcn_integer::RpRecord {
+            rate: self.rate.to_u64() as u32,
+            target: self.target.to_u64() as u32,
+            alpha: self.alpha.to_u64() as u16,
+            time_stage: self.time_stage.to_u64() as u8,
+            byte_stage: self.byte_stage.to_u64() as u8,
+            bytes: self.bytes.to_u64() as u32,
+            alpha_due: self.alpha_due.to_u64() as u32,
+            rate_due: self.rate_due.to_u64() as u32,
+            last_cut: self.last_cut.to_u64() as u32,
+            rate_active: self.rate_active,
+            alpha_active: self.alpha_active,
+            started: self.started,
+        }
+    }
+}
+
 /// The model's record from the `out_record` port's bits (64-bit words,
 /// least significant first): the fields in declaration order from bit 0,
 /// as rust-hdl packs a `LogicStruct`.

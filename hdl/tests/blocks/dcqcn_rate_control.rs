@@ -11,30 +11,11 @@ use crate::common::assert_lint_clean;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::congestion::dcqcn_rate_control::DcqcnRateControlDefault as Rtl;
-use rocenic_hdl::congestion::dcqcn_reaction_point::{
-    RpRecord as RtlRecord, KIND_CNP, KIND_RESET, KIND_SENT, KIND_TICK,
-};
+use rocenic_hdl::congestion::dcqcn_reaction_point::{KIND_CNP, KIND_RESET, KIND_SENT, KIND_TICK};
 use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rocenic_model::dcqcn_integer::{react, Increase, RpEvent, RpOutcome, RpParams, RpRecord};
 use rust_hdl::prelude::*;
 use std::collections::HashMap;
-
-fn record_of(r: &RtlRecord) -> RpRecord {
-    RpRecord {
-        rate: r.rate.to_u64() as u32,
-        target: r.target.to_u64() as u32,
-        alpha: r.alpha.to_u64() as u16,
-        time_stage: r.time_stage.to_u64() as u8,
-        byte_stage: r.byte_stage.to_u64() as u8,
-        bytes: r.bytes.to_u64() as u32,
-        alpha_due: r.alpha_due.to_u64() as u32,
-        rate_due: r.rate_due.to_u64() as u32,
-        last_cut: r.last_cut.to_u64() as u32,
-        rate_active: r.rate_active,
-        alpha_active: r.alpha_active,
-        started: r.started,
-    }
-}
 
 /// One cycle's inputs, kept to rebuild the event an outcome reports.
 #[derive(Clone, Copy)]
@@ -153,7 +134,7 @@ impl Bench {
         let record = self.records.get(&qpn).copied().unwrap_or_default();
         let want = react(&self.params, &record, event);
         let got = RpOutcome {
-            record: record_of(&u.out_record.val()),
+            record: u.out_record.val().to_model(),
             rate: u.out_rate.val().to_u64() as u32,
             scan: u.out_scan.val(),
             cut: u.out_cut.val(),

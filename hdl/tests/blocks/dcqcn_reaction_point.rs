@@ -12,8 +12,7 @@ use crate::common::assert_lint_clean;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::congestion::dcqcn_reaction_point::{
-    DcqcnReactionPoint, RpRecord as RtlRecord, DEFAULT_QPN_BITS, KIND_CNP, KIND_RESET, KIND_SENT,
-    KIND_TICK,
+    DcqcnReactionPoint, DEFAULT_QPN_BITS, KIND_CNP, KIND_RESET, KIND_SENT, KIND_TICK,
 };
 use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rocenic_model::dcqcn_integer::{react, Increase, RpEvent, RpOutcome, RpParams, RpRecord};
@@ -21,23 +20,6 @@ use rust_hdl::prelude::*;
 use std::collections::{HashMap, VecDeque};
 
 type Rtl = DcqcnReactionPoint<DEFAULT_QPN_BITS>;
-
-fn record_of(r: &RtlRecord) -> RpRecord {
-    RpRecord {
-        rate: r.rate.to_u64() as u32,
-        target: r.target.to_u64() as u32,
-        alpha: r.alpha.to_u64() as u16,
-        time_stage: r.time_stage.to_u64() as u8,
-        byte_stage: r.byte_stage.to_u64() as u8,
-        bytes: r.bytes.to_u64() as u32,
-        alpha_due: r.alpha_due.to_u64() as u32,
-        rate_due: r.rate_due.to_u64() as u32,
-        last_cut: r.last_cut.to_u64() as u32,
-        rate_active: r.rate_active,
-        alpha_active: r.alpha_active,
-        started: r.started,
-    }
-}
 
 struct Bench {
     sim: CycleSim<Rtl>,
@@ -122,7 +104,7 @@ impl Bench {
                 self.due.pop_front();
                 assert!(u.out_valid.val(), "cycle {c}: no outcome for QP {q}");
                 let got = RpOutcome {
-                    record: record_of(&u.out_record.val()),
+                    record: u.out_record.val().to_model(),
                     rate: u.out_rate.val().to_u64() as u32,
                     scan: u.out_scan.val(),
                     cut: u.out_cut.val(),
