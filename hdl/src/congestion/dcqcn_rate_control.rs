@@ -14,7 +14,8 @@
 //!   never held), `event_kind` (`KIND_RESET`, `KIND_CNP`, `KIND_SENT`;
 //!   `KIND_TICK` too, an extra look at a QP), `event_qpn`, `event_bytes`;
 //!   `now`, the time base of the deadlines.
-//! - `cfg_*`: the reaction point's parameters, as its ports say.
+//! - `cfg` ([`RpParamsPort`]): the reaction point's parameters, linked
+//!   through.
 //! - Outcomes, one per event, the scan's ticks included: `out_valid`,
 //!   `out_kind` (the event's kind), `out_qpn`, `out_rate` (the rate to pace
 //!   the QP at, kb/s), `out_scan`, `out_cut`, `out_held`,
@@ -31,7 +32,9 @@
 //! deadline is served at most one lap late and never drifts (the reaction
 //! point advances deadlines by whole periods).
 
-use crate::congestion::dcqcn_reaction_point::{DcqcnReactionPoint, RpRecord, KIND_TICK};
+use crate::congestion::dcqcn_reaction_point::{
+    DcqcnReactionPoint, RpParamsPort, RpRecord, KIND_TICK,
+};
 use crate::requester::ready_set::ReadySet;
 use rust_hdl::prelude::*;
 
@@ -51,20 +54,7 @@ pub struct DcqcnRateControl<const A: usize, const AP1: usize> {
     pub event_bytes: Signal<In, Bits<16>>,
     pub now: Signal<In, Bits<32>>,
 
-    pub cfg_enabled: Signal<In, Bit>,
-    pub cfg_line_rate: Signal<In, Bits<32>>,
-    pub cfg_min_rate: Signal<In, Bits<32>>,
-    pub cfg_ai_rate: Signal<In, Bits<32>>,
-    pub cfg_hai_rate: Signal<In, Bits<32>>,
-    pub cfg_g: Signal<In, Bits<16>>,
-    pub cfg_gd: Signal<In, Bits<4>>,
-    pub cfg_min_dec_fac: Signal<In, Bits<16>>,
-    pub cfg_initial_alpha: Signal<In, Bits<16>>,
-    pub cfg_alpha_period: Signal<In, Bits<32>>,
-    pub cfg_rate_period: Signal<In, Bits<32>>,
-    pub cfg_byte_reset: Signal<In, Bits<32>>,
-    pub cfg_threshold: Signal<In, Bits<8>>,
-    pub cfg_monitor_period: Signal<In, Bits<32>>,
+    pub cfg: RpParamsPort,
 
     pub out_valid: Signal<Out, Bit>,
     pub out_kind: Signal<Out, Bits<2>>,
@@ -95,20 +85,7 @@ impl<const A: usize, const AP1: usize> Default for DcqcnRateControl<A, AP1> {
             event_qpn: Default::default(),
             event_bytes: Default::default(),
             now: Default::default(),
-            cfg_enabled: Default::default(),
-            cfg_line_rate: Default::default(),
-            cfg_min_rate: Default::default(),
-            cfg_ai_rate: Default::default(),
-            cfg_hai_rate: Default::default(),
-            cfg_g: Default::default(),
-            cfg_gd: Default::default(),
-            cfg_min_dec_fac: Default::default(),
-            cfg_initial_alpha: Default::default(),
-            cfg_alpha_period: Default::default(),
-            cfg_rate_period: Default::default(),
-            cfg_byte_reset: Default::default(),
-            cfg_threshold: Default::default(),
-            cfg_monitor_period: Default::default(),
+            cfg: Default::default(),
             out_valid: Default::default(),
             out_kind: Default::default(),
             out_qpn: Default::default(),
@@ -150,20 +127,7 @@ impl<const A: usize, const AP1: usize> Logic for DcqcnRateControl<A, AP1> {
         self.kind1.d.next = self.reaction.event_kind.val();
         self.kind2.d.next = self.kind1.q.val();
 
-        self.reaction.cfg_enabled.next = self.cfg_enabled.val();
-        self.reaction.cfg_line_rate.next = self.cfg_line_rate.val();
-        self.reaction.cfg_min_rate.next = self.cfg_min_rate.val();
-        self.reaction.cfg_ai_rate.next = self.cfg_ai_rate.val();
-        self.reaction.cfg_hai_rate.next = self.cfg_hai_rate.val();
-        self.reaction.cfg_g.next = self.cfg_g.val();
-        self.reaction.cfg_gd.next = self.cfg_gd.val();
-        self.reaction.cfg_min_dec_fac.next = self.cfg_min_dec_fac.val();
-        self.reaction.cfg_initial_alpha.next = self.cfg_initial_alpha.val();
-        self.reaction.cfg_alpha_period.next = self.cfg_alpha_period.val();
-        self.reaction.cfg_rate_period.next = self.cfg_rate_period.val();
-        self.reaction.cfg_byte_reset.next = self.cfg_byte_reset.val();
-        self.reaction.cfg_threshold.next = self.cfg_threshold.val();
-        self.reaction.cfg_monitor_period.next = self.cfg_monitor_period.val();
+        RpParamsPort::link(&mut self.cfg, &mut self.reaction.cfg);
 
         // An outcome that asks for ticks puts its QP in the scan.
         self.scan.sendable_valid.next =

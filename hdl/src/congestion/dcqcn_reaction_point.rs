@@ -16,8 +16,8 @@
 //!   (16 bits, for `KIND_SENT`), `now` (32 bits, the time base, for
 //!   `KIND_CNP` and `KIND_TICK`). There is no ready: an event is taken in
 //!   every cycle its valid is high.
-//! - The parameters, `cfg_*`, one port per field of `RpParams`, read in
-//!   the cycle after an event's: change them with no event in flight (two
+//! - `cfg` ([`RpParamsPort`]): the parameters, one signal per field of
+//!   `RpParams`, read in the cycle after an event's: change them with no event in flight (two
 //!   cycles after the last).
 //! - The outcome of each event: `out_valid`, `out_qpn`, `out_rate` (kb/s,
 //!   the line rate when idle: the pacing scheduler's rate), `out_scan`
@@ -126,6 +126,49 @@ pub fn model_record(words: &[u64]) -> rocenic_model::dcqcn_integer::RpRecord {
     }
 }
 
+/// The reaction point's parameters, one signal per field of the model's
+/// `RpParams` (same names, same units). A block that holds a reaction
+/// point declares the same port and `link`s it through, so the Verilog
+/// ports are `cfg$line_rate` .. at every level.
+#[derive(Clone, Debug, Default, LogicInterface)]
+pub struct RpParamsPort {
+    pub enabled: Signal<In, Bit>,
+    pub line_rate: Signal<In, Bits<32>>,
+    pub min_rate: Signal<In, Bits<32>>,
+    pub ai_rate: Signal<In, Bits<32>>,
+    pub hai_rate: Signal<In, Bits<32>>,
+    pub g: Signal<In, Bits<16>>,
+    pub gd: Signal<In, Bits<4>>,
+    pub min_dec_fac: Signal<In, Bits<16>>,
+    pub initial_alpha: Signal<In, Bits<16>>,
+    pub alpha_period: Signal<In, Bits<32>>,
+    pub rate_period: Signal<In, Bits<32>>,
+    pub byte_reset: Signal<In, Bits<32>>,
+    pub threshold: Signal<In, Bits<8>>,
+    pub monitor_period: Signal<In, Bits<32>>,
+}
+
+impl RpParamsPort {
+    /// Drives every signal from the model's parameters (a test bench's,
+    /// in rust-hdl's simulator).
+    pub fn drive(&mut self, p: &rocenic_model::dcqcn_integer::RpParams) {
+        self.enabled.next = p.enabled;
+        self.line_rate.next = bits(p.line_rate.into());
+        self.min_rate.next = bits(p.min_rate.into());
+        self.ai_rate.next = bits(p.ai_rate.into());
+        self.hai_rate.next = bits(p.hai_rate.into());
+        self.g.next = bits(p.g.into());
+        self.gd.next = bits(p.gd.into());
+        self.min_dec_fac.next = bits(p.min_dec_fac.into());
+        self.initial_alpha.next = bits(p.initial_alpha.into());
+        self.alpha_period.next = bits(p.alpha_period.into());
+        self.rate_period.next = bits(p.rate_period.into());
+        self.byte_reset.next = bits(p.byte_reset.into());
+        self.threshold.next = bits(p.threshold.into());
+        self.monitor_period.next = bits(p.monitor_period.into());
+    }
+}
+
 /// The reaction point (see the module doc).
 #[derive(LogicBlock)]
 pub struct DcqcnReactionPoint<const A: usize> {
@@ -137,20 +180,7 @@ pub struct DcqcnReactionPoint<const A: usize> {
     pub event_bytes: Signal<In, Bits<16>>,
     pub now: Signal<In, Bits<32>>,
 
-    pub cfg_enabled: Signal<In, Bit>,
-    pub cfg_line_rate: Signal<In, Bits<32>>,
-    pub cfg_min_rate: Signal<In, Bits<32>>,
-    pub cfg_ai_rate: Signal<In, Bits<32>>,
-    pub cfg_hai_rate: Signal<In, Bits<32>>,
-    pub cfg_g: Signal<In, Bits<16>>,
-    pub cfg_gd: Signal<In, Bits<4>>,
-    pub cfg_min_dec_fac: Signal<In, Bits<16>>,
-    pub cfg_initial_alpha: Signal<In, Bits<16>>,
-    pub cfg_alpha_period: Signal<In, Bits<32>>,
-    pub cfg_rate_period: Signal<In, Bits<32>>,
-    pub cfg_byte_reset: Signal<In, Bits<32>>,
-    pub cfg_threshold: Signal<In, Bits<8>>,
-    pub cfg_monitor_period: Signal<In, Bits<32>>,
+    pub cfg: RpParamsPort,
 
     pub out_valid: Signal<Out, Bit>,
     pub out_qpn: Signal<Out, Bits<A>>,
@@ -250,20 +280,7 @@ impl<const A: usize> Default for DcqcnReactionPoint<A> {
             event_qpn: Default::default(),
             event_bytes: Default::default(),
             now: Default::default(),
-            cfg_enabled: Default::default(),
-            cfg_line_rate: Default::default(),
-            cfg_min_rate: Default::default(),
-            cfg_ai_rate: Default::default(),
-            cfg_hai_rate: Default::default(),
-            cfg_g: Default::default(),
-            cfg_gd: Default::default(),
-            cfg_min_dec_fac: Default::default(),
-            cfg_initial_alpha: Default::default(),
-            cfg_alpha_period: Default::default(),
-            cfg_rate_period: Default::default(),
-            cfg_byte_reset: Default::default(),
-            cfg_threshold: Default::default(),
-            cfg_monitor_period: Default::default(),
+            cfg: Default::default(),
             out_valid: Default::default(),
             out_qpn: Default::default(),
             out_rate: Default::default(),
@@ -380,23 +397,23 @@ impl<const A: usize> Logic for DcqcnReactionPoint<A> {
             self.record.next = self.done_record.q.val();
         }
         self.is_reset.next = self.s1_kind.q.val() == self.kind_reset.val();
-        self.is_cnp.next = (self.s1_kind.q.val() == self.kind_cnp.val()) & self.cfg_enabled.val();
-        self.is_sent.next = (self.s1_kind.q.val() == self.kind_sent.val()) & self.cfg_enabled.val();
-        self.is_tick.next = (self.s1_kind.q.val() == self.kind_tick.val()) & self.cfg_enabled.val();
+        self.is_cnp.next = (self.s1_kind.q.val() == self.kind_cnp.val()) & self.cfg.enabled.val();
+        self.is_sent.next = (self.s1_kind.q.val() == self.kind_sent.val()) & self.cfg.enabled.val();
+        self.is_tick.next = (self.s1_kind.q.val() == self.kind_tick.val()) & self.cfg.enabled.val();
 
         // Alpha: decayed by a tick, decayed and raised by g by a cut.
-        self.alpha_before.next = self.cfg_initial_alpha.val();
+        self.alpha_before.next = self.cfg.initial_alpha.val();
         if self.record.val().started {
             self.alpha_before.next = self.record.val().alpha;
         }
-        self.keep.next = self.alpha_one.val() - self.cfg_g.val();
-        if self.cfg_g.val() > self.alpha_one.val() {
+        self.keep.next = self.alpha_one.val() - self.cfg.g.val();
+        if self.cfg.g.val() > self.alpha_one.val() {
             self.keep.next = bits::<16>(0);
         }
         self.alpha_product.next = self.alpha_before.val() * self.keep.val();
         self.alpha_decayed.next = self.alpha_product.val().get_bits::<16>(15);
         self.alpha_sum.next =
-            bit_cast::<17, 16>(self.alpha_decayed.val()) + bit_cast::<17, 16>(self.cfg_g.val());
+            bit_cast::<17, 16>(self.alpha_decayed.val()) + bit_cast::<17, 16>(self.cfg.g.val());
         self.alpha_raised.next = self.alpha_sum.val().get_bits::<16>(0);
         if self.alpha_sum.val() > bit_cast::<17, 16>(self.alpha_one.val()) {
             self.alpha_raised.next = self.alpha_one.val();
@@ -406,9 +423,9 @@ impl<const A: usize> Logic for DcqcnReactionPoint<A> {
         // Rc alpha / 2^gd, floored.
         self.held.next = self.is_cnp.val()
             & self.record.val().started
-            & ((self.s1_now.q.val() - self.record.val().last_cut) < self.cfg_monitor_period.val());
+            & ((self.s1_now.q.val() - self.record.val().last_cut) < self.cfg.monitor_period.val());
         self.cut.next = self.is_cnp.val() & !self.held.val();
-        self.rc.next = self.cfg_line_rate.val();
+        self.rc.next = self.cfg.line_rate.val();
         if self.record.val().rate_active {
             self.rc.next = self.record.val().rate;
         }
@@ -416,9 +433,9 @@ impl<const A: usize> Logic for DcqcnReactionPoint<A> {
         self.cut_hi.next = self.rc.val().get_bits::<16>(16) * self.alpha_raised.val();
         self.cut_product.next =
             bit_cast::<48, 32>(self.cut_lo.val()) + (bit_cast::<48, 32>(self.cut_hi.val()) << 16);
-        self.cut_by.next = self.cut_product.val().get_bits::<32>(15) >> self.cfg_gd.val();
-        self.floor_lo.next = self.rc.val().get_bits::<16>(0) * self.cfg_min_dec_fac.val();
-        self.floor_hi.next = self.rc.val().get_bits::<16>(16) * self.cfg_min_dec_fac.val();
+        self.cut_by.next = self.cut_product.val().get_bits::<32>(15) >> self.cfg.gd.val();
+        self.floor_lo.next = self.rc.val().get_bits::<16>(0) * self.cfg.min_dec_fac.val();
+        self.floor_hi.next = self.rc.val().get_bits::<16>(16) * self.cfg.min_dec_fac.val();
         self.floor_product.next = bit_cast::<48, 32>(self.floor_lo.val())
             + (bit_cast::<48, 32>(self.floor_hi.val()) << 16);
         self.floor_rate.next = self.floor_product.val().get_bits::<32>(16);
@@ -426,11 +443,11 @@ impl<const A: usize> Logic for DcqcnReactionPoint<A> {
         if self.floor_rate.val() > self.cut_rate.val() {
             self.cut_rate.next = self.floor_rate.val();
         }
-        if self.cfg_min_rate.val() > self.cut_rate.val() {
-            self.cut_rate.next = self.cfg_min_rate.val();
+        if self.cfg.min_rate.val() > self.cut_rate.val() {
+            self.cut_rate.next = self.cfg.min_rate.val();
         }
-        if self.cut_rate.val() > self.cfg_line_rate.val() {
-            self.cut_rate.next = self.cfg_line_rate.val();
+        if self.cut_rate.val() > self.cfg.line_rate.val() {
+            self.cut_rate.next = self.cfg.line_rate.val();
         }
 
         // Sent bytes: the byte counter, while recovering.
@@ -441,9 +458,9 @@ impl<const A: usize> Logic for DcqcnReactionPoint<A> {
             self.bytes_counted.next = self.saturated.val();
         }
         self.byte_counting.next =
-            self.is_sent.val() & self.record.val().rate_active & self.cfg_byte_reset.val().any();
+            self.is_sent.val() & self.record.val().rate_active & self.cfg.byte_reset.val().any();
         self.byte_fire.next =
-            self.byte_counting.val() & (self.bytes_counted.val() >= self.cfg_byte_reset.val());
+            self.byte_counting.val() & (self.bytes_counted.val() >= self.cfg.byte_reset.val());
 
         // A tick: each timer due fires once (due: `now` at most 2^31 - 1
         // past its deadline).
@@ -453,7 +470,7 @@ impl<const A: usize> Logic for DcqcnReactionPoint<A> {
             self.is_tick.val() & self.record.val().alpha_active & !self.alpha_lag.val().get_bit(31);
         self.rate_fire.next = self.is_tick.val()
             & self.record.val().rate_active
-            & self.cfg_rate_period.val().any()
+            & self.cfg.rate_period.val().any()
             & !self.rate_lag.val().get_bit(31);
 
         // One increase, by the stages after this event's.
@@ -473,9 +490,9 @@ impl<const A: usize> Logic for DcqcnReactionPoint<A> {
             self.stage_lo.next = self.time_stage.val();
         }
         self.hyper_steps.next =
-            bit_cast::<16, 8>(self.stage_lo.val() - self.cfg_threshold.val()) + 1;
-        self.hyper_lo.next = self.cfg_hai_rate.val().get_bits::<16>(0) * self.hyper_steps.val();
-        self.hyper_hi.next = self.cfg_hai_rate.val().get_bits::<16>(16) * self.hyper_steps.val();
+            bit_cast::<16, 8>(self.stage_lo.val() - self.cfg.threshold.val()) + 1;
+        self.hyper_lo.next = self.cfg.hai_rate.val().get_bits::<16>(0) * self.hyper_steps.val();
+        self.hyper_hi.next = self.cfg.hai_rate.val().get_bits::<16>(16) * self.hyper_steps.val();
         self.hyper_product.next = bit_cast::<48, 32>(self.hyper_lo.val())
             + (bit_cast::<48, 32>(self.hyper_hi.val()) << 16);
         self.phase.next = bits::<2>(3);
@@ -483,11 +500,11 @@ impl<const A: usize> Logic for DcqcnReactionPoint<A> {
         if self.hyper_product.val().get_bits::<16>(32).any() {
             self.step.next = self.saturated.val();
         }
-        if self.stage_lo.val() < self.cfg_threshold.val() {
+        if self.stage_lo.val() < self.cfg.threshold.val() {
             self.phase.next = bits::<2>(2);
-            self.step.next = self.cfg_ai_rate.val();
+            self.step.next = self.cfg.ai_rate.val();
         }
-        if self.stage_hi.val() < self.cfg_threshold.val() {
+        if self.stage_hi.val() < self.cfg.threshold.val() {
             self.phase.next = bits::<2>(1);
             self.step.next = bits::<32>(0);
         }
@@ -500,8 +517,8 @@ impl<const A: usize> Logic for DcqcnReactionPoint<A> {
         self.rate_sum.next =
             bit_cast::<33, 32>(self.target_new.val()) + bit_cast::<33, 32>(self.record.val().rate);
         self.rate_new.next = self.rate_sum.val().get_bits::<32>(1);
-        if self.rate_new.val() > self.cfg_line_rate.val() {
-            self.rate_new.next = self.cfg_line_rate.val();
+        if self.rate_new.val() > self.cfg.line_rate.val() {
+            self.rate_new.next = self.cfg.line_rate.val();
         }
 
         // The record after the event.
@@ -516,34 +533,34 @@ impl<const A: usize> Logic for DcqcnReactionPoint<A> {
             self.updated.next.time_stage = bits::<8>(0);
             self.updated.next.byte_stage = bits::<8>(0);
             self.updated.next.bytes = bits::<32>(0);
-            self.updated.next.alpha_due = self.s1_now.q.val() + self.cfg_alpha_period.val();
-            self.updated.next.rate_due = self.s1_now.q.val() + self.cfg_rate_period.val();
+            self.updated.next.alpha_due = self.s1_now.q.val() + self.cfg.alpha_period.val();
+            self.updated.next.rate_due = self.s1_now.q.val() + self.cfg.rate_period.val();
             self.updated.next.last_cut = self.s1_now.q.val();
             self.updated.next.rate_active = true;
-            self.updated.next.alpha_active = self.cfg_alpha_period.val().any();
+            self.updated.next.alpha_active = self.cfg.alpha_period.val().any();
             self.updated.next.started = true;
         }
         if self.byte_counting.val() {
             self.updated.next.bytes = self.bytes_counted.val();
         }
         if self.byte_fire.val() {
-            self.updated.next.bytes = self.bytes_counted.val() - self.cfg_byte_reset.val();
+            self.updated.next.bytes = self.bytes_counted.val() - self.cfg.byte_reset.val();
             self.updated.next.byte_stage = self.byte_stage.val();
         }
         if self.alpha_fire.val() {
             self.updated.next.alpha = self.alpha_decayed.val();
-            self.updated.next.alpha_due = self.record.val().alpha_due + self.cfg_alpha_period.val();
+            self.updated.next.alpha_due = self.record.val().alpha_due + self.cfg.alpha_period.val();
             self.updated.next.alpha_active =
                 self.alpha_decayed.val().any() | self.record.val().rate_active;
         }
         if self.rate_fire.val() {
-            self.updated.next.rate_due = self.record.val().rate_due + self.cfg_rate_period.val();
+            self.updated.next.rate_due = self.record.val().rate_due + self.cfg.rate_period.val();
             self.updated.next.time_stage = self.time_stage.val();
         }
         if self.increasing.val() {
             self.updated.next.target = self.target_new.val();
             self.updated.next.rate = self.rate_new.val();
-            if self.rate_new.val() >= self.cfg_line_rate.val() {
+            if self.rate_new.val() >= self.cfg.line_rate.val() {
                 self.updated.next.rate_active = false;
                 self.updated.next.bytes = bits::<32>(0);
             }
@@ -556,7 +573,7 @@ impl<const A: usize> Logic for DcqcnReactionPoint<A> {
         self.done_valid.d.next = self.s1_valid.q.val() & !self.reset.val();
         self.done_qpn.d.next = self.s1_qpn.q.val();
         self.done_record.d.next = self.updated.val();
-        self.done_rate.d.next = self.cfg_line_rate.val();
+        self.done_rate.d.next = self.cfg.line_rate.val();
         if self.updated.val().rate_active {
             self.done_rate.d.next = self.updated.val().rate;
         }

@@ -1,6 +1,10 @@
-//! Congestion control in the NIC's own logic: DCQCN's reaction point (a
-//! rate per sending QP, cut on CNPs and raised by timers and a byte
-//! counter) and the scan that ticks its timers.
+//! Congestion control in the NIC's own logic: DCQCN's notification point
+//! (a CNP for a CE-marked packet, at most one per interval per QP), its
+//! reaction point (a rate per sending QP, cut on CNPs and raised by timers
+//! and a byte counter) and the scan that ticks the reaction point's timers;
+//! and priority flow control's pause on receive, with its watchdog.
 
+pub mod dcqcn_notification_point;
 pub mod dcqcn_rate_control;
 pub mod dcqcn_reaction_point;
+pub mod pfc_pause;

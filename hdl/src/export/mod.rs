@@ -8,8 +8,10 @@
 //! Every exported block must have a `clock: Signal<In, Clock>` port (the
 //! bridge's `Sim` drives it) and its Verilog top module is rust-hdl's `top`.
 
+use crate::congestion::dcqcn_notification_point::DcqcnNotificationPoint;
 use crate::congestion::dcqcn_rate_control::DcqcnRateControlDefault;
 use crate::congestion::dcqcn_reaction_point::{self, DcqcnReactionPoint};
+use crate::congestion::pfc_pause::PfcPause;
 use crate::crc::icrc_checker::IcrcChecker;
 use crate::crc::icrc_generator::IcrcGenerator;
 use crate::dma::dma_read_arbiter::DmaReadArbiter;
@@ -169,6 +171,12 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The host ABI's 64-bit counters in block RAM, behind BAR0's
         // counter port; per-counter accumulators flushed round robin.
         ExportedBlock::new("counter_bank", CounterBank::default()),
+        // DCQCN's notification point: 1024 QPs' last CNP times in block
+        // RAM, one CE-marked packet or reset per cycle.
+        ExportedBlock::new(
+            "dcqcn_notification_point",
+            DcqcnNotificationPoint::<{ dcqcn_reaction_point::DEFAULT_QPN_BITS }>::default(),
+        ),
         // DCQCN's reaction point: 1024 QPs' rate state in block RAM, one
         // CNP, sent-bytes or timer event per cycle.
         ExportedBlock::new(
@@ -178,6 +186,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The reaction point with its timer scan: a tick for a recovering
         // QP in every cycle without a CNP, sent-bytes or reset event.
         ExportedBlock::new("dcqcn_rate_control", DcqcnRateControlDefault::default()),
+        // PFC on receive: pause timers per priority from PFC frames on the
+        // receive stream, and the pause watchdog.
+        ExportedBlock::new("pfc_pause", PfcPause::default()),
     ]
 }
 

@@ -58,20 +58,7 @@ impl Bench {
     fn set_params(&mut self) {
         let p = self.params;
         let u = &mut self.sim.uut;
-        u.cfg_enabled.next = p.enabled;
-        u.cfg_line_rate.next = bits(p.line_rate.into());
-        u.cfg_min_rate.next = bits(p.min_rate.into());
-        u.cfg_ai_rate.next = bits(p.ai_rate.into());
-        u.cfg_hai_rate.next = bits(p.hai_rate.into());
-        u.cfg_g.next = bits(p.g.into());
-        u.cfg_gd.next = bits(p.gd.into());
-        u.cfg_min_dec_fac.next = bits(p.min_dec_fac.into());
-        u.cfg_initial_alpha.next = bits(p.initial_alpha.into());
-        u.cfg_alpha_period.next = bits(p.alpha_period.into());
-        u.cfg_rate_period.next = bits(p.rate_period.into());
-        u.cfg_byte_reset.next = bits(p.byte_reset.into());
-        u.cfg_threshold.next = bits(p.threshold.into());
-        u.cfg_monitor_period.next = bits(p.monitor_period.into());
+        u.cfg.drive(&p);
     }
 
     /// One cycle: `event` presented (None: idle with garbage fields), the
@@ -109,12 +96,7 @@ impl Bench {
                     scan: u.out_scan.val(),
                     cut: u.out_cut.val(),
                     held: u.out_held.val(),
-                    increase: match u.out_increase.val().to_u64() {
-                        0 => Increase::None,
-                        1 => Increase::FastRecovery,
-                        2 => Increase::Additive,
-                        _ => Increase::Hyper,
-                    },
+                    increase: Increase::from_code(u.out_increase.val().to_u64()),
                 };
                 assert_eq!(u.out_qpn.val().to_u64() as u32, q, "cycle {c}");
                 assert_eq!(got, want, "cycle {c}, QP {q}");

@@ -1,9 +1,11 @@
-//! DCQCN's reaction point in integers: the per-QP state and the event
-//! function of the RTL block `congestion::dcqcn_reaction_point`, with its
-//! widths and its rounding, so the RTL can be checked against it bit for
+//! DCQCN in integers: the per-QP state and the event functions of the RTL
+//! blocks `congestion::dcqcn_reaction_point` ([`react`]) and
+//! `congestion::dcqcn_notification_point` ([`notify`]), with their widths
+//! and their rounding, so the RTL can be checked against them bit for
 //! bit. [`crate::dcqcn`] is the same algorithm in floating point on
-//! explicit deadlines; `tracks_the_floating_point_reaction_point` below
-//! holds the two together.
+//! explicit deadlines; `tracks_the_floating_point_reaction_point` and
+//! `tracks_the_floating_point_notification_point` below hold the two
+//! together.
 //!
 //! # Units and widths
 //!
@@ -51,6 +53,15 @@
 //! nothing once both are done.
 //!
 //! Multiplications are 16 x 16 bits, as the RTL builds them.
+//!
+//! # The notification point
+//!
+//! A receiving QP's record is the time of its last CNP and whether it has
+//! sent one. [`NpEvent::Ce`], a CE-marked packet for the QP at `now`,
+//! asks for a CNP to the QP's peer unless the last was sent less than
+//! `interval` time units before (`now - last`, modulo 2^32: after 2^32
+//! units of silence a CE-marked packet may be held for at most `interval`
+//! units, once); [`NpEvent::Reset`] zeroes the record (a QP created).
 
 use serde::Serialize;
 
@@ -159,6 +170,18 @@ pub enum Increase {
     FastRecovery = 1,
     Additive = 2,
     Hyper = 3,
+}
+
+impl Increase {
+    /// The increase a 2-bit `phase` code reports (its low two bits).
+    pub fn from_code(code: u64) -> Increase {
+        match code & 3 {
+            0 => Increase::None,
+            1 => Increase::FastRecovery,
+            2 => Increase::Additive,
+            _ => Increase::Hyper,
+        }
+    }
 }
 
 /// The block's output for one event.
@@ -283,10 +306,68 @@ fn increase_rate(p: &RpParams, r: &mut RpRecord) -> Increase {
     phase
 }
 
+/// The notification point's registers (NVIDIA's names in parentheses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct NpParams {
+    pub enabled: bool,
+    /// Least time between two CNPs of one QP, time units
+    /// (`min_time_between_cnps`); 0 answers every CE-marked packet.
+    pub interval: u32,
+}
+
+/// One receiving QP's notification state, as the RTL stores it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NpRecord {
+    /// When the last CNP was sent.
+    pub last_cnp: u32,
+    /// A CNP was sent since the QP was reset.
+    pub sent: bool,
+}
+
+/// An event at the notification point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum NpEvent {
+    Reset,
+    Ce { now: u32 },
+}
+
+/// The notification point's output for one event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct NpOutcome {
+    pub record: NpRecord,
+    /// Send a CNP to the QP's peer.
+    pub cnp: bool,
+}
+
+/// The event on a receiving QP whose record is `record`.
+pub fn notify(p: &NpParams, record: &NpRecord, event: NpEvent) -> NpOutcome {
+    match event {
+        NpEvent::Reset => NpOutcome {
+            record: NpRecord::default(),
+            cnp: false,
+        },
+        NpEvent::Ce { now } => {
+            let cnp =
+                p.enabled && (!record.sent || now.wrapping_sub(record.last_cnp) >= p.interval);
+            NpOutcome {
+                record: if cnp {
+                    NpRecord {
+                        last_cnp: now,
+                        sent: true,
+                    }
+                } else {
+                    *record
+                },
+                cnp,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dcqcn::{DcqcnConfig, ReactionPoint};
+    use crate::dcqcn::{DcqcnConfig, NotificationPoint, ReactionPoint};
 
     fn cnp(now: u32) -> RpEvent {
         RpEvent::Cnp { now }
@@ -500,5 +581,112 @@ mod tests {
         }
         assert!(compared > 20_000);
         assert!(!float.is_active() && !record.rate_active);
+    }
+
+    fn ce(now: u32) -> NpEvent {
+        NpEvent::Ce { now }
+    }
+
+    /// Which of the CE-marked packets at `times` get a CNP.
+    fn cnps(p: &NpParams, events: &[NpEvent]) -> Vec<bool> {
+        let mut record = NpRecord::default();
+        events
+            .iter()
+            .map(|&e| {
+                let out = notify(p, &record, e);
+                record = out.record;
+                out.cnp
+            })
+            .collect()
+    }
+
+    #[test]
+    fn at_most_one_cnp_per_interval_exactly_apart_allowed() {
+        let p = NpParams {
+            enabled: true,
+            interval: 100,
+        };
+        let events = [ce(5), ce(6), ce(104), ce(105), ce(200), ce(205), ce(306)];
+        assert_eq!(
+            cnps(&p, &events),
+            [true, false, false, true, false, true, true]
+        );
+        let every = NpParams { interval: 0, ..p };
+        assert_eq!(cnps(&every, &[ce(7), ce(7), ce(8)]), [true, true, true]);
+    }
+
+    #[test]
+    fn the_first_cnp_is_sent_at_any_time_and_a_reset_forgets_the_last() {
+        let p = NpParams {
+            enabled: true,
+            interval: 1000,
+        };
+        // Time 0 is a time like any other: the first CE is answered.
+        assert_eq!(cnps(&p, &[ce(0), ce(1)]), [true, false]);
+        assert_eq!(
+            cnps(&p, &[ce(50), NpEvent::Reset, ce(60), ce(70)]),
+            [true, false, true, false]
+        );
+    }
+
+    #[test]
+    fn the_interval_is_measured_across_the_wrap_of_the_time_base() {
+        let p = NpParams {
+            enabled: true,
+            interval: 100,
+        };
+        let near = u32::MAX - 10;
+        assert_eq!(
+            cnps(&p, &[ce(near), ce(near.wrapping_add(99)), ce(89)]),
+            [true, false, true]
+        );
+    }
+
+    #[test]
+    fn disabled_sends_nothing_and_keeps_the_record() {
+        let p = NpParams {
+            enabled: false,
+            interval: 0,
+        };
+        let record = NpRecord {
+            last_cnp: 9,
+            sent: true,
+        };
+        let out = notify(&p, &record, ce(500));
+        assert_eq!((out.record, out.cnp), (record, false));
+        assert_eq!(
+            notify(&p, &record, NpEvent::Reset).record,
+            NpRecord::default()
+        );
+    }
+
+    /// The same CE-marked arrivals in ns: the same CNPs as the
+    /// floating-point model's notification point.
+    #[test]
+    fn tracks_the_floating_point_notification_point() {
+        let cfg = DcqcnConfig::default();
+        let p = NpParams {
+            enabled: true,
+            interval: cfg.cnp_interval_ns as u32,
+        };
+        let mut float = NotificationPoint::new();
+        let mut record = NpRecord::default();
+        let mut now = 0u32;
+        let mut seed = 7u64;
+        for _ in 0..100_000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            now += (seed >> 33) as u32 % 20_000;
+            let want = float.on_ce(&cfg, u64::from(now));
+            let out = notify(&p, &record, ce(now));
+            record = out.record;
+            assert_eq!(out.cnp, want, "at {now} ns");
+        }
+        assert!(
+            float.cnps() > 10_000 && float.cnps() < 50_000,
+            "{}",
+            float.cnps()
+        );
     }
 }

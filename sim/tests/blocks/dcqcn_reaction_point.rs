@@ -130,12 +130,7 @@ impl Bench {
                     scan: s.get_bit(Rtl::OUT_SCAN),
                     cut: s.get_bit(Rtl::OUT_CUT),
                     held: s.get_bit(Rtl::OUT_HELD),
-                    increase: match s.get_u64(Rtl::OUT_INCREASE) {
-                        0 => Increase::None,
-                        1 => Increase::FastRecovery,
-                        2 => Increase::Additive,
-                        _ => Increase::Hyper,
-                    },
+                    increase: Increase::from_code(s.get_u64(Rtl::OUT_INCREASE)),
                 };
                 assert_eq!(s.get_u64(Rtl::OUT_QPN) as u32, q, "cycle {c}");
                 assert_eq!(got, want, "cycle {c}, QP {q}, parameters {p:?}");

@@ -1,5 +1,6 @@
 //! The RoCEv2 wire codec: Ethernet II, IPv4/IPv6, UDP 4791, BTH and every
-//! extension header, pad, and the ICRC with its masking rules.
+//! extension header, pad, and the ICRC with its masking rules; and the
+//! priority flow control (PFC) frames of the lossless fabric ([`pfc`]).
 //!
 //! Both the reference model and the RTL scoreboards speak this codec. Its
 //! sources: the InfiniBand Architecture Specification Vol. 1, chapter 9
@@ -12,6 +13,7 @@ pub mod frame;
 pub mod headers;
 pub mod icrc;
 pub mod opcode;
+pub mod pfc;
 #[cfg(feature = "random")]
 pub mod random;
 
