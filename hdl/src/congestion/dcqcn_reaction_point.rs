@@ -17,8 +17,8 @@
 //!   `KIND_CNP` and `KIND_TICK`). There is no ready: an event is taken in
 //!   every cycle its valid is high.
 //! - `cfg` ([`RpParamsPort`]): the parameters, one signal per field of
-//!   `RpParams`, read in the cycle after an event's: change them with no event in flight (two
-//!   cycles after the last).
+//!   `RpParams`, read in the cycle after an event's: change them with no
+//!   event in flight (two cycles after the last).
 //! - The outcome of each event: `out_valid`, `out_qpn`, `out_rate` (kb/s,
 //!   the line rate when idle: the pacing scheduler's rate), `out_scan`
 //!   (the QP needs ticks), `out_cut`, `out_held` (a CNP within the monitor

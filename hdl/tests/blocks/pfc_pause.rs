@@ -12,6 +12,7 @@ use crate::common::assert_lint_clean;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::congestion::pfc_pause::PfcPause as Rtl;
+use rocenic_hdl::primitives::wide::bits_from_bytes;
 use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rocenic_model::pfc_pause::{PfcOutputs, PfcParams, PfcPause};
 use rocenic_wire::pfc::PfcFrame;
@@ -143,7 +144,7 @@ impl Bench {
         }
         let u = &mut self.sim.uut;
         u.rx_valid.next = beat.is_some();
-        u.rx_data.next = bytes_to_bits(&data);
+        u.rx_data.next = bits_from_bytes(&data);
         u.rx_keep.next = bits(keep);
         u.rx_last.next = beat.as_ref().is_some_and(|b| b.1);
         self.sim.settle();
@@ -180,16 +181,6 @@ impl Bench {
             self.cycle(send);
         }
     }
-}
-
-fn bytes_to_bits(data: &[u8; 64]) -> Bits<512> {
-    let mut b = Bits::<512>::default();
-    for (i, &byte) in data.iter().enumerate() {
-        for k in 0..8 {
-            b = b.replace_bit(8 * i + k, byte >> k & 1 == 1);
-        }
-    }
-    b
 }
 
 #[test]

@@ -104,11 +104,6 @@ impl PfcPause {
         }
     }
 
-    /// Quanta left on priority `i`'s timer.
-    pub fn timer(&self, priority: usize) -> u16 {
-        self.timers[priority]
-    }
-
     /// The clock edge that ends a cycle in which `frame` (a PFC frame whose
     /// first beat was taken in the cycle), or nothing, arrived.
     pub fn clock(&mut self, p: &PfcParams, frame: Option<&PfcFrame>) {
