@@ -14,7 +14,6 @@ pub mod headers;
 pub mod icrc;
 pub mod opcode;
 pub mod pfc;
-#[cfg(feature = "random")]
 pub mod random;
 
 pub use frame::{
