@@ -11,6 +11,7 @@
 use crate::congestion::dcqcn_notification_point::DcqcnNotificationPoint;
 use crate::congestion::dcqcn_rate_control::DcqcnRateControlDefault;
 use crate::congestion::dcqcn_reaction_point::{self, DcqcnReactionPoint};
+use crate::congestion::pacing_gate::PacingGate;
 use crate::congestion::pfc_pause::PfcPause;
 use crate::crc::icrc_checker::IcrcChecker;
 use crate::crc::icrc_generator::IcrcGenerator;
@@ -189,6 +190,12 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // PFC on receive: pause timers per priority from PFC frames on the
         // receive stream, and the pause watchdog.
         ExportedBlock::new("pfc_pause", PfcPause::default()),
+        // Per-QP rate pacing on transmit: 1024 QPs' rates and token counts
+        // in block RAM, one send question or rate update per cycle.
+        ExportedBlock::new(
+            "pacing_gate",
+            PacingGate::<{ dcqcn_reaction_point::DEFAULT_QPN_BITS }>::default(),
+        ),
     ]
 }
 

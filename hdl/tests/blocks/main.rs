@@ -22,6 +22,7 @@ mod event_queues;
 mod icrc;
 mod mr_translate;
 mod nic_core;
+mod pacing_gate;
 mod pfc_pause;
 mod qp_context;
 mod qp_timers;

@@ -15,6 +15,7 @@ pub mod memory;
 pub mod mr;
 pub mod nic;
 pub mod node;
+pub mod pacing;
 pub mod pfc_pause;
 pub(crate) mod qp;
 pub mod requester;
