@@ -986,6 +986,19 @@ impl SynthReport {
         assert!(self.block_rams() > 0, "no block RAM:\n{}", self.log);
         assert_eq!(self.lut_rams(), 0, "LUT RAM:\n{}", self.log);
     }
+
+    /// Panics (with the figures) unless the memories are in block RAM, at
+    /// least `min_block_rams` of them, and the logic takes fewer than
+    /// `lut_budget` LUTs.
+    pub fn assert_block_ram_and_lut_budget(&self, min_block_rams: usize, lut_budget: usize) {
+        self.assert_memories_in_block_ram();
+        assert!(
+            self.block_rams() >= min_block_rams,
+            "{} block RAMs, {min_block_rams} expected",
+            self.block_rams()
+        );
+        assert!(self.luts() < lut_budget, "{} LUTs", self.luts());
+    }
 }
 
 /// The synthesis every block's test runs: Yosys `synth_xilinx` for

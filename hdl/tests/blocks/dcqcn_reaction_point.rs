@@ -243,11 +243,5 @@ fn verilator_lint_is_clean() {
 #[test]
 fn synthesizes_with_the_records_in_block_ram() {
     let report = xilinx_synth("dcqcn_reaction_point", &verilog_of::<Rtl>()).unwrap();
-    report.assert_memories_in_block_ram();
-    assert!(
-        report.block_rams() >= 6,
-        "{} block RAMs",
-        report.block_rams()
-    );
-    assert!(report.luts() < 3000, "{} LUTs", report.luts());
+    report.assert_block_ram_and_lut_budget(6, 3000);
 }
