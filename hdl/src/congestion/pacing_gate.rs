@@ -45,6 +45,7 @@
 //! RAM).
 
 use crate::primitives::sync_ram::SyncRam;
+use crate::primitives::wide::bits_from_words;
 use rust_hdl::prelude::*;
 
 /// Bits of a QP's record.
@@ -66,6 +67,19 @@ impl PacingRecord {
             tokens: self.tokens.to_u64(),
             last: self.last.to_u64() as u32,
         }
+    }
+
+    /// The model's record from an `out_record` port's bits (64-bit words,
+    /// least significant first, the fields in declaration order from bit
+    /// 0, as rust-hdl packs a `LogicStruct`).
+    pub fn model_from_words(words: &[u64]) -> rocenic_model::pacing::PacingRecord {
+        let port = bits_from_words::<PACING_RECORD_BITS>(words);
+        PacingRecord {
+            rate: port.get_bits::<32>(0),
+            tokens: port.get_bits::<52>(32),
+            last: port.get_bits::<32>(84),
+        }
+        .to_model()
     }
 }
 

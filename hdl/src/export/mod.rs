@@ -12,6 +12,7 @@ use crate::congestion::dcqcn_notification_point::DcqcnNotificationPoint;
 use crate::congestion::dcqcn_rate_control::DcqcnRateControlDefault;
 use crate::congestion::dcqcn_reaction_point::{self, DcqcnReactionPoint};
 use crate::congestion::pacing_gate::PacingGate;
+use crate::congestion::pacing_scheduler::PacingSchedulerDefault;
 use crate::congestion::pfc_pause::PfcPause;
 use crate::crc::icrc_checker::IcrcChecker;
 use crate::crc::icrc_generator::IcrcGenerator;
@@ -196,6 +197,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
             "pacing_gate",
             PacingGate::<{ dcqcn_reaction_point::DEFAULT_QPN_BITS }>::default(),
         ),
+        // The gate with its scheduler: the QPs with a frame to start asked
+        // in turn, held ones again a lap later.
+        ExportedBlock::new("pacing_scheduler", PacingSchedulerDefault::default()),
     ]
 }
 

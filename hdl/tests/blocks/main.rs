@@ -23,6 +23,7 @@ mod icrc;
 mod mr_translate;
 mod nic_core;
 mod pacing_gate;
+mod pacing_scheduler;
 mod pfc_pause;
 mod qp_context;
 mod qp_timers;

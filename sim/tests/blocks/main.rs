@@ -14,6 +14,7 @@ mod decode;
 mod dma_write_mover;
 mod icrc;
 mod mr_translate;
+mod pacing_scheduler;
 mod qp_context;
 mod qp_timers;
 mod rd_atomic_resources;
