@@ -178,6 +178,93 @@ impl EcnConfig {
     }
 }
 
+/// Priority flow control (IEEE 802.1Qbb) at the switch, with static
+/// per-ingress thresholds.
+///
+/// A frame's priority is its IP DSCP / 8 (the usual "trust DSCP" map:
+/// RoCEv2's DSCP 26 is priority 3); a frame without an IP header is
+/// priority 0. For each ingress port and lossless priority the switch
+/// counts the bytes of that port's frames it holds. When they reach
+/// `xoff_bytes` it sends the port's node a PFC frame pausing the priority
+/// for `pause_quanta`, and sends it again each time half of that has
+/// passed while the count stays above `xon_bytes`; when the count falls to
+/// `xon_bytes` it sends an XON (time 0). What the node had already sent
+/// when the XOFF reached it lands in the headroom above `xoff_bytes`; a
+/// lossless frame that finds the port's count beyond `xoff_bytes +
+/// headroom_bytes` is dropped (`headroom_full`), which only a headroom
+/// smaller than the link's round trip allows. The headroom a port needs:
+/// two link latencies at its rate, plus a maximum frame the node is
+/// sending when the XOFF arrives, plus one the switch is sending ahead of
+/// the XOFF (PFC frames jump the egress queue but not the frame on the
+/// wire): 12,500 + 2 x 4,200 bytes at 100 Gb/s with 500 ns links.
+///
+/// With PFC on, each egress port keeps one queue per priority, served in
+/// strict priority (7 first), and honours PFC frames from its node: a
+/// paused priority's queue waits while the others flow.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PfcConfig {
+    /// Lossless priorities (bit `i`: priority `i`).
+    pub priorities: u8,
+    pub xoff_bytes: u64,
+    pub xon_bytes: u64,
+    pub headroom_bytes: u64,
+    /// The pause time XOFF frames carry, in quanta of 512 bit times at the
+    /// port's rate (65,535 at 100 Gb/s: 335 us).
+    pub pause_quanta: u16,
+}
+
+impl Default for PfcConfig {
+    /// Priority 3 lossless; XOFF at 256 KiB, above the default ECN Kmax of
+    /// 200 KB so that marking acts first; XON 32 KiB lower; 32 KiB of
+    /// headroom; the longest pause, refreshed.
+    fn default() -> Self {
+        PfcConfig {
+            priorities: 1 << 3,
+            xoff_bytes: 256 << 10,
+            xon_bytes: 224 << 10,
+            headroom_bytes: 32 << 10,
+            pause_quanta: 0xFFFF,
+        }
+    }
+}
+
+impl PfcConfig {
+    /// The priority the switch gives a frame: its DSCP / 8, or 0 for a
+    /// frame that is not IP.
+    pub fn priority_of(frame: &[u8]) -> u8 {
+        rocenic_wire::frame_dscp(frame).map_or(0, |dscp| dscp >> 3)
+    }
+
+    pub fn is_lossless(&self, priority: u8) -> bool {
+        self.priorities & (1 << priority) != 0
+    }
+
+    /// The time `quanta` pause quanta last at `rate_bps`, in picoseconds.
+    pub fn quanta_ps(quanta: u16, rate_bps: f64) -> u64 {
+        let bits = (u64::from(quanta) * rocenic_wire::pfc::QUANTUM_BITS) as f64;
+        (bits * 1e12 / rate_bps).round() as u64
+    }
+
+    pub fn validate(&self, ecn: Option<&EcnConfig>) -> Result<(), ConfigError> {
+        if self.xon_bytes > self.xoff_bytes {
+            return Err(ConfigError::PfcThresholds {
+                xon: self.xon_bytes,
+                xoff: self.xoff_bytes,
+            });
+        }
+        if self.pause_quanta < 2 {
+            return Err(ConfigError::PauseQuanta(self.pause_quanta));
+        }
+        match ecn {
+            Some(e) if e.kmax_bytes >= self.xoff_bytes => Err(ConfigError::EcnAbovePfc {
+                kmax: e.kmax_bytes,
+                xoff: self.xoff_bytes,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// The single output-queued switch every node hangs off.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SwitchConfig {
@@ -185,6 +272,10 @@ pub struct SwitchConfig {
     pub buffer_bytes: u64,
     /// Congestion point marking; `None` never marks.
     pub ecn: Option<EcnConfig>,
+    /// Priority flow control; `None`: every priority is lossy, PFC frames
+    /// from nodes are dropped (`unknown_destination`) and each egress port
+    /// is one FIFO.
+    pub pfc: Option<PfcConfig>,
     /// Forwarding pipeline delay added after a frame is fully received
     /// (store and forward) and before it joins its egress queue.
     pub latency_ns: Time,
@@ -192,11 +283,12 @@ pub struct SwitchConfig {
 
 impl Default for SwitchConfig {
     /// A 16 MiB shared buffer (a common data-centre ToR size), DCQCN marking
-    /// with the commonly cited thresholds, no extra pipeline delay.
+    /// with the commonly cited thresholds, no PFC, no extra pipeline delay.
     fn default() -> Self {
         SwitchConfig {
             buffer_bytes: 16 << 20,
             ecn: Some(EcnConfig::default()),
+            pfc: None,
             latency_ns: 0,
         }
     }
@@ -204,7 +296,10 @@ impl Default for SwitchConfig {
 
 impl SwitchConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
-        self.ecn.as_ref().map_or(Ok(()), EcnConfig::validate)
+        self.ecn.as_ref().map_or(Ok(()), EcnConfig::validate)?;
+        self.pfc
+            .as_ref()
+            .map_or(Ok(()), |p| p.validate(self.ecn.as_ref()))
     }
 }
 
@@ -216,6 +311,12 @@ pub enum ConfigError {
     Probability { name: &'static str, value: f64 },
     #[error("ECN Kmin {kmin} exceeds Kmax {kmax}")]
     EcnThresholds { kmin: u64, kmax: u64 },
+    #[error("PFC XON {xon} exceeds XOFF {xoff}")]
+    PfcThresholds { xon: u64, xoff: u64 },
+    #[error("PFC pause of {0} quanta is too short to refresh (at least 2)")]
+    PauseQuanta(u16),
+    #[error("ECN Kmax {kmax} is not below PFC XOFF {xoff}: pauses would come before marks")]
+    EcnAbovePfc { kmax: u64, xoff: u64 },
 }
 
 #[cfg(test)]
@@ -283,5 +384,28 @@ mod tests {
             e.validate(),
             Err(ConfigError::EcnThresholds { .. })
         ));
+        let mut switch = SwitchConfig {
+            pfc: Some(PfcConfig::default()),
+            ..SwitchConfig::default()
+        };
+        assert!(switch.validate().is_ok());
+        switch.ecn.as_mut().unwrap().kmax_bytes = 256 << 10;
+        assert!(matches!(
+            switch.validate(),
+            Err(ConfigError::EcnAbovePfc { .. })
+        ));
+        switch.ecn = None;
+        switch.pfc.as_mut().unwrap().xon_bytes = (256 << 10) + 1;
+        assert!(matches!(
+            switch.validate(),
+            Err(ConfigError::PfcThresholds { .. })
+        ));
+    }
+
+    #[test]
+    fn pause_quanta_are_512_bit_times() {
+        assert_eq!(PfcConfig::quanta_ps(1, 100e9), 5_120);
+        assert_eq!(PfcConfig::quanta_ps(0xFFFF, 100e9), 335_539_200);
+        assert_eq!(PfcConfig::quanta_ps(10, 25e9), 204_800);
     }
 }

@@ -11,16 +11,23 @@
 //! apply; after the link latency the destination's `receive` runs. A frame
 //! holds its buffer space until its last bit has left the egress port.
 //!
+//! With PFC configured ([`crate::PfcConfig`]) the switch also counts each
+//! ingress port's bytes of each lossless priority, pauses the port's node
+//! when they pass XOFF and resumes it at XON; its egress ports keep one
+//! queue per priority and honour the pauses their nodes send. PFC frames
+//! the switch sends go out ahead of the port's queues.
+//!
 //! Transmitters keep time in picoseconds so back-to-back frames keep exact
 //! line rate; events happen at whole nanoseconds (the ceiling of the
 //! picosecond instant a frame's last bit leaves).
 
-use crate::config::{serialisation_ps, ConfigError, LinkConfig, SwitchConfig};
+use crate::config::{serialisation_ps, ConfigError, LinkConfig, PfcConfig, SwitchConfig};
 use crate::faults::LinkFaults;
 use crate::stats::{CaptureEvent, CaptureKind, DropReason, FabricStats, NodeStats};
 use crate::{Endpoint, Time};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rocenic_wire::pfc::{PfcFrame, PFC_DEST_MAC};
 use serde::Serialize;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
@@ -34,6 +41,14 @@ pub struct NodeId(pub usize);
 pub type CaptureSink = Box<dyn FnMut(&CaptureEvent) + Send>;
 
 const PS_PER_NS: u64 = 1000;
+/// Priorities of 802.1Q.
+const PRIORITIES: usize = 8;
+
+/// The source MAC of the PFC frames the switch port towards node `i` sends.
+pub fn switch_port_mac(i: usize) -> [u8; 6] {
+    let [.., hi, lo] = (i as u64).to_be_bytes();
+    [0x02, 0x5C, 0x00, 0x00, hi, lo]
+}
 
 fn ceil_ns(ps: u64) -> Time {
     ps.div_ceil(PS_PER_NS)
@@ -53,6 +68,15 @@ enum Event {
     EgressDone { port: usize },
     /// A frame reaches the node.
     Deliver { node: usize, frame: Vec<u8> },
+    /// Time to send XOFF again to `node` for `priority`, unless XON went
+    /// out since (`token` no longer current).
+    PfcRefresh {
+        node: usize,
+        priority: usize,
+        token: u64,
+    },
+    /// A pause on the switch port towards `port` may have ended.
+    EgressResume { port: usize },
 }
 
 struct Scheduled {
@@ -80,14 +104,44 @@ impl Ord for Scheduled {
     }
 }
 
+/// A frame in the switch buffer, with the ingress port and priority PFC
+/// accounts it to.
+struct Buffered {
+    frame: Vec<u8>,
+    ingress: usize,
+    priority: usize,
+}
+
+enum OnWire {
+    Control(Vec<u8>),
+    Data(Buffered),
+}
+
 #[derive(Default)]
 struct EgressPort {
-    /// Head is on the wire while `busy`.
-    queue: VecDeque<Vec<u8>>,
+    /// One FIFO per priority; without PFC everything is in queue 0.
+    queues: [VecDeque<Buffered>; PRIORITIES],
+    /// PFC frames to the node, sent before any queue.
+    control: VecDeque<Vec<u8>>,
+    on_wire: Option<OnWire>,
+    /// Data bytes queued, the frame on the wire included: all queues, and
+    /// each.
     bytes: u64,
-    busy: bool,
+    queue_bytes: [u64; PRIORITIES],
     /// When the last frame's last bit left (ps).
     free_ps: u64,
+    /// Until when (ps) the node paused each priority.
+    paused_until_ps: [u64; PRIORITIES],
+    /// The pending `EgressResume`, so one is scheduled per pause end.
+    resume_at: Option<Time>,
+}
+
+/// PFC state of one ingress port: bytes held per priority, and whether the
+/// node is paused (with the current refresh's token).
+#[derive(Default)]
+struct IngressPort {
+    bytes: [u64; PRIORITIES],
+    xoff_token: [Option<u64>; PRIORITIES],
 }
 
 struct Node<E> {
@@ -104,6 +158,7 @@ struct Node<E> {
     last_advance: Option<Time>,
     kick_pending: bool,
     egress: EgressPort,
+    ingress: IngressPort,
 }
 
 /// A deterministic fabric of endpoints around one switch.
@@ -179,6 +234,7 @@ impl<E: Endpoint> Fabric<E> {
             last_advance: None,
             kick_pending: false,
             egress: EgressPort::default(),
+            ingress: IngressPort::default(),
         });
         self.stats.nodes.push(NodeStats::default());
         self.schedule_kick(i);
@@ -221,6 +277,18 @@ impl<E: Endpoint> Fabric<E> {
     /// towards `id`.
     pub fn egress_queue_bytes(&self, id: NodeId) -> u64 {
         self.nodes[id.0].egress.bytes
+    }
+
+    /// Bytes of `priority` from the node `id` that the switch holds, as PFC
+    /// counts them (0 without PFC or for a lossy priority).
+    pub fn ingress_bytes(&self, id: NodeId, priority: u8) -> u64 {
+        self.nodes[id.0].ingress.bytes[usize::from(priority) % PRIORITIES]
+    }
+
+    /// Whether the switch holds `id`'s node paused for `priority` (it sent
+    /// XOFF and no XON since).
+    pub fn pfc_pausing(&self, id: NodeId, priority: u8) -> bool {
+        self.nodes[id.0].ingress.xoff_token[usize::from(priority) % PRIORITIES].is_some()
     }
 
     /// Bytes held in the shared switch buffer.
@@ -302,6 +370,22 @@ impl<E: Endpoint> Fabric<E> {
             }
             Event::SwitchArrive { from, frame } => self.switch_arrive(from, frame),
             Event::EgressDone { port } => self.egress_done(port),
+            Event::PfcRefresh {
+                node,
+                priority,
+                token,
+            } => {
+                if self.nodes[node].ingress.xoff_token[priority] == Some(token) {
+                    self.send_xoff(node, priority);
+                }
+            }
+            Event::EgressResume { port } => {
+                let eg = &mut self.nodes[port].egress;
+                if eg.resume_at == Some(self.now) {
+                    eg.resume_at = None;
+                }
+                self.start_egress(port);
+            }
             Event::Deliver { node, frame } => {
                 let st = &mut self.stats;
                 st.delivered_frames += 1;
@@ -461,6 +545,10 @@ impl<E: Endpoint> Fabric<E> {
         }
         let mut dst = [0u8; 6];
         dst.copy_from_slice(&frame[..6]);
+        if dst == PFC_DEST_MAC && self.switch.pfc.is_some() {
+            self.pfc_from_node(from, &frame);
+            return;
+        }
         let Some(&port) = self.macs.get(&dst) else {
             self.drop_frame(from, DropReason::UnknownDestination, &frame);
             return;
@@ -471,7 +559,22 @@ impl<E: Endpoint> Fabric<E> {
             self.drop_frame(from, DropReason::BufferFull, &frame);
             return;
         }
-        let queued = self.nodes[port].egress.bytes;
+        let (priority, lossless) = match &self.switch.pfc {
+            Some(pfc) => {
+                let p = PfcConfig::priority_of(&frame);
+                (usize::from(p), pfc.is_lossless(p))
+            }
+            None => (0, false),
+        };
+        if lossless {
+            let pfc = self.switch.pfc.as_ref().expect("lossless implies PFC");
+            let held = self.nodes[from].ingress.bytes[priority];
+            if held + len > pfc.xoff_bytes + pfc.headroom_bytes {
+                self.drop_frame(from, DropReason::HeadroomFull, &frame);
+                return;
+            }
+        }
+        let queued = self.nodes[port].egress.queue_bytes[priority];
         if let Some(ecn) = &self.switch.ecn {
             let p = ecn.mark_probability(queued);
             // Draw only in the random band: below Kmin and above Kmax the
@@ -485,46 +588,171 @@ impl<E: Endpoint> Fabric<E> {
         self.buffer_used += len;
         self.stats.buffer_high_water_bytes =
             self.stats.buffer_high_water_bytes.max(self.buffer_used);
+        if lossless {
+            let xoff = self.switch.pfc.as_ref().map_or(u64::MAX, |p| p.xoff_bytes);
+            let ingress = &mut self.nodes[from].ingress;
+            ingress.bytes[priority] += len;
+            if ingress.bytes[priority] >= xoff && ingress.xoff_token[priority].is_none() {
+                self.send_xoff(from, priority);
+            }
+        }
         let eg = &mut self.nodes[port].egress;
         eg.bytes += len;
-        eg.queue.push_back(frame);
+        eg.queue_bytes[priority] += len;
+        eg.queues[priority].push_back(Buffered {
+            frame,
+            ingress: from,
+            priority,
+        });
         let hw = &mut self.stats.nodes[port].egress_high_water_bytes;
         *hw = (*hw).max(eg.bytes);
-        if !eg.busy {
+        if eg.on_wire.is_none() {
             self.start_egress(port);
         }
     }
 
-    fn start_egress(&mut self, port: usize) {
-        let now = self.now;
-        let n = &mut self.nodes[port];
-        let Some(head) = n.egress.queue.front() else {
+    /// A PFC frame from `from`'s node: its lossless priorities pause (or
+    /// resume) on the switch port towards it.
+    fn pfc_from_node(&mut self, from: usize, frame: &[u8]) {
+        let Ok(pfc_frame) = PfcFrame::decode(frame) else {
+            self.drop_frame(from, DropReason::UnsupportedControl, frame);
             return;
         };
+        let lossless = self.switch.pfc.as_ref().map_or(0, |p| p.priorities);
+        self.stats.nodes[from].pfc_frames_received += 1;
+        let now_ps = self.now * PS_PER_NS;
+        let n = &mut self.nodes[from];
+        for (priority, &quanta) in pfc_frame.quanta.iter().enumerate() {
+            if pfc_frame.enable & lossless & (1 << priority) != 0 {
+                n.egress.paused_until_ps[priority] =
+                    now_ps + PfcConfig::quanta_ps(quanta, n.link.rate_bps);
+            }
+        }
+        if n.egress.on_wire.is_none() {
+            self.start_egress(from);
+        }
+    }
+
+    /// Sends `node` a pause of `priority` and schedules its refresh.
+    fn send_xoff(&mut self, node: usize, priority: usize) {
+        let quanta = self.switch.pfc.as_ref().map_or(0, |p| p.pause_quanta);
+        self.next_token += 1;
+        let token = self.next_token;
+        self.nodes[node].ingress.xoff_token[priority] = Some(token);
+        self.stats.pfc_pauses += 1;
+        self.stats.nodes[node].pfc_xoff_sent += 1;
+        self.send_pfc(node, priority, quanta);
+        let half = PfcConfig::quanta_ps(quanta, self.nodes[node].link.rate_bps) / 2;
+        self.push(
+            self.now + ceil_ns(half).max(1),
+            Event::PfcRefresh {
+                node,
+                priority,
+                token,
+            },
+        );
+    }
+
+    fn send_pfc(&mut self, node: usize, priority: usize, quanta: u16) {
+        let mut frame = PfcFrame {
+            src_mac: switch_port_mac(node),
+            enable: 1 << priority,
+            ..PfcFrame::default()
+        };
+        frame.quanta[priority] = quanta;
+        let eg = &mut self.nodes[node].egress;
+        eg.control.push_back(frame.encode());
+        if eg.on_wire.is_none() {
+            self.start_egress(node);
+        }
+    }
+
+    /// A lossless frame from `ingress` left the buffer: XON once its count
+    /// is down to the threshold.
+    fn release(&mut self, ingress: usize, priority: usize, len: u64) {
+        let xon = self.switch.pfc.as_ref().map_or(0, |p| p.xon_bytes);
+        let port = &mut self.nodes[ingress].ingress;
+        port.bytes[priority] -= len;
+        if port.xoff_token[priority].is_some() && port.bytes[priority] <= xon {
+            port.xoff_token[priority] = None;
+            self.stats.nodes[ingress].pfc_xon_sent += 1;
+            self.send_pfc(ingress, priority, 0);
+        }
+    }
+
+    /// Puts the port's next frame on the wire, if it is idle: a PFC frame,
+    /// else the head of the highest priority queue its node has not
+    /// paused. When only paused queues hold frames, a resume is scheduled
+    /// for the first pause's end.
+    fn start_egress(&mut self, port: usize) {
+        let now = self.now;
+        let now_ps = now * PS_PER_NS;
+        let eg = &mut self.nodes[port].egress;
+        if eg.on_wire.is_some() {
+            return;
+        }
+        let next = if let Some(control) = eg.control.pop_front() {
+            OnWire::Control(control)
+        } else {
+            let ready = (0..PRIORITIES)
+                .rev()
+                .find(|&p| !eg.queues[p].is_empty() && eg.paused_until_ps[p] <= now_ps);
+            let Some(priority) = ready else {
+                let resume = (0..PRIORITIES)
+                    .filter(|&p| !eg.queues[p].is_empty())
+                    .map(|p| ceil_ns(eg.paused_until_ps[p]))
+                    .min();
+                if let Some(at) = resume {
+                    if eg.resume_at.is_none_or(|t| at < t) {
+                        eg.resume_at = Some(at);
+                        self.push(at, Event::EgressResume { port });
+                    }
+                }
+                return;
+            };
+            let head = eg.queues[priority].pop_front().expect("queue is not empty");
+            OnWire::Data(head)
+        };
+        let len = match &next {
+            OnWire::Control(frame) | OnWire::Data(Buffered { frame, .. }) => frame.len(),
+        };
+        let n = &mut self.nodes[port];
         let start = Self::start_ps(now, n.egress.free_ps);
-        let end = start + serialisation_ps(head.len(), n.link.rate_bps);
+        let end = start + serialisation_ps(len, n.link.rate_bps);
         n.egress.free_ps = end;
-        n.egress.busy = true;
+        n.egress.on_wire = Some(next);
         self.push(ceil_ns(end), Event::EgressDone { port });
     }
 
     fn egress_done(&mut self, port: usize) {
         let now = self.now;
         let n = &mut self.nodes[port];
-        n.egress.busy = false;
-        let Some(mut frame) = n.egress.queue.pop_front() else {
+        let Some(done) = n.egress.on_wire.take() else {
             return;
         };
-        let len = frame.len() as u64;
-        n.egress.bytes -= len;
-        self.buffer_used -= len;
+        let mut frame = match done {
+            OnWire::Control(frame) => frame,
+            OnWire::Data(b) => {
+                let len = b.frame.len() as u64;
+                n.egress.bytes -= len;
+                n.egress.queue_bytes[b.priority] -= len;
+                self.buffer_used -= len;
+                let lossless = self
+                    .switch
+                    .pfc
+                    .as_ref()
+                    .is_some_and(|p| p.is_lossless(b.priority as u8));
+                if lossless {
+                    self.release(b.ingress, b.priority, len);
+                }
+                b.frame
+            }
+        };
+        let n = &mut self.nodes[port];
         let decision = n.down.decide(&n.link.faults, &mut frame);
         let arrive = now + n.link.latency_ns;
         let reorder_delay = n.link.faults.reorder_delay_ns;
-        let more = !n.egress.queue.is_empty();
-        if more {
-            self.start_egress(port);
-        }
+        self.start_egress(port);
         self.cross_link(port, decision, frame, arrive, reorder_delay, |frame| {
             Event::Deliver { node: port, frame }
         });

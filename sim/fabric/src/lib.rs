@@ -1,6 +1,6 @@
 //! Deterministic discrete-event Ethernet fabric: NIC ports, links with
 //! bandwidth and latency, a shared-buffer output-queued switch with ECN
-//! marking, seeded fault injection, and pcap capture.
+//! marking and priority flow control, seeded fault injection, and pcap capture.
 //!
 //! Time is in nanoseconds. The same seed gives the same run, byte for byte.
 
@@ -14,9 +14,10 @@ pub mod pcap;
 pub mod stats;
 
 pub use config::{
-    serialisation_ps, wire_bytes, ConfigError, EcnConfig, FaultConfig, LinkConfig, SwitchConfig,
+    serialisation_ps, wire_bytes, ConfigError, EcnConfig, FaultConfig, LinkConfig, PfcConfig,
+    SwitchConfig,
 };
-pub use engine::{CaptureSink, Fabric, NodeId};
+pub use engine::{switch_port_mac, CaptureSink, Fabric, NodeId};
 pub use pcap::{PcapCapture, PcapWriter};
 pub use stats::{CaptureEvent, CaptureKind, DropCounts, DropReason, FabricStats, NodeStats};
 

@@ -15,6 +15,13 @@ pub enum DropReason {
     UnknownDestination,
     /// Shorter than an Ethernet header: nothing to forward on.
     Runt,
+    /// A lossless priority's frame beyond its ingress port's XOFF
+    /// threshold plus headroom: the headroom is smaller than the link's
+    /// round trip.
+    HeadroomFull,
+    /// A MAC Control frame the switch does not act on (802.3x PAUSE, a
+    /// malformed PFC frame).
+    UnsupportedControl,
 }
 
 /// Frames dropped, by reason.
@@ -24,11 +31,18 @@ pub struct DropCounts {
     pub buffer_full: u64,
     pub unknown_destination: u64,
     pub runt: u64,
+    pub headroom_full: u64,
+    pub unsupported_control: u64,
 }
 
 impl DropCounts {
     pub fn total(&self) -> u64 {
-        self.loss + self.buffer_full + self.unknown_destination + self.runt
+        self.loss
+            + self.buffer_full
+            + self.unknown_destination
+            + self.runt
+            + self.headroom_full
+            + self.unsupported_control
     }
 
     pub(crate) fn count(&mut self, reason: DropReason) {
@@ -37,6 +51,8 @@ impl DropCounts {
             DropReason::BufferFull => self.buffer_full += 1,
             DropReason::UnknownDestination => self.unknown_destination += 1,
             DropReason::Runt => self.runt += 1,
+            DropReason::HeadroomFull => self.headroom_full += 1,
+            DropReason::UnsupportedControl => self.unsupported_control += 1,
         }
     }
 }
@@ -54,6 +70,12 @@ pub struct NodeStats {
     pub buffer_drops: u64,
     /// Largest occupancy of the switch egress queue towards this node.
     pub egress_high_water_bytes: u64,
+    /// PFC frames the switch sent this node: pauses (XOFF, refreshes
+    /// included) and their ends (XON).
+    pub pfc_xoff_sent: u64,
+    pub pfc_xon_sent: u64,
+    /// PFC frames this node sent the switch, which its egress port honoured.
+    pub pfc_frames_received: u64,
 }
 
 /// Fabric-wide counters. Byte counts are frame bytes as the endpoints see
@@ -73,6 +95,8 @@ pub struct FabricStats {
     pub ecn_marked: u64,
     /// Largest occupancy of the shared switch buffer.
     pub buffer_high_water_bytes: u64,
+    /// PFC pause frames (XOFF, refreshes included) the switch sent.
+    pub pfc_pauses: u64,
     pub nodes: Vec<NodeStats>,
 }
 

@@ -71,6 +71,7 @@ fn scenario(seed: u64) -> Fabric<TestNode> {
             kmax_bytes: 30_000,
             pmax: 0.3,
         }),
+        pfc: None,
         latency_ns: 50,
     };
     let lossy = LinkConfig {

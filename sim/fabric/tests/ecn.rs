@@ -33,6 +33,7 @@ fn run(seed: u64, cp: Option<EcnConfig>) -> Fabric<TestNode> {
     let sw = SwitchConfig {
         buffer_bytes: 64 << 20,
         ecn: cp,
+        pfc: None,
         latency_ns: 0,
     };
     let mut f = Fabric::new(seed, sw);

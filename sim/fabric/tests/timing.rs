@@ -130,6 +130,7 @@ fn incast_two_to_one_tail_drops_exactly() {
     let sw = SwitchConfig {
         buffer_bytes: 50 * 1026,
         ecn: None,
+        pfc: None,
         latency_ns: 0,
     };
     let mut f = Fabric::new(3, sw);

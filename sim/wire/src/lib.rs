@@ -68,6 +68,20 @@ pub fn frame_ecn(frame: &[u8]) -> Option<u8> {
     }
 }
 
+/// Reads the IP DSCP (the traffic class's upper six bits) of an encoded
+/// frame; `None` when the frame is too short or not IP.
+pub fn frame_dscp(frame: &[u8]) -> Option<u8> {
+    match ethertype(frame)? {
+        ETHERTYPE_IPV4 => frame.get(ETH_LEN + 1).map(|tos| tos >> 2),
+        ETHERTYPE_IPV6 => {
+            let high = frame.get(ETH_LEN)?;
+            let low = frame.get(ETH_LEN + 1)?;
+            Some(((high & 0x0F) << 2) | (low >> 6))
+        }
+        _ => None,
+    }
+}
+
 /// Marks an ECN-capable frame Congestion Experienced in place, as a switch
 /// does, fixing the IPv4 header checksum. The ICRC masks these bits, so it
 /// stays valid. Returns false (and leaves the frame alone) for a Not-ECT or

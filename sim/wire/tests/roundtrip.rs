@@ -162,7 +162,13 @@ proptest! {
         prop_assert_eq!(bytes.len(), frame.wire_len());
         let back = RoceFrame::decode(&bytes).unwrap();
         prop_assert_eq!(&back, &frame);
-        prop_assert_eq!(back.encode().unwrap(), bytes);
+        prop_assert_eq!(&back.encode().unwrap(), &bytes);
+        let (dscp, ecn) = match frame.ip {
+            IpHeader::V4(h) => (h.dscp, h.ecn),
+            IpHeader::V6(h) => (h.dscp, h.ecn),
+        };
+        prop_assert_eq!(frame_dscp(&bytes), Some(dscp));
+        prop_assert_eq!(frame_ecn(&bytes), Some(ecn));
     }
 
     #[test]

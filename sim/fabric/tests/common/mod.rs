@@ -16,12 +16,24 @@ pub fn mac(n: u8) -> [u8; 6] {
 /// IPv4 SEND-only frame bytes for a payload of `payload` bytes:
 /// 14 + 20 + 8 + 12 + payload + pad + 4.
 pub fn send_frame(src: [u8; 6], dst: [u8; 6], psn: u32, payload: usize, ecn: u8) -> Vec<u8> {
+    send_frame_dscp(src, dst, psn, payload, ecn, 26)
+}
+
+/// [`send_frame`] with another DSCP (the switch's PFC priority is DSCP / 8).
+pub fn send_frame_dscp(
+    src: [u8; 6],
+    dst: [u8; 6],
+    psn: u32,
+    payload: usize,
+    ecn: u8,
+    dscp: u8,
+) -> Vec<u8> {
     RoceFrame {
         eth: EthHeader { dst, src },
         ip: IpHeader::V4(Ipv4Header {
             src: Ipv4Addr::new(10, 0, 0, src[5]),
             dst: Ipv4Addr::new(10, 0, 0, dst[5]),
-            dscp: 26,
+            dscp,
             ecn,
             identification: psn as u16,
             dont_fragment: true,
@@ -53,6 +65,7 @@ pub struct Plan {
     pub ecn: fn(u32) -> u8,
     /// Raw frames of this length (dst, src, filler) instead of RoCE frames.
     pub raw_len: Option<usize>,
+    pub dscp: u8,
 }
 
 impl Plan {
@@ -65,6 +78,7 @@ impl Plan {
             start_ns: 0,
             ecn: |_| ecn::NOT_ECT,
             raw_len: None,
+            dscp: 26,
         }
     }
 }
@@ -80,6 +94,11 @@ pub struct TestNode {
     pub sent: Vec<(Time, Vec<u8>)>,
     pub received: Vec<(Time, Vec<u8>)>,
     pub advances: u64,
+    /// Honour PFC frames for the plan's priority (DSCP / 8), as a NIC on a
+    /// link of this rate; `None` ignores them.
+    pub pfc_rate_bps: Option<f64>,
+    /// The plan sends nothing before this time (a received pause).
+    pub paused_until: Time,
 }
 
 impl TestNode {
@@ -93,6 +112,8 @@ impl TestNode {
             sent: Vec::new(),
             received: Vec::new(),
             advances: 0,
+            pfc_rate_bps: None,
+            paused_until: 0,
         }
     }
 
@@ -101,6 +122,15 @@ impl TestNode {
         t.next_at = plan.start_ns;
         t.plan = Some(plan);
         t
+    }
+
+    /// The node pauses its plan on PFC frames, as a NIC on a link of
+    /// `rate_bps`.
+    pub fn honouring_pfc(self, rate_bps: f64) -> TestNode {
+        TestNode {
+            pfc_rate_bps: Some(rate_bps),
+            ..self
+        }
     }
 
     fn planned_left(&self) -> bool {
@@ -114,6 +144,17 @@ impl Endpoint for TestNode {
     }
 
     fn receive(&mut self, now: Time, frame: Vec<u8>) {
+        if let (Some(rate), Ok(pfc), Some(plan)) = (
+            self.pfc_rate_bps,
+            pfc::PfcFrame::decode(&frame),
+            self.plan.as_ref(),
+        ) {
+            let priority = usize::from(plan.dscp >> 3);
+            if pfc.enable & (1 << priority) != 0 {
+                let bits = u64::from(pfc.quanta[priority]) * pfc::QUANTUM_BITS;
+                self.paused_until = now + (bits as f64 * 1e9 / rate).ceil() as Time;
+            }
+        }
         self.received.push((now, frame));
     }
 
@@ -122,7 +163,7 @@ impl Endpoint for TestNode {
             self.sent.push((now, f.clone()));
             return Some(f);
         }
-        if !self.planned_left() || now < self.next_at {
+        if !self.planned_left() || now < self.next_at || now < self.paused_until {
             return None;
         }
         let p = self.plan.as_ref()?;
@@ -138,7 +179,7 @@ impl Endpoint for TestNode {
                 }
                 f
             }
-            None => send_frame(self.mac, p.dst, psn, p.payload, (p.ecn)(psn)),
+            None => send_frame_dscp(self.mac, p.dst, psn, p.payload, (p.ecn)(psn), p.dscp),
         };
         self.next_psn += 1;
         self.next_at = now + p.interval_ns;
@@ -149,8 +190,9 @@ impl Endpoint for TestNode {
     fn next_deadline(&self) -> Option<Time> {
         // Back-to-back sending needs no timer: the fabric asks again when
         // the transmitter is idle.
-        (self.planned_left() && self.plan.as_ref().is_some_and(|p| p.interval_ns > 0))
-            .then_some(self.next_at)
+        let paced = self.plan.as_ref().is_some_and(|p| p.interval_ns > 0);
+        let paused = self.paused_until > self.next_at;
+        (self.planned_left() && (paced || paused)).then_some(self.next_at.max(self.paused_until))
     }
 
     fn advance(&mut self, _now: Time) {
