@@ -12,16 +12,18 @@
 //! - [`primitives`]: streams, RAMs, FIFOs, skid and register slices, byte
 //!   lanes;
 //! - [`codes`]: the transport's codes (opcodes and their headers);
-//! - [`crc`]: CRC-32 per beat, the ICRC checker and generator;
-//! - [`rx`], [`tx`]: the receive parser and the transmit frame builder;
+//! - [`frame`]: a frame's bytes: CRC-32 per beat, the ICRC checker and
+//!   generator ([`frame::crc`]), the receive parser ([`frame::rx`]) and
+//!   the transmit frame builder ([`frame::tx`]);
 //! - [`qp`]: per-QP state (context record and RAM, address RAM, timers);
 //! - [`dma`]: host DMA ports, MR translation, payload fetch, write mover,
 //!   arbiters;
 //! - [`responder`], [`requester`]: the two halves of the RC transport;
-//! - [`congestion`]: DCQCN's reaction point (a rate per sending QP);
+//! - [`congestion`]: DCQCN's notification and reaction points, per-QP
+//!   pacing on transmit, PFC pause on receive;
 //! - [`nic`]: the core that joins them;
-//! - [`host`]: the host interface in front of it (BAR registers, with the
-//!   offsets of the host ABI, `rocenic-abi`).
+//! - [`host`]: the host interface in front of it (BAR registers, counters,
+//!   completion and event queues, in the host ABI's layouts, `rocenic-abi`).
 //!
 //! How the blocks fit together: `docs/transport-core.md`; what is built and
 //! how big each block synthesizes: `docs/status.md`. [`export::blocks`]
@@ -30,14 +32,12 @@
 
 pub mod codes;
 pub mod congestion;
-pub mod crc;
 pub mod dma;
 pub mod export;
+pub mod frame;
 pub mod host;
 pub mod nic;
 pub mod primitives;
 pub mod qp;
 pub mod requester;
 pub mod responder;
-pub mod rx;
-pub mod tx;

@@ -9,7 +9,7 @@
 
 use crate::decode::{read_pcap, FrameReport};
 use anyhow::Result;
-use rocenic_hdl::rx::header_record::DropReason;
+use rocenic_hdl::frame::rx::header_record::DropReason;
 use rocenic_rtl::icrc::icrc_span;
 use rocenic_rtl::rx::{run_rx_parser, RxDrive, RxOutput};
 use rocenic_wire::ICRC_LEN;
@@ -28,7 +28,7 @@ pub struct RtlFrameReport {
     #[serde(flatten)]
     pub report: FrameReport,
     /// The record's drop reason code (0: accepted; see
-    /// `rocenic_hdl::rx::header_record::DropReason`), null when the frame never
+    /// `rocenic_hdl::frame::rx::header_record::DropReason`), null when the frame never
     /// reached the parser.
     pub hw_reason_code: Option<u8>,
     /// Its name, as the parser's counters label it.

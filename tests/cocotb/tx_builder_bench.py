@@ -43,7 +43,7 @@ from roce_rules import Drop
 BEAT_BYTES = 64
 CLOCK_NS = 4
 
-#: TxHeader's fields (hdl/src/tx/tx_header.rs) and the FrameSpec value
+#: TxHeader's fields (hdl/src/frame/tx/tx_header.rs) and the FrameSpec value
 #: each is drawn from (None: a field of its own, set below).
 HEADER_FIELDS = {
     "eth_dst": "eth_dst",

@@ -14,12 +14,14 @@ use crate::congestion::dcqcn_reaction_point::{self, DcqcnReactionPoint};
 use crate::congestion::pacing_gate::PacingGate;
 use crate::congestion::pacing_scheduler::PacingSchedulerDefault;
 use crate::congestion::pfc_pause::PfcPause;
-use crate::crc::icrc_checker::IcrcChecker;
-use crate::crc::icrc_generator::IcrcGenerator;
 use crate::dma::dma_read_arbiter::DmaReadArbiter;
 use crate::dma::dma_write_arbiter::DmaWriteArbiter;
 use crate::dma::dma_write_mover::DmaWriteMover;
 use crate::dma::mr_translate::MrTranslateDefault;
+use crate::frame::crc::icrc_checker::IcrcChecker;
+use crate::frame::crc::icrc_generator::IcrcGenerator;
+use crate::frame::rx::rx_parser::RxParser;
+use crate::frame::tx::tx_builder::TxBuilder;
 use crate::host::bar_registers::BarRegisters;
 use crate::host::counter_bank::CounterBank;
 use crate::host::cqe_writer::CqeWriter;
@@ -49,8 +51,6 @@ use crate::responder::responder_path::ResponderPath;
 use crate::responder::response_queue::ResponseQueue;
 use crate::responder::response_transmitter::ResponseTransmitter;
 use crate::responder::response_write_gate::ResponseWriteGate;
-use crate::rx::rx_parser::RxParser;
-use crate::tx::tx_builder::TxBuilder;
 use rust_hdl::prelude::*;
 
 /// One block ready for Verilator: its name and its full Verilog hierarchy.

@@ -89,12 +89,12 @@ use crate::codes::wc_status;
 use crate::dma::dma_port::DmaReadPort;
 use crate::dma::mr_translate::MrConfigPortDefault;
 use crate::dma::payload_fetch::PayloadFetch;
+use crate::frame::tx::tx_builder::TxBuilder;
+use crate::frame::tx::tx_header::TxHeader;
 use crate::primitives::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::primitives::sync_fifo::SyncFifo;
 use crate::qp::qp_address_ram::QpAddress;
 use crate::requester::request_segmenter::RequestSegmenter;
-use crate::tx::tx_builder::TxBuilder;
-use crate::tx::tx_header::TxHeader;
 use rust_hdl::prelude::*;
 
 pub use crate::dma::payload_fetch::{DMA_TAGS, SLOTS};

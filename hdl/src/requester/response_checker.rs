@@ -13,7 +13,7 @@
 //! - `clock`; `reset` (synchronous, high) empties the pipeline.
 //! - Input (valid/ready): `in_valid`, `in_ready`, a 16-bit `in_tag`
 //!   returned with the decision, and
-//!   - from the header record ([`crate::rx::header_record`]): `pkt_opcode`,
+//!   - from the header record ([`crate::frame::rx::header_record`]): `pkt_opcode`,
 //!     `pkt_psn` (24 bits), `pkt_has_aeth`, `pkt_aeth_syndrome` (bit 7 is
 //!     reserved and ignored, as the model's `Aeth::kind` does),
 //!     `pkt_payload_len` (32 bits; the record's 13 zero-extended). Not

@@ -79,7 +79,7 @@
 //! # Latency and throughput
 //!
 //! A header is presented 2 cycles after the parser's record (the parser's
-//! [`RECORD_LATENCY`](crate::rx::rx_parser::RECORD_LATENCY) after the frame's
+//! [`RECORD_LATENCY`](crate::frame::rx::rx_parser::RECORD_LATENCY) after the frame's
 //! last ICRC beat): one to write the FIFO, one for its read. A placement
 //! takes the command, the MR round trip (about 7 cycles), then one DMA
 //! beat per cycle from the [`DmaWriteMover`], `ceil((va mod 64 + len) /
@@ -107,10 +107,10 @@ use crate::codes::wc_status;
 use crate::dma::dma_port::DmaWritePort;
 use crate::dma::dma_write_mover::DmaWriteMover;
 use crate::dma::mr_translate::{MrConfigPortDefault, MrTranslateDefault};
+use crate::frame::rx::rx_parser::RxParser;
 use crate::primitives::stream::Axis512Sink;
 use crate::primitives::stream::PayloadWord;
 use crate::primitives::sync_fifo::SyncFifo;
-use crate::rx::rx_parser::RxParser;
 use rust_hdl::prelude::*;
 
 /// QP table address bits (1024 QPs): a higher QPN is not handled here.

@@ -232,6 +232,8 @@ use crate::codes::{request_verdict, wc_opcode, wc_status};
 use crate::dma::dma_port::{DmaReadPort, DmaWritePort};
 use crate::dma::dma_write_mover::DmaWriteMover;
 use crate::dma::mr_translate::{MrConfigPortDefault, MrTranslateDefault};
+use crate::frame::rx::header_record::HeaderRecord;
+use crate::frame::rx::rx_parser::RxParser;
 use crate::primitives::skid_buffer::SkidBuffer;
 use crate::primitives::stream::{Axis512Sink, PayloadWord};
 use crate::primitives::sync_fifo::SyncFifo;
@@ -246,8 +248,6 @@ use crate::responder::receive_queue::{
 };
 use crate::responder::request_checker::{MessageState, RequestChecker};
 use crate::responder::response_queue::{QueueCommandSource, WSEQ_BITS};
-use crate::rx::header_record::HeaderRecord;
-use crate::rx::rx_parser::RxParser;
 use rust_hdl::prelude::*;
 
 /// QP table address bits (1024 QPs), as the exported `qp_context`.

@@ -84,11 +84,11 @@
 use crate::dma::dma_port::DmaReadPort;
 use crate::dma::mr_translate::MrConfigPortDefault;
 use crate::dma::payload_fetch::PayloadFetch;
+use crate::frame::tx::tx_builder::TxBuilder;
+use crate::frame::tx::tx_header::TxHeader;
 use crate::primitives::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::primitives::sync_fifo::SyncFifo;
 use crate::qp::qp_address_ram::QpAddress;
-use crate::tx::tx_builder::TxBuilder;
-use crate::tx::tx_header::TxHeader;
 use rust_hdl::prelude::*;
 
 /// IPv4 TTL / IPv6 hop limit, as the model sends.

@@ -7,8 +7,8 @@
 use crate::common;
 
 use common::frames;
-use rocenic_hdl::crc::icrc_checker::IcrcChecker;
-use rocenic_hdl::crc::icrc_generator::IcrcGenerator;
+use rocenic_hdl::frame::crc::icrc_checker::IcrcChecker;
+use rocenic_hdl::frame::crc::icrc_generator::IcrcGenerator;
 use rocenic_hdl::primitives::wide::bits_from_bytes;
 use rocenic_hdl_testbench::CycleSim;
 use rust_hdl::prelude::*;

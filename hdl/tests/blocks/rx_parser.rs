@@ -9,7 +9,7 @@ use crate::common;
 
 use common::frames::{self, frame_bytes, vectors};
 use common::rx::{judge, run_parser, Traffic, FULL_SPEED};
-use rocenic_hdl::rx::rx_parser::RECORD_LATENCY;
+use rocenic_hdl::frame::rx::rx_parser::RECORD_LATENCY;
 use rocenic_wire::frame::internet_checksum;
 use rocenic_wire::op;
 
@@ -450,13 +450,13 @@ fn ipv4_checksum_corner_cases_follow_the_codec() {
 /// What a hand-driven parser emitted, for tests that drive it directly.
 #[derive(Default)]
 struct Seen {
-    records: Vec<rocenic_hdl::rx::header_record::HeaderRecord>,
+    records: Vec<rocenic_hdl::frame::rx::header_record::HeaderRecord>,
     payload_beats: usize,
 }
 
 /// One cycle: offer `beat` (bytes, last) or nothing, with `reset`.
 fn feed(
-    sim: &mut rocenic_hdl_testbench::CycleSim<rocenic_hdl::rx::rx_parser::RxParser>,
+    sim: &mut rocenic_hdl_testbench::CycleSim<rocenic_hdl::frame::rx::rx_parser::RxParser>,
     seen: &mut Seen,
     beat: Option<(&[u8], bool)>,
     reset: bool,
@@ -489,7 +489,7 @@ fn feed(
 
 #[test]
 fn reset_drops_frames_in_flight_and_clears_counters() {
-    use rocenic_hdl::rx::rx_parser::RxParser;
+    use rocenic_hdl::frame::rx::rx_parser::RxParser;
     use rocenic_hdl_testbench::CycleSim;
     use rust_hdl::prelude::*;
 

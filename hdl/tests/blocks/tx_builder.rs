@@ -11,9 +11,9 @@
 use crate::tx_common;
 
 use rand::Rng;
-use rocenic_hdl::tx::tx_builder::TxBuilder;
-use rocenic_hdl::tx::tx_header::TxHeader;
-use rocenic_hdl::tx::tx_udp_checksum::FULL_RATE_RELEASE_DELAY;
+use rocenic_hdl::frame::tx::tx_builder::TxBuilder;
+use rocenic_hdl::frame::tx::tx_header::TxHeader;
+use rocenic_hdl::frame::tx::tx_udp_checksum::FULL_RATE_RELEASE_DELAY;
 use rocenic_hdl_testbench::{yosys_synth, CycleSim};
 use rocenic_wire::{op, RoceFrame};
 use rust_hdl::prelude::*;

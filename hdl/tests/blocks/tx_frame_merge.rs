@@ -9,10 +9,10 @@
 use crate::tx_common;
 
 use rand::Rng;
+use rocenic_hdl::frame::tx::tx_frame_merge::TxFrameMerge;
+use rocenic_hdl::frame::tx::tx_header_prep::TxJob;
 use rocenic_hdl::primitives::byte_rotator::ByteRotator;
 use rocenic_hdl::primitives::wide::{bits_from_bytes, bits_to_bytes};
-use rocenic_hdl::tx::tx_frame_merge::TxFrameMerge;
-use rocenic_hdl::tx::tx_header_prep::TxJob;
 use rocenic_hdl_testbench::{yosys_synth, CycleSim};
 use rocenic_wire::{op, RoceFrame};
 use rust_hdl::prelude::*;

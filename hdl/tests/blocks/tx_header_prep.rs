@@ -8,10 +8,10 @@ use crate::tx_common;
 
 use rand::Rng;
 use rocenic_hdl::codes::opcode_headers::{rom_entry, OpcodeHeaders};
+use rocenic_hdl::frame::tx::tx_header::TxHeader;
+use rocenic_hdl::frame::tx::tx_header_prep::{TxHeaderPrep, TxJob};
 use rocenic_hdl::primitives::byte_reverse::ByteReverse;
 use rocenic_hdl::primitives::wide::bits_to_bytes;
-use rocenic_hdl::tx::tx_header::TxHeader;
-use rocenic_hdl::tx::tx_header_prep::{TxHeaderPrep, TxJob};
 use rocenic_hdl_testbench::{yosys_synth, CycleSim};
 use rocenic_wire::opcode::ExtSet;
 use rocenic_wire::{op, pad_for, RoceFrame};

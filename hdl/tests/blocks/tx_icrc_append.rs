@@ -7,7 +7,7 @@
 use crate::tx_common;
 
 use rand::Rng;
-use rocenic_hdl::tx::tx_icrc_append::{end_lanes, TxIcrcAppend};
+use rocenic_hdl::frame::tx::tx_icrc_append::{end_lanes, TxIcrcAppend};
 use rocenic_hdl_testbench::{yosys_synth, CycleSim};
 use rocenic_wire::{op, IpHeader, RoceFrame};
 use rust_hdl::prelude::*;

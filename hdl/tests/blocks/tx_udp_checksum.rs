@@ -7,8 +7,8 @@
 use crate::tx_common;
 
 use rand::Rng;
+use rocenic_hdl::frame::tx::tx_udp_checksum::{TxUdpChecksum, FULL_RATE_RELEASE_DELAY};
 use rocenic_hdl::primitives::sync_fifo::SyncFifo;
-use rocenic_hdl::tx::tx_udp_checksum::{TxUdpChecksum, FULL_RATE_RELEASE_DELAY};
 use rocenic_hdl_testbench::{yosys_synth, CycleSim};
 use rocenic_wire::{op, IpHeader, RoceFrame};
 use rust_hdl::prelude::*;

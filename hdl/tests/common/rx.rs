@@ -5,11 +5,11 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rocenic_hdl::frame::rx::header_record::{DropReason, HeaderRecord};
+use rocenic_hdl::frame::rx::rx_parser::{RxParser, STAT_COUNTERS};
 use rocenic_hdl::primitives::wide::{
     bits_from_bytes, bits_from_words, bits_to_bytes, bits_to_words,
 };
-use rocenic_hdl::rx::header_record::{DropReason, HeaderRecord};
-use rocenic_hdl::rx::rx_parser::{RxParser, STAT_COUNTERS};
 use rocenic_hdl_testbench::CycleSim;
 use rocenic_wire::{IpHeader, RoceFrame};
 use rust_hdl::prelude::*;

@@ -3,10 +3,10 @@
 //! `.venv`; missing, the tests fail): `hierarchy -check`, a generic `synth`
 //! and `check -assert` (no undriven wires, multiple drivers or logic loops).
 
-use rocenic_hdl::crc::crc32_beat::Crc32Beat;
-use rocenic_hdl::crc::icrc_checker::IcrcChecker;
-use rocenic_hdl::crc::icrc_generator::IcrcGenerator;
-use rocenic_hdl::rx::rx_parser::RxParser;
+use rocenic_hdl::frame::crc::crc32_beat::Crc32Beat;
+use rocenic_hdl::frame::crc::icrc_checker::IcrcChecker;
+use rocenic_hdl::frame::crc::icrc_generator::IcrcGenerator;
+use rocenic_hdl::frame::rx::rx_parser::RxParser;
 use rocenic_hdl_testbench::yosys_synth;
 use rust_hdl::prelude::*;
 

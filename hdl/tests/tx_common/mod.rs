@@ -5,9 +5,9 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rocenic_hdl::frame::tx::tx_header::TxHeader;
 use rocenic_hdl::primitives::stream::{AxisSink, AxisSource, DATA_BITS, KEEP_BITS};
 use rocenic_hdl::primitives::wide::{bits_from_words, bits_to_bytes};
-use rocenic_hdl::tx::tx_header::TxHeader;
 use rocenic_wire::opcode::{ExtSet, OPCODES};
 use rocenic_wire::*;
 use rust_hdl::prelude::*;
@@ -204,14 +204,14 @@ pub fn encode_without_udp_checksum(f: &RoceFrame) -> Vec<u8> {
 
 /// The frame job the header stage should make for `f`, built in plain Rust
 /// from the codec's bytes (an independent reference for the merger tests).
-pub fn job_of(f: &RoceFrame, drop: bool) -> rocenic_hdl::tx::tx_header_prep::TxJob {
+pub fn job_of(f: &RoceFrame, drop: bool) -> rocenic_hdl::frame::tx::tx_header_prep::TxJob {
     use rocenic_hdl::primitives::wide::bits_from_bytes;
     let wire = encode_without_udp_checksum(f);
     let h = header_len(f);
     let len = f.payload.len();
     let e = h + len + pad_for(len);
     let v6 = matches!(f.ip, IpHeader::V6(_));
-    rocenic_hdl::tx::tx_header_prep::TxJob {
+    rocenic_hdl::frame::tx::tx_header_prep::TxJob {
         header_lanes: bits_from_bytes(&wire[..h]),
         header_len: bits(h as u64),
         payload_beats: bits(len.div_ceil(64) as u64),

@@ -1,4 +1,4 @@
-//! The Verilated ICRC checker (`rocenic_hdl::crc::icrc_checker`) fed from a
+//! The Verilated ICRC checker (`rocenic_hdl::frame::crc::icrc_checker`) fed from a
 //! frame stream, and the model's verdict on the same bytes.
 //!
 //! The checker is told where the covered bytes end (`beat_end`,

@@ -1,4 +1,4 @@
-//! The Verilated RX parser (`rocenic_hdl::rx::rx_parser`) fed from a frame
+//! The Verilated RX parser (`rocenic_hdl::frame::rx::rx_parser`) fed from a frame
 //! stream, what it said about each frame in the model's terms, and the
 //! model's verdict to compare it with.
 //!
@@ -6,7 +6,7 @@
 //! whose last beat carries `payload_drop`, a header record channel
 //! `record_record` / `record_valid` / `record_ready`, and a counter read
 //! port `stat_select` / `stat_count`. Records are unpacked by the field
-//! layout of `rocenic_hdl::rx::header_record::HeaderRecord`, so a field added
+//! layout of `rocenic_hdl::frame::rx::header_record::HeaderRecord`, so a field added
 //! there shows up here without an edit.
 //!
 //! The one documented difference from the model: the RTL does not verify
@@ -18,7 +18,7 @@ use super::stream::{
     AxisInPorts, AxisOutPorts, ChannelOutPorts, HandshakeSink, StreamSink, StreamSource,
 };
 use super::RtlError;
-use rocenic_hdl::rx::header_record::{DropReason, HeaderRecord};
+use rocenic_hdl::frame::rx::header_record::{DropReason, HeaderRecord};
 use rocenic_wire::*;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use verilator_sys::{Block, Sim};

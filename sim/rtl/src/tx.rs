@@ -1,4 +1,4 @@
-//! The Verilated TX builder (`rocenic_hdl::tx::tx_builder`) fed with header
+//! The Verilated TX builder (`rocenic_hdl::frame::tx::tx_builder`) fed with header
 //! records and payload streams, collecting the frames it sends, for
 //! comparison with `RoceFrame::encode` of the same inputs.
 //!
@@ -13,8 +13,8 @@ use super::stream::{
     StreamSource,
 };
 use super::RtlError;
+use rocenic_hdl::frame::tx::tx_header::TxHeader;
 use rocenic_hdl::primitives::wide::{bits_from_words, bits_to_words};
-use rocenic_hdl::tx::tx_header::TxHeader;
 use rocenic_wire::{Aeth, AtomicAckEth, AtomicEth, Deth, IpHeader, Reth, RoceFrame};
 use rust_hdl::prelude::{Bits, Synth};
 use verilator_sys::{Block, Sim};

@@ -10,7 +10,7 @@ use crate::rtl_common;
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::rx::rx_parser::RECORD_LATENCY;
+use rocenic_hdl::frame::rx::rx_parser::RECORD_LATENCY;
 use rocenic_rtl::gen::{frame_of_len, frame_with, malform, Malformation};
 use rocenic_rtl::rx::{compare_rx, expected_counters, model_rx, run_rx_parser, RxDrive, RxRun};
 use rocenic_rtl::stream::BEAT_BYTES;

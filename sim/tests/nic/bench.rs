@@ -68,7 +68,7 @@ fn bench_rows_hold_the_promised_figures() {
         .all(|r| r["value"] == 0.0));
     assert!(select("rx_parser", "latency_last_beat_in_to_record")
         .iter()
-        .all(|r| r["value"] == rocenic_hdl::rx::rx_parser::RECORD_LATENCY as f64));
+        .all(|r| r["value"] == rocenic_hdl::frame::rx::rx_parser::RECORD_LATENCY as f64));
     assert!(select("icrc_checker", "latency_end_beat_in_to_verdict")
         .iter()
         .all(|r| r["value"] == 3.0));

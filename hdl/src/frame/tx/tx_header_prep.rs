@@ -20,8 +20,8 @@
 //! payload beats and sends nothing.
 
 use crate::codes::opcode_headers::OpcodeHeaders;
+use crate::frame::tx::tx_header::{TxHeader, TxHeaderSink};
 use crate::primitives::byte_reverse::ByteReverse;
-use crate::tx::tx_header::{TxHeader, TxHeaderSink};
 use rust_hdl::prelude::*;
 
 /// Everything the frame merger needs about one frame.

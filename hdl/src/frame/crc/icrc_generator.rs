@@ -11,7 +11,7 @@
 //!
 //! Ports:
 //! - `clock`, `reset` (synchronous), `advance` (clock enable);
-//! - the beat inputs of [`crate::crc::icrc_mask::IcrcMask`], with `beat_end`
+//! - the beat inputs of [`crate::frame::crc::icrc_mask::IcrcMask`], with `beat_end`
 //!   marking the beat that holds the last pad (or payload, or header)
 //!   byte, i.e. the byte before the ICRC;
 //! - `icrc_valid` (high for the advance that carries a frame's ICRC) and
@@ -20,10 +20,10 @@
 //! Latency: 6 advances from the end beat (mask, data term, register, three
 //! undo stages). Throughput: one beat per cycle.
 
-use crate::crc::crc32_beat::Crc32Beat;
-use crate::crc::crc32_math::{UndoStages, UNDO_STAGE_BYTES};
-use crate::crc::gf2_matrix::Gf2Matrix;
-use crate::crc::icrc_mask::IcrcMask;
+use crate::frame::crc::crc32_beat::Crc32Beat;
+use crate::frame::crc::crc32_math::{UndoStages, UNDO_STAGE_BYTES};
+use crate::frame::crc::gf2_matrix::Gf2Matrix;
+use crate::frame::crc::icrc_mask::IcrcMask;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]

@@ -24,11 +24,11 @@
 //!   must not be presented as valid;
 //! - `masked_valid`, `masked_first`, `masked_data`, `masked_offset`,
 //!   `masked_tag` (bit 6: end, bits 5:0: zero bytes filled in after the
-//!   last covered byte): ready for [`crate::crc::crc32_beat::Crc32Beat`].
+//!   last covered byte): ready for [`crate::frame::crc::crc32_beat::Crc32Beat`].
 //!
 //! Latency: 1 advance. Throughput: one beat per cycle.
 
-use crate::crc::crc32_math::{
+use crate::frame::crc::crc32_math::{
     beat_data_map, beat_words, undo_zero_bytes_map, zero_bytes_map, BEAT_BYTES, RESIDUE_REGISTER,
 };
 use crate::primitives::byte_lane_select::ByteLaneSelect;
@@ -286,13 +286,13 @@ impl Logic for IcrcMask {
 }
 
 #[cfg(test)]
-#[path = "../../tests/common/frames.rs"]
+#[path = "../../../tests/common/frames.rs"]
 mod test_frames;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crc::crc32_math::{padded_residues, BeatCrc, UndoStages};
+    use crate::frame::crc::crc32_math::{padded_residues, BeatCrc, UndoStages};
 
     use super::test_frames as frames;
 

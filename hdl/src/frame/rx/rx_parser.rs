@@ -55,14 +55,14 @@
 //! back-to-back frames of any length including 1-beat frames.
 
 use crate::codes::opcode_headers::{ext, OpcodeHeaders};
-use crate::crc::icrc_checker::IcrcChecker;
+use crate::frame::crc::icrc_checker::IcrcChecker;
+use crate::frame::rx::header_record::{DropReason, HeaderRecord, HeaderRecordSource};
 use crate::primitives::byte_lane_select::ByteLaneSelect;
 use crate::primitives::byte_reverse::ByteReverse;
 use crate::primitives::byte_rotator::ByteRotator;
 use crate::primitives::skid_buffer::SkidBuffer;
 use crate::primitives::stream::{Axis512Sink, Axis512Source};
 use crate::primitives::wide::bits_from_words;
-use crate::rx::header_record::{DropReason, HeaderRecord, HeaderRecordSource};
 use rust_hdl::prelude::*;
 
 /// One payload beat and the verdict that rides on a segment's last beat.

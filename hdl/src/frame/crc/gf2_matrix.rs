@@ -15,7 +15,7 @@
 //! the Verilog itself runs under Verilator inside the ICRC blocks
 //! (`sim/tests/blocks/icrc.rs`).
 
-use crate::crc::crc32_math::LinearMap;
+use crate::frame::crc::crc32_math::LinearMap;
 use crate::primitives::wide::{bits_from_words, bits_to_words, verilog_hex};
 use rust_hdl::prelude::*;
 
@@ -72,7 +72,7 @@ impl<const I: usize, const O: usize> Logic for Gf2Matrix<I, O> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crc::crc32_math::zero_bytes_map;
+    use crate::frame::crc::crc32_math::zero_bytes_map;
 
     #[test]
     fn simulation_model_applies_the_map() {

@@ -20,8 +20,8 @@
 //! (two LUT levels) plus the first-beat mux: the loop, not the wide tree,
 //! sets the clock ceiling.
 
-use crate::crc::crc32_math::BeatCrc;
-use crate::crc::gf2_matrix::Gf2Matrix;
+use crate::frame::crc::crc32_math::BeatCrc;
+use crate::frame::crc::gf2_matrix::Gf2Matrix;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
@@ -120,7 +120,7 @@ impl Logic for Crc32Beat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crc::crc32_math::{beat_words, register_after, zero_bytes_map, INIT};
+    use crate::frame::crc::crc32_math::{beat_words, register_after, zero_bytes_map, INIT};
     use crate::primitives::wide::bits_from_words;
     use rocenic_hdl_testbench::CycleSim;
 

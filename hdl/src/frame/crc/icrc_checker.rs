@@ -12,7 +12,7 @@
 //! Ports:
 //! - `clock`, `reset` (synchronous), `advance` (clock enable: everything
 //!   holds while it is low);
-//! - the beat inputs of [`crate::crc::icrc_mask::IcrcMask`]: `beat_valid`,
+//! - the beat inputs of [`crate::frame::crc::icrc_mask::IcrcMask`]: `beat_valid`,
 //!   `beat_first`, `beat_ipv6`, `beat_end` (the beat holding the last ICRC
 //!   byte, i.e. IP header start + IP length), `beat_end_bytes`,
 //!   `beat_data`;
@@ -23,9 +23,9 @@
 //! outputs after advance `t + 3` (mask stage, data term, register).
 //! Throughput: one beat per cycle, back-to-back frames of any length.
 
-use crate::crc::crc32_beat::Crc32Beat;
-use crate::crc::crc32_math::padded_residues;
-use crate::crc::icrc_mask::IcrcMask;
+use crate::frame::crc::crc32_beat::Crc32Beat;
+use crate::frame::crc::crc32_math::padded_residues;
+use crate::frame::crc::icrc_mask::IcrcMask;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]

@@ -9,7 +9,7 @@
 //! Ports:
 //! - `clock`; `reset` (synchronous, high: drops every frame in flight;
 //!   hold it for one cycle before use);
-//! - `header` ([`TxHeaderSink`]): one [`crate::tx::tx_header::TxHeader`] per
+//! - `header` ([`TxHeaderSink`]): one [`crate::frame::tx::tx_header::TxHeader`] per
 //!   frame;
 //! - `payload` (AXI-Stream in, 512 bits): the frame's payload from lane 0,
 //!   exactly ceil(len / 64) beats, nothing for an empty payload; `tlast`
@@ -46,13 +46,13 @@
 //! that beat's cycle only. Frames that need a UDP checksum keep this rate
 //! only with the full-rate release delay.
 
+use crate::frame::tx::tx_frame_merge::TxFrameMerge;
+use crate::frame::tx::tx_header::TxHeaderSink;
+use crate::frame::tx::tx_header_prep::TxHeaderPrep;
+use crate::frame::tx::tx_icrc_append::TxIcrcAppend;
+use crate::frame::tx::tx_udp_checksum::TxUdpChecksum;
 use crate::primitives::register_slice::AxisRegisterSlice;
 use crate::primitives::stream::{AxisSink, AxisSource, DATA_BITS, KEEP_BITS};
-use crate::tx::tx_frame_merge::TxFrameMerge;
-use crate::tx::tx_header::TxHeaderSink;
-use crate::tx::tx_header_prep::TxHeaderPrep;
-use crate::tx::tx_icrc_append::TxIcrcAppend;
-use crate::tx::tx_udp_checksum::TxUdpChecksum;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
@@ -80,7 +80,7 @@ impl Default for TxBuilder {
 impl TxBuilder {
     /// `release_delay` (0..=128 cycles) is [`TxUdpChecksum`]'s: 0 keeps
     /// frames without a UDP checksum (IPv4, the NIC's default) at the
-    /// lowest latency; [`crate::tx::tx_udp_checksum::FULL_RATE_RELEASE_DELAY`]
+    /// lowest latency; [`crate::frame::tx::tx_udp_checksum::FULL_RATE_RELEASE_DELAY`]
     /// delays every frame alike so that IPv6 frames, and IPv4 frames that
     /// ask for a UDP checksum, also go out back to back.
     pub fn new(release_delay: usize) -> Self {

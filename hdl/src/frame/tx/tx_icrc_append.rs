@@ -25,11 +25,11 @@
 //! beat, two in a beat of their own): the output sends that extra beat
 //! while the input waits one cycle.
 
-use crate::crc::icrc_generator::IcrcGenerator;
+use crate::frame::crc::icrc_generator::IcrcGenerator;
+use crate::frame::tx::tx_frame_merge::header_lengths;
 use crate::primitives::byte_lane_select::ByteLaneSelect;
 use crate::primitives::byte_rotator::ByteRotator;
 use crate::primitives::stream::{AxisSink, AxisSource, DATA_BITS, KEEP_BITS};
-use crate::tx::tx_frame_merge::header_lengths;
 use rust_hdl::prelude::*;
 
 /// Advances from a frame's end beat entering `IcrcGenerator` to its ICRC.

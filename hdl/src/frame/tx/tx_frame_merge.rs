@@ -31,10 +31,10 @@
 //! `frame.tready` (wrap the block in register slices at a timing boundary).
 
 use crate::codes::opcode_headers::{ext, OPCODE_TABLE};
+use crate::frame::tx::tx_header_prep::TxJob;
 use crate::primitives::byte_lane_select::ByteLaneSelect;
 use crate::primitives::byte_rotator::ByteRotator;
 use crate::primitives::stream::{AxisSink, AxisSource, DATA_BITS, KEEP_BITS};
-use crate::tx::tx_header_prep::TxJob;
 use rust_hdl::prelude::*;
 
 /// Every header length the builder produces: Ethernet, IPv4 or IPv6, UDP,
