@@ -8,6 +8,7 @@ use crate::completer::{self, CompleterEvent, CompleterRecord, ResponseRecord};
 use crate::cq::Cq;
 use crate::dcqcn::DcqcnConfig;
 use crate::dma::sgl_len;
+use crate::link_pause::LinkPause;
 use crate::memory::HostMemory;
 use crate::mr::{MrKeys, MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
 use crate::qp::{Qp, SendWqe, WqeKind};
@@ -19,6 +20,7 @@ use crate::verbs::{
     WcStatus,
 };
 use crate::Time;
+use rocenic_wire::pfc::{PfcFrame, PFC_DEST_MAC};
 use rocenic_wire::{ecn, op, psn, Bth, DecodeOptions, ExtHeaders, RoceFrame, MASK24};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -51,6 +53,13 @@ pub struct NicConfig {
     /// outstanding (`ibv_device_attr.max_qp_rd_atom`): the bound on
     /// `max_dest_rd_atomic`.
     pub max_qp_rd_atom: u8,
+    /// Priorities whose received PFC pauses the transmitter honours (bit
+    /// `i`: priority `i`). The NIC's frames are all of priority
+    /// `dscp / 8`, the switch's map.
+    pub pfc_honoured: u8,
+    /// A pause that lasts this long without a break trips the PFC
+    /// watchdog and is no longer honoured until it ends (0: no watchdog).
+    pub pfc_watchdog_ns: Time,
 }
 
 impl NicConfig {
@@ -67,6 +76,8 @@ impl NicConfig {
             max_qp_wr: 1 << 15,
             max_sge: 16,
             max_qp_rd_atom: 16,
+            pfc_honoured: 0xFF,
+            pfc_watchdog_ns: 100_000_000,
         }
     }
 }
@@ -111,6 +122,10 @@ pub struct NicCounters {
     pub duplicate_requests: u64,
     /// CQEs written to a CQ that was already full.
     pub cq_overflows: u64,
+    /// PFC frames received (they are not counted in `rx_frames`).
+    pub rx_pause_frames: u64,
+    /// Pauses that lasted past the watchdog time and stopped being honoured.
+    pub pause_watchdog_trips: u64,
 }
 
 /// The kinds of frame a NIC transmits, in the order its transmitter
@@ -420,6 +435,8 @@ pub struct Nic {
     /// Round-robin positions: the QP served last.
     rr_resp: Qpn,
     rr_req: Qpn,
+    /// Received PFC pauses.
+    pause: LinkPause,
     /// Latest time the fabric told us about.
     now: Time,
     response_log: Option<Vec<ResponseRecord>>,
@@ -483,6 +500,7 @@ impl Nic {
             cnps: VecDeque::new(),
             rr_resp: 0,
             rr_req: 0,
+            pause: LinkPause::default(),
             now: 0,
             response_log: None,
             ring_log: None,
@@ -1133,6 +1151,16 @@ impl Nic {
         });
     }
 
+    /// The PFC priority of every frame the NIC sends.
+    fn priority(&self) -> u8 {
+        (self.config.dscp & 0x3F) >> 3
+    }
+
+    fn pause_advance(&mut self, now: Time) {
+        let trips = self.pause.advance(now, self.config.pfc_watchdog_ns);
+        self.counters.pause_watchdog_trips += trips;
+    }
+
     fn drop_frame(&mut self, reason: &str) {
         *self
             .counters
@@ -1179,6 +1207,19 @@ impl rocenic_fabric::Endpoint for Nic {
 
     fn receive(&mut self, now: Time, frame: Vec<u8>) {
         self.now = self.now.max(now);
+        if frame.get(..6) == Some(&PFC_DEST_MAC[..]) {
+            match PfcFrame::decode(&frame) {
+                Ok(pfc) => {
+                    self.counters.rx_pause_frames += 1;
+                    self.pause_advance(now);
+                    let rate = self.config.line_rate_bps;
+                    self.pause
+                        .on_frame(now, &pfc, rate, self.config.pfc_honoured);
+                }
+                Err(_) => self.drop_frame("unsupported_control"),
+            }
+            return;
+        }
         self.counters.rx_frames += 1;
         self.counters.rx_bytes += frame.len() as u64;
         self.handle(now, &frame);
@@ -1186,6 +1227,10 @@ impl rocenic_fabric::Endpoint for Nic {
 
     fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
         self.now = self.now.max(now);
+        self.pause_advance(now);
+        if self.pause.paused(now, self.priority()) {
+            return None;
+        }
         if let Some((qpn, _)) = self.cnps.front() {
             let qpn = *qpn;
             return self.transmit_from(now, TxClass::Cnp, qpn);
@@ -1212,6 +1257,10 @@ impl rocenic_fabric::Endpoint for Nic {
                 best = Some(best.map_or(t, |b| b.min(t)));
             }
         };
+        consider(
+            self.pause
+                .next_change(self.priority(), self.config.pfc_watchdog_ns),
+        );
         for qp in self.qps.values() {
             if qp.state != QpState::Rts {
                 continue;
@@ -1232,6 +1281,7 @@ impl rocenic_fabric::Endpoint for Nic {
     }
 
     fn advance(&mut self, now: Time) {
+        self.pause_advance(now);
         let qpns: Vec<Qpn> = self.qps.keys().copied().collect();
         for qpn in qpns {
             self.fire_timers(now, qpn);
