@@ -133,6 +133,10 @@ pub struct EcnConfig {
     pub kmin_bytes: u64,
     pub kmax_bytes: u64,
     pub pmax: f64,
+    /// Mark a frame as it leaves the queue, on the bytes still queued
+    /// behind it, so the mark does not wait out the queueing delay; false:
+    /// as it arrives, on the bytes ahead of it.
+    pub on_dequeue: bool,
 }
 
 impl Default for EcnConfig {
@@ -142,6 +146,7 @@ impl Default for EcnConfig {
             kmin_bytes: 5_000,
             kmax_bytes: 200_000,
             pmax: 0.01,
+            on_dequeue: false,
         }
     }
 }
@@ -346,6 +351,7 @@ mod tests {
             kmin_bytes: 1000,
             kmax_bytes: 3000,
             pmax: 0.5,
+            on_dequeue: false,
         };
         assert_eq!(e.mark_probability(0), 0.0);
         assert_eq!(e.mark_probability(1000), 0.0);
@@ -356,6 +362,7 @@ mod tests {
             kmin_bytes: 10,
             kmax_bytes: 10,
             pmax: 0.1,
+            on_dequeue: false,
         };
         assert_eq!(step.mark_probability(10), 0.0);
         assert_eq!(step.mark_probability(11), 1.0);
@@ -379,6 +386,7 @@ mod tests {
             kmin_bytes: 2,
             kmax_bytes: 1,
             pmax: 0.1,
+            on_dequeue: false,
         };
         assert!(matches!(
             e.validate(),

@@ -575,15 +575,8 @@ impl<E: Endpoint> Fabric<E> {
             }
         }
         let queued = self.nodes[port].egress.queue_bytes[priority];
-        if let Some(ecn) = &self.switch.ecn {
-            let p = ecn.mark_probability(queued);
-            // Draw only in the random band: below Kmin and above Kmax the
-            // outcome is certain.
-            let mark = p >= 1.0 || (p > 0.0 && self.ecn_rng.gen::<f64>() < p);
-            if mark && rocenic_wire::mark_ce(&mut frame) {
-                self.stats.ecn_marked += 1;
-                self.stats.nodes[port].ecn_marked += 1;
-            }
+        if self.switch.ecn.as_ref().is_some_and(|e| !e.on_dequeue) {
+            self.ecn_mark(port, queued, &mut frame);
         }
         self.buffer_used += len;
         self.stats.buffer_high_water_bytes =
@@ -724,6 +717,22 @@ impl<E: Endpoint> Fabric<E> {
         self.push(ceil_ns(end), Event::EgressDone { port });
     }
 
+    /// CE-marks `frame` on its way to `port` with the congestion point's
+    /// probability for a queue of `queued` bytes.
+    fn ecn_mark(&mut self, port: usize, queued: u64, frame: &mut [u8]) {
+        let Some(ecn) = &self.switch.ecn else {
+            return;
+        };
+        let p = ecn.mark_probability(queued);
+        // Draw only in the random band: below Kmin and above Kmax the
+        // outcome is certain.
+        let mark = p >= 1.0 || (p > 0.0 && self.ecn_rng.gen::<f64>() < p);
+        if mark && rocenic_wire::mark_ce(frame) {
+            self.stats.ecn_marked += 1;
+            self.stats.nodes[port].ecn_marked += 1;
+        }
+    }
+
     fn egress_done(&mut self, port: usize) {
         let now = self.now;
         let n = &mut self.nodes[port];
@@ -732,10 +741,11 @@ impl<E: Endpoint> Fabric<E> {
         };
         let mut frame = match done {
             OnWire::Control(frame) => frame,
-            OnWire::Data(b) => {
+            OnWire::Data(mut b) => {
                 let len = b.frame.len() as u64;
                 n.egress.bytes -= len;
                 n.egress.queue_bytes[b.priority] -= len;
+                let behind = n.egress.queue_bytes[b.priority];
                 self.buffer_used -= len;
                 let lossless = self
                     .switch
@@ -744,6 +754,9 @@ impl<E: Endpoint> Fabric<E> {
                     .is_some_and(|p| p.is_lossless(b.priority as u8));
                 if lossless {
                     self.release(b.ingress, b.priority, len);
+                }
+                if self.switch.ecn.as_ref().is_some_and(|e| e.on_dequeue) {
+                    self.ecn_mark(port, behind, &mut b.frame);
                 }
                 b.frame
             }

@@ -70,6 +70,7 @@ fn scenario(seed: u64) -> Fabric<TestNode> {
             kmin_bytes: 2_000,
             kmax_bytes: 30_000,
             pmax: 0.3,
+            on_dequeue: false,
         }),
         pfc: None,
         latency_ns: 50,

@@ -238,6 +238,7 @@ fn invalid_configurations_are_errors() {
             kmin_bytes: 10,
             kmax_bytes: 5,
             pmax: 0.1,
+            on_dequeue: false,
         }),
         ..SwitchConfig::default()
     };
