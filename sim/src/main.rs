@@ -3,8 +3,10 @@
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use rocenic_fabric::FaultConfig;
+use rocenic_model::dcqcn::DcqcnConfig;
 use rocenic_sim::decode;
-use rocenic_sim::incast::{run_incast, IncastConfig};
+use rocenic_sim::incast::{incast_pfc, run_incast, IncastConfig};
+use rocenic_sim::plot::plot_incast;
 use rocenic_sim::scenario::{self, Backend, ScenarioConfig, Workload};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,6 +20,17 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// A DCQCN parameter set (each in `docs/dcqcn.md`).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum DcqcnParams {
+    /// rocenic's set for 100 GbE.
+    Rocenic,
+    /// NVIDIA ConnectX's firmware defaults.
+    Nvidia,
+    /// The DCQCN paper's values (Zhu et al., SIGCOMM 2015).
+    Paper,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -124,8 +137,28 @@ enum Command {
         window_us: f64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// The reaction and notification points' parameters.
+        #[arg(long, value_enum, default_value = "rocenic")]
+        params: DcqcnParams,
+        /// Priority flow control at the switch (XOFF at 512 KiB per ingress
+        /// port), honoured by the NICs; `--pfc false`: a lossy fabric.
+        #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+        pfc: bool,
+        /// The switch's shared buffer, KiB.
+        #[arg(long, default_value_t = 32 << 10)]
+        buffer_kib: u64,
+        /// Size of each WRITE, bytes.
+        #[arg(long, default_value_t = 1 << 20)]
+        size: u64,
+        /// WRITEs each flow sends in all; the run ends when all completed
+        /// (default: keep sending until the end).
+        #[arg(long)]
+        messages: Option<u64>,
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Draw each flow's rate and the switch queue over time (PNG).
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
     /// Throughput and latency of the Verilated RTL datapath blocks (RX
     /// parser, TX builder, ICRC checker, register slice) in clock cycles at
@@ -245,23 +278,42 @@ fn run(cli: Cli) -> Result<ExitCode> {
             duration_ms,
             window_us,
             seed,
+            params,
+            pfc,
+            buffer_kib,
+            size,
+            messages,
             json,
+            plot,
         } => {
             let config = IncastConfig {
                 flows,
                 duration_ns: (duration_ms * 1e6) as u64,
                 window_ns: (window_us * 1e3) as u64,
                 seed,
+                dcqcn: match params {
+                    DcqcnParams::Rocenic => DcqcnConfig::rocenic(),
+                    DcqcnParams::Nvidia => DcqcnConfig::nvidia(),
+                    DcqcnParams::Paper => DcqcnConfig::paper(),
+                },
+                pfc: pfc.then(incast_pfc),
+                buffer_bytes: buffer_kib << 10,
+                message_size: size,
+                messages_per_flow: messages,
                 ..IncastConfig::default()
             };
             let report = run_incast(&config)?;
             for s in &report.samples {
                 let rates: Vec<String> = s.flow_gbps.iter().map(|r| format!("{r:6.2}")).collect();
                 println!(
-                    "{:>9.3} ms  jain {:.3}  util {:5.1}%  Gb/s [{}]",
+                    "{:>9.3} ms  jain {:.3}  util {:5.1}%  queue {:>8.0} B (max {:>8})  pfc {:>4}  drops {:>4}  Gb/s [{}]",
                     s.start_ns as f64 / 1e6,
                     s.jain,
                     s.utilisation * 100.0,
+                    s.queue_bytes_mean,
+                    s.queue_bytes_max,
+                    s.pfc_pauses,
+                    s.drops,
                     rates.join(" ")
                 );
             }
@@ -280,11 +332,44 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     config.fairness_target, config.utilisation_target
                 ),
             }
+            println!(
+                "switch: {} ECN marks, {} PFC pauses, {} drops, largest queue {} B; senders: {} pauses taken, {} watchdog trips, {} frames retransmitted",
+                report.ecn_marked,
+                report.pfc_pauses,
+                report.buffer_drops,
+                report.queue_bytes_max,
+                report.rx_pause_frames,
+                report.pause_watchdog_trips,
+                report.retransmitted_frames
+            );
+            if let Some(m) = messages {
+                let all = m * flows as u64;
+                match report.completion_ns {
+                    Some(t) => println!("all {all} WRITEs completed at {:.3} ms", t as f64 / 1e6),
+                    None => println!("{} of {all} WRITEs completed", report.messages_completed),
+                }
+            }
             if let Some(path) = &json {
                 std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
                     .with_context(|| format!("cannot write {}", path.display()))?;
             }
-            Ok(if report.convergence_ns.is_some() {
+            if let Some(path) = &plot {
+                let title = format!(
+                    "DCQCN ({} parameters): {flows} flows into one {} Gb/s link, PFC {}",
+                    params
+                        .to_possible_value()
+                        .expect("no variant is skipped")
+                        .get_name(),
+                    report.line_rate_gbps,
+                    if pfc { "on" } else { "off" }
+                );
+                plot_incast(&report, &title, path)?;
+            }
+            let done = match messages {
+                Some(_) => report.completion_ns.is_some(),
+                None => report.convergence_ns.is_some(),
+            };
+            Ok(if done {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE

@@ -63,13 +63,87 @@ pub struct DcqcnConfig {
     pub min_rate_bps: f64,
     /// Minimum spacing of CNPs per flow N (`min_time_between_cnps`).
     pub cnp_interval_ns: Time,
+    /// The floor of a cut as a fraction of Rc: a CNP leaves at least
+    /// `min_dec_fac` Rc (`rpg_min_dec_fac`, a percentage there; 0: none).
+    pub min_dec_fac: f64,
+    /// At most one cut per this period; CNPs within it of the last cut are
+    /// ignored (`rate_reduce_monitor_period`; 0: every CNP cuts).
+    pub monitor_period_ns: Time,
+    /// Alpha before the first CNP (`initial_alpha_value`).
+    pub initial_alpha: f64,
+    /// Every cut sets Rt to Rc (the paper; `clamp_tgt_rate`); false: only
+    /// the first cut after an increase does, so a run of cuts keeps the
+    /// rate the QP had before it as the target to recover to.
+    pub clamp_target: bool,
 }
 
 impl Default for DcqcnConfig {
+    fn default() -> Self {
+        DcqcnConfig::rocenic()
+    }
+}
+
+impl DcqcnConfig {
+    /// rocenic's set for 100 GbE (`docs/dcqcn.md` has the measurements
+    /// behind it): NVIDIA's alpha (g = 5/1024 every 1 us, starting at
+    /// 1023/1024), cuts of at most half, at most one per 20 us and CNPs at
+    /// most every 4 us; recovery by the timer alone (T = 55 us, F = 5,
+    /// R_AI = 1 Gb/s, no byte counter: an increase per byte sent favours
+    /// the fast flows, and fairness comes from equal additive steps), and
+    /// Rt clamped to Rc on every cut, so a recovery aims at the rate the
+    /// flow had just before its last cut rather than at line rate.
+    pub fn rocenic() -> Self {
+        DcqcnConfig {
+            enabled: true,
+            g: 5.0 / 1024.0,
+            alpha_update_ns: 1_000,
+            rate_increase_ns: 55_000,
+            byte_counter: 0,
+            fast_recovery_steps: 5,
+            ai_rate_bps: 1e9,
+            hai_rate_bps: 1e9,
+            min_rate_bps: 1e6,
+            cnp_interval_ns: 4_000,
+            min_dec_fac: 0.5,
+            monitor_period_ns: 20_000,
+            initial_alpha: 1023.0 / 1024.0,
+            clamp_target: true,
+        }
+    }
+
+    /// NVIDIA ConnectX's firmware defaults, as NVIDIA's "DCQCN CC
+    /// Parameters" page (DOCA documentation) and `mlxconfig` list them:
+    /// `dce_tcp_g` 1019 (alpha keeps 1019/1024: g = 5/1024), `dce_tcp_rtt`
+    /// 1 us, `initial_alpha_value` 1023, `rpg_gd` 11 (a cut of alpha / 2),
+    /// `rpg_min_dec_fac` 50 %, `rpg_min_rate` 1 Mb/s,
+    /// `rate_reduce_monitor_period` 4 us, `clamp_tgt_rate` off,
+    /// `rpg_time_reset` 300 us, `rpg_byte_reset` 32,767 (taken as bytes),
+    /// `rpg_threshold` 1, `rpg_ai_rate` 5 Mb/s, `rpg_hai_rate` 50 Mb/s, and
+    /// at the notification point `min_time_between_cnps` 4 us.
+    pub fn nvidia() -> Self {
+        DcqcnConfig {
+            enabled: true,
+            g: 5.0 / 1024.0,
+            alpha_update_ns: 1_000,
+            rate_increase_ns: 300_000,
+            byte_counter: 32_767,
+            fast_recovery_steps: 1,
+            ai_rate_bps: 5e6,
+            hai_rate_bps: 50e6,
+            min_rate_bps: 1e6,
+            cnp_interval_ns: 4_000,
+            min_dec_fac: 0.5,
+            monitor_period_ns: 4_000,
+            initial_alpha: 1023.0 / 1024.0,
+            clamp_target: false,
+        }
+    }
+
     /// The commonly cited values: g = 1/256, K = T = 55 us, B = 10 MB,
     /// F = 5, N = 50 us (the paper's), R_AI = 40 Mb/s and R_HAI = 200 Mb/s
-    /// (`bobzhuyb/ns3-rdma` `mix/config.txt`), and a 100 Mb/s floor.
-    fn default() -> Self {
+    /// (`bobzhuyb/ns3-rdma` `mix/config.txt`), and a 100 Mb/s floor; every
+    /// CNP cuts, by alpha / 2 with no floor, and sets Rt to Rc.
+    pub fn paper() -> Self {
         DcqcnConfig {
             enabled: true,
             g: 1.0 / 256.0,
@@ -81,6 +155,10 @@ impl Default for DcqcnConfig {
             hai_rate_bps: 200e6,
             min_rate_bps: 100e6,
             cnp_interval_ns: 50_000,
+            min_dec_fac: 0.0,
+            monitor_period_ns: 0,
+            initial_alpha: 1.0,
+            clamp_target: true,
         }
     }
 }
@@ -114,19 +192,28 @@ pub struct ReactionPoint {
     /// Next rate-increase timer expiry; only while active.
     rate_due: Option<Time>,
     last_phase: Option<IncreasePhase>,
+    /// When the last cut was (for the monitor period).
+    last_cut: Option<Time>,
+    /// An increase came since the last cut (or none was made yet).
+    increased: bool,
+    /// Pacing: bits sent and not yet paid for at the rate, as of
+    /// `settled_at`. The debt is paid at whatever the rate is while it
+    /// lasts, so a rate raised during a long wait shortens it.
+    debt_bits: f64,
+    settled_at: Time,
     cnps: u64,
+    cuts: u64,
 }
 
 impl ReactionPoint {
-    /// Starts at line rate with alpha = 1 and no timer armed until the
-    /// first CNP. The configuration does not shape the initial state; it is
-    /// taken so every DCQCN object is built the same way.
-    pub fn new(_cfg: &DcqcnConfig, line_rate_bps: f64) -> Self {
+    /// Starts at line rate with alpha at `initial_alpha` and no timer
+    /// armed until the first CNP.
+    pub fn new(cfg: &DcqcnConfig, line_rate_bps: f64) -> Self {
         ReactionPoint {
             line_rate_bps,
             rate_bps: line_rate_bps,
             target_bps: line_rate_bps,
-            alpha: 1.0,
+            alpha: cfg.initial_alpha,
             time_stage: 0,
             byte_stage: 0,
             bytes: 0,
@@ -134,7 +221,12 @@ impl ReactionPoint {
             alpha_due: None,
             rate_due: None,
             last_phase: None,
+            last_cut: None,
+            increased: true,
+            debt_bits: 0.0,
+            settled_at: 0,
             cnps: 0,
+            cuts: 0,
         }
     }
 
@@ -177,23 +269,42 @@ impl ReactionPoint {
         self.last_phase
     }
 
-    /// CNPs acted upon.
+    /// CNPs taken: cuts and those within a monitor period.
     pub fn cnps(&self) -> u64 {
         self.cnps
     }
 
-    /// A CNP for this QP arrived: cut the rate.
+    /// CNPs that cut the rate.
+    pub fn cuts(&self) -> u64 {
+        self.cuts
+    }
+
+    /// A CNP for this QP arrived: cut the rate, unless the last cut was
+    /// less than the monitor period ago.
     pub fn on_cnp(&mut self, cfg: &DcqcnConfig, now: Time) {
         if !cfg.enabled {
             return;
         }
         // Timers that fell due before this instant act first.
         self.advance(cfg, now);
+        self.settle(now);
         self.catch_up_alpha(cfg, now);
         self.cnps += 1;
-        self.target_bps = self.rate_bps;
+        if self
+            .last_cut
+            .is_some_and(|t| now < t.saturating_add(cfg.monitor_period_ns))
+        {
+            return;
+        }
+        self.last_cut = Some(now);
+        self.cuts += 1;
+        if cfg.clamp_target || self.increased {
+            self.target_bps = self.rate_bps;
+        }
+        self.increased = false;
         self.alpha = (1.0 - cfg.g) * self.alpha + cfg.g;
         self.rate_bps = (self.rate_bps * (1.0 - self.alpha / 2.0))
+            .max(self.rate_bps * cfg.min_dec_fac)
             .max(cfg.min_rate_bps)
             .min(self.line_rate_bps);
         self.time_stage = 0;
@@ -211,6 +322,7 @@ impl ReactionPoint {
             return;
         }
         self.advance(cfg, now);
+        self.settle(now);
         if !self.active || cfg.byte_counter == 0 {
             return;
         }
@@ -220,6 +332,35 @@ impl ReactionPoint {
             self.byte_stage = self.byte_stage.saturating_add(1);
             self.increase(cfg);
         }
+    }
+
+    /// Pays the pacing debt at the rate up to `now`.
+    fn settle(&mut self, now: Time) {
+        if now > self.settled_at {
+            let paid = self.rate_bps * (now - self.settled_at) as f64 * 1e-9;
+            self.debt_bits = (self.debt_bits - paid).max(0.0);
+            self.settled_at = now;
+        }
+    }
+
+    /// Whether the QP may start a frame at `now`: its earlier frames are
+    /// paid for at the rate.
+    pub fn may_send(&mut self, now: Time) -> bool {
+        self.settle(now);
+        self.debt_bits <= 0.0
+    }
+
+    /// A frame of `bits` on the wire started at `now`.
+    pub fn charge(&mut self, now: Time, bits: f64) {
+        self.settle(now);
+        self.debt_bits += bits;
+    }
+
+    /// When the debt will be paid at the current rate; `None` when there
+    /// is none.
+    pub fn send_at(&self) -> Option<Time> {
+        (self.debt_bits > 0.0)
+            .then(|| self.settled_at + (self.debt_bits * 1e9 / self.rate_bps).ceil() as Time)
     }
 
     /// The next alpha or rate-timer expiry; `None` when idle.
@@ -247,6 +388,7 @@ impl ReactionPoint {
                     self.alpha_due = Some(a + cfg.alpha_update_ns);
                 }
                 (_, Some(r)) => {
+                    self.settle(r);
                     self.rate_due = Some(r + cfg.rate_increase_ns);
                     self.time_stage = self.time_stage.saturating_add(1);
                     self.increase(cfg);
@@ -286,6 +428,7 @@ impl ReactionPoint {
             IncreasePhase::Hyper
         };
         self.last_phase = Some(phase);
+        self.increased = true;
         self.rate_bps = ((self.target_bps + self.rate_bps) / 2.0).min(self.line_rate_bps);
         if self.rate_bps >= self.line_rate_bps {
             self.active = false;
@@ -367,11 +510,11 @@ mod tests {
     const US: Time = 1000;
 
     fn cfg() -> DcqcnConfig {
-        DcqcnConfig::default()
+        DcqcnConfig::paper()
     }
 
     #[test]
-    fn defaults_are_the_reference_values() {
+    fn the_paper_set_is_the_papers_values() {
         let c = cfg();
         assert!(c.enabled);
         assert_eq!(c.g, 1.0 / 256.0);
@@ -670,5 +813,79 @@ mod tests {
         let mut rp = ReactionPoint::new(&c, LINE);
         rp.on_cnp(&c, 0);
         assert_eq!(rp.rate_bps(), LINE);
+    }
+
+    #[test]
+    fn the_monitor_period_allows_one_cut_and_min_dec_fac_bounds_it() {
+        let c = DcqcnConfig {
+            monitor_period_ns: 20 * US,
+            min_dec_fac: 0.75,
+            ..cfg()
+        };
+        let mut rp = ReactionPoint::new(&c, LINE);
+        rp.on_cnp(&c, 0);
+        // Alpha 1 would halve the rate; the floor keeps 75 %.
+        assert_eq!(rp.rate_bps(), 0.75 * LINE);
+        rp.on_cnp(&c, 19_999);
+        assert_eq!(rp.rate_bps(), 0.75 * LINE, "within the monitor period");
+        rp.on_cnp(&c, 20 * US);
+        assert_eq!(rp.rate_bps(), 0.75 * 0.75 * LINE);
+        assert_eq!((rp.cnps(), rp.cuts()), (3, 2));
+    }
+
+    #[test]
+    fn without_clamping_a_run_of_cuts_keeps_the_target_it_started_from() {
+        let c = DcqcnConfig {
+            clamp_target: false,
+            ..cfg()
+        };
+        let mut rp = ReactionPoint::new(&c, LINE);
+        rp.on_cnp(&c, 0);
+        rp.on_cnp(&c, 10 * US);
+        assert_eq!(rp.target_bps(), LINE, "no increase between the cuts");
+        // One timer increase, then a cut: that cut moves Rt to Rc.
+        rp.advance(&c, c.rate_increase_ns + 10 * US);
+        let before = rp.rate_bps();
+        rp.on_cnp(&c, c.rate_increase_ns + 11 * US);
+        assert_eq!(rp.target_bps(), before);
+        let clamped = cfg();
+        let mut rp = ReactionPoint::new(&clamped, LINE);
+        rp.on_cnp(&clamped, 0);
+        let first = rp.rate_bps();
+        rp.on_cnp(&clamped, 10 * US);
+        assert_eq!(rp.target_bps(), first, "the paper: Rt = Rc on every cut");
+    }
+
+    #[test]
+    fn pacing_debt_is_paid_at_the_rate_of_the_moment() {
+        let c = cfg();
+        let mut rp = ReactionPoint::new(&c, LINE);
+        rp.on_cnp(&c, 0);
+        // 50 Gb/s: 10,000 bits take 200 ns.
+        assert!(rp.may_send(0));
+        rp.charge(0, 10_000.0);
+        assert!(!rp.may_send(199));
+        assert_eq!(rp.send_at(), Some(200));
+        assert!(rp.may_send(200) && rp.send_at().is_none());
+        // A long wait at a low rate ends sooner when the rate rises.
+        let c = DcqcnConfig {
+            min_dec_fac: 0.0,
+            min_rate_bps: 1e6,
+            clamp_target: false,
+            ..cfg()
+        };
+        let mut rp = ReactionPoint::new(&c, LINE);
+        for k in 0..30 {
+            rp.on_cnp(&c, k * US);
+        }
+        let slow = rp.rate_bps();
+        rp.charge(30 * US, 1e6);
+        let wait = rp.send_at().unwrap() - 30 * US;
+        assert!(wait as f64 >= 1e6 / slow * 1e9 - 1.0);
+        // The rate timer raises the rate at 55 us past the last cut.
+        let raised_at = 29 * US + c.rate_increase_ns;
+        rp.advance(&c, raised_at);
+        assert!(rp.rate_bps() > slow);
+        assert!(rp.send_at().unwrap() < 30 * US + wait);
     }
 }

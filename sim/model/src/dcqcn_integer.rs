@@ -105,6 +105,29 @@ pub struct RpParams {
 }
 
 impl RpParams {
+    /// [`crate::dcqcn::DcqcnConfig::rocenic`] with time in ns: 100 Gb/s,
+    /// g = 5/1024 (160) every 1 us from 1023/1024, cuts of alpha / 2 but
+    /// at most half and at most one per 20 us, T = 55 us, no byte counter,
+    /// F = 5, R_AI = R_HAI = 1 Gb/s, a 1 Mb/s floor.
+    pub fn rocenic() -> RpParams {
+        RpParams {
+            enabled: true,
+            line_rate: 100_000_000,
+            min_rate: 1_000,
+            ai_rate: 1_000_000,
+            hai_rate: 1_000_000,
+            g: 160,
+            gd: 1,
+            min_dec_fac: 1 << 15,
+            initial_alpha: ALPHA_ONE - 32,
+            alpha_period: 1_000,
+            rate_period: 55_000,
+            byte_reset: 0,
+            threshold: 5,
+            monitor_period: 20_000,
+        }
+    }
+
     /// The paper's parameters (those of [`crate::dcqcn::DcqcnConfig`]'s
     /// default) with time in ns: 100 Gb/s, g = 1/256, K = T = 55 us,
     /// B = 10 MB, F = 5, R_AI = 40 Mb/s, R_HAI = 200 Mb/s, a 100 Mb/s
@@ -546,26 +569,44 @@ mod tests {
         };
         let cfg = DcqcnConfig {
             byte_counter: 64_000,
-            ..DcqcnConfig::default()
+            ..DcqcnConfig::paper()
         };
-        let mut float = ReactionPoint::new(&cfg, 100e9);
+        track(&p, &cfg, &[0, 24_000, 300_000], 1e-4);
+        // rocenic's set: a CNP 10 us after a cut falls in the monitor
+        // period, the floor of half holds the first cut, alpha decays
+        // every microsecond. Each decay rounds alpha down by up to one
+        // Q1.15 step, and the shortfall compounds: after the 270 decays
+        // between the cuts at 30 us and 300 us alpha is about 1.5 % low,
+        // each cut that much too small, and Rc drifts 0.3 % high over the
+        // run (`docs/dcqcn.md`, "Integer alpha").
+        track(
+            &RpParams::rocenic(),
+            &DcqcnConfig::rocenic(),
+            &[0, 10_000, 24_000, 30_000, 300_000, 301_000, 330_000],
+            5e-3,
+        );
+    }
+
+    /// The integer and float reaction points on the same events: CNPs at
+    /// `cnps`, 1500 B sent every 120 ns (100 Gb/s) otherwise; the integer
+    /// QP is ticked before every event, as the float one fires its
+    /// deadlines before every call. Rc agrees within `tolerance` (a
+    /// fraction) throughout.
+    fn track(p: &RpParams, cfg: &DcqcnConfig, cnps: &[u32], tolerance: f64) {
+        let mut float = ReactionPoint::new(cfg, 100e9);
         let mut record = RpRecord::default();
         let mut compared = 0;
-        // CNPs at 0, 24 us and 300 us, 1500 B sent every 120 ns (100
-        // Gb/s); the integer QP is ticked before every event, as the float
-        // one fires its deadlines before every call.
-        let cnps = [0u32, 24_000, 300_000];
         let mut now = 0u32;
-        while now < 3_000_000 {
-            record = react(&p, &record, tick(now)).record;
+        while now < 8_000_000 {
+            record = react(p, &record, tick(now)).record;
             let event = if cnps.contains(&now) {
-                float.on_cnp(&cfg, u64::from(now));
+                float.on_cnp(cfg, u64::from(now));
                 cnp(now)
             } else {
-                float.on_sent(&cfg, u64::from(now), 1500);
+                float.on_sent(cfg, u64::from(now), 1500);
                 RpEvent::Sent { bytes: 1500 }
             };
-            record = react(&p, &record, event).record;
+            record = react(p, &record, event).record;
             let rc = if record.rate_active {
                 record.rate
             } else {
@@ -573,7 +614,7 @@ mod tests {
             };
             let want = float.rate_bps() / 1e3;
             assert!(
-                (f64::from(rc) - want).abs() <= want * 1e-4,
+                (f64::from(rc) - want).abs() <= want * tolerance,
                 "at {now} ns: integer {rc} kb/s, float {want}"
             );
             compared += 1;
@@ -664,7 +705,7 @@ mod tests {
     /// floating-point model's notification point.
     #[test]
     fn tracks_the_floating_point_notification_point() {
-        let cfg = DcqcnConfig::default();
+        let cfg = DcqcnConfig::paper();
         let p = NpParams {
             enabled: true,
             interval: cfg.cnp_interval_ns as u32,

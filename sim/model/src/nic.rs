@@ -1271,9 +1271,8 @@ impl rocenic_fabric::Endpoint for Nic {
                 consider(qp.rp.next_deadline());
                 let has_work =
                     qp.sq.rnr_until.is_none() && psn::diff(qp.sq.send_psn, qp.sq.next_psn) < 0;
-                let pace = qp.sq.pace_at.ceil() as Time;
-                if has_work && pace > self.now {
-                    consider(Some(pace));
+                if has_work {
+                    consider(qp.rp.send_at().filter(|&t| t > self.now));
                 }
             }
         }

@@ -125,8 +125,6 @@ pub(crate) struct SendQueue {
     /// `una` when the last implicit retry (gap, NAK) started: a second
     /// trigger without progress in between is the same loss, not a new one.
     pub retry_una: Option<u32>,
-    /// Earliest time the next request may leave (DCQCN pacing), in ns.
-    pub pace_at: f64,
 }
 
 impl SendQueue {

@@ -34,7 +34,7 @@ pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<
     let ready = qp.state == QpState::Rts && qp.sq.rnr_until.is_none();
     if ready {
         qp.send?;
-        if env.config.dcqcn.enabled && (now as f64) < qp.sq.pace_at {
+        if env.config.dcqcn.enabled && !qp.rp.may_send(now) {
             return None;
         }
     }
@@ -115,8 +115,7 @@ pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<
     }
     if env.config.dcqcn.enabled {
         let bits = ((bytes.len() + WIRE_OVERHEAD) * 8) as f64;
-        let rate = qp.rp.rate_bps().max(1.0);
-        qp.sq.pace_at = qp.sq.pace_at.max(now as f64) + bits * 1e9 / rate;
+        qp.rp.charge(now, bits);
         qp.rp.on_sent(&env.config.dcqcn, now, bytes.len() as u64);
     }
     if entry.is_some() {
