@@ -104,8 +104,31 @@ fn run() -> Result<(), String> {
     )
     .unwrap();
     writeln!(rust, "pub const FST_SUPPORTED: bool = {fst};").unwrap();
-    let mut models = base.clone();
+    // Each block's object and its Rust side are kept in a cache shared by
+    // every profile of this target directory (the C++ is compiled with the
+    // same flags in all of them), keyed by the block's Verilog, the
+    // toolchain and this script: a change elsewhere (the model, another
+    // block) or a second profile (`cargo clippy` beside `cargo build
+    // --release`) recompiles only what it has to.
+    let cache = cache_dir(&out_dir)?;
+    let common_key = block_key_base(&verilator, &base, &manifest_dir, &opt, fst)?;
+    let mut objects = Vec::new();
+    let mut stale = Vec::new();
     for block in &blocks {
+        let key = format!(
+            "{common_key}verilog {:016x}\n",
+            fnv1a(block.verilog.as_bytes())
+        );
+        let tag = format!("{}-{:016x}", block.name, fnv1a(key.as_bytes()));
+        let object = cache.join(format!("{tag}.o"));
+        let rust_part = cache.join(format!("{tag}.rs"));
+        objects.push(object.clone());
+        if object.exists() {
+            if let Ok(text) = fs::read_to_string(&rust_part) {
+                rust.push_str(&text);
+                continue;
+            }
+        }
         let ports = verilate(&verilator, &out_dir, block.name, &block.verilog, fst)?;
         let block_dir = out_dir.join(block.name);
         let obj_dir = block_dir.join("obj");
@@ -124,10 +147,45 @@ fn run() -> Result<(), String> {
         writeln!(unity, "#include \"vsys_{}.cpp\"", block.name).unwrap();
         let unity_path = block_dir.join(format!("vsys_{}_all.cpp", block.name));
         fs::write(&unity_path, unity).map_err(|e| e.to_string())?;
-        models.include(&obj_dir).file(unity_path);
-        rust.push_str(&rust_block(block.name, &ports)?);
+        let text = rust_block(block.name, &ports)?;
+        rust.push_str(&text);
+        stale.push((
+            obj_dir, unity_path, object, rust_part, text, block.name, tag,
+        ));
+    }
+    // The stale blocks in one parallel compile, each result moved into the
+    // cache whole (write, then rename) so a concurrent build never reads a
+    // part of one.
+    if !stale.is_empty() {
+        let mut build = base.clone();
+        build.out_dir(out_dir.join("block_objects"));
+        for (obj_dir, unity, ..) in &stale {
+            build.include(obj_dir).file(unity);
+        }
+        let compiled = build
+            .try_compile_intermediates()
+            .map_err(|e| format!("verilator-sys: compiling the Verilated C++ failed: {e}"))?;
+        for ((_, unity, object, rust_part, text, name, tag), built) in stale.iter().zip(compiled) {
+            let stem = unity.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            if !built.to_string_lossy().ends_with(&format!("{stem}.o")) {
+                return Err(format!(
+                    "verilator-sys: the object {} is not {}'s",
+                    built.display(),
+                    unity.display()
+                ));
+            }
+            let staged = rust_part.with_extension("rs.part");
+            fs::write(&staged, text).map_err(|e| e.to_string())?;
+            fs::rename(&staged, rust_part).map_err(|e| e.to_string())?;
+            let staged = object.with_extension("o.part");
+            fs::copy(&built, &staged).map_err(|e| e.to_string())?;
+            fs::rename(&staged, object).map_err(|e| e.to_string())?;
+            forget_older(&cache, name, tag)?;
+        }
     }
 
+    let mut models = base.clone();
+    models.objects(objects);
     models.objects(runtime_objects(
         &base,
         &verilator,
@@ -138,7 +196,7 @@ fn run() -> Result<(), String> {
     )?);
     models
         .try_compile("vsys_models")
-        .map_err(|e| format!("verilator-sys: compiling the Verilated C++ failed: {e}"))?;
+        .map_err(|e| format!("verilator-sys: archiving the Verilated models failed: {e}"))?;
     if fst {
         println!("cargo::rustc-link-lib=lz4");
         println!("cargo::rustc-link-lib=z");
@@ -224,6 +282,76 @@ fn runtime_objects(
         .map_err(|e| format!("verilator-sys: compiling the Verilator runtime failed: {e}"))?;
     fs::write(&stamp, key).map_err(|e| e.to_string())?;
     Ok(objects)
+}
+
+/// `verilator-sys-cache` in the target directory (the first ancestor of
+/// OUT_DIR that cargo tagged with CACHEDIR.TAG), or in OUT_DIR itself.
+fn cache_dir(out_dir: &Path) -> Result<PathBuf, String> {
+    let root = out_dir
+        .ancestors()
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .unwrap_or(out_dir);
+    let dir = root.join("verilator-sys-cache");
+    fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    Ok(dir)
+}
+
+/// Removes the cache entries of block `name` other than `tag`'s: the
+/// cache holds one version per block.
+fn forget_older(cache: &Path, name: &str, tag: &str) -> Result<(), String> {
+    for entry in fs::read_dir(cache).map_err(|e| e.to_string())?.flatten() {
+        let file = entry.file_name();
+        let file = file.to_string_lossy();
+        let Some(rest) = file.strip_prefix(name).and_then(|r| r.strip_prefix('-')) else {
+            continue;
+        };
+        // `<name>-<16 hex digits>.<ext>`: another block's name may start
+        // with this one's, but never continues with 16 hex digits and a dot.
+        let is_version = rest.len() > 17
+            && rest[..16].bytes().all(|b| b.is_ascii_hexdigit())
+            && rest.as_bytes()[16] == b'.';
+        if is_version && !file.starts_with(tag) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+    Ok(())
+}
+
+/// What every block's object depends on besides its Verilog: Verilator,
+/// the compiler and its flags, the bridge's C++ and this script (which
+/// writes the shim), so that a change to any of them rebuilds every block.
+fn block_key_base(
+    verilator: &Verilator,
+    base: &cc::Build,
+    manifest_dir: &Path,
+    opt: &str,
+    fst: bool,
+) -> Result<String, String> {
+    let compiler = base.get_compiler();
+    let mut key = format!(
+        "verilator {} {}.{}\nopt {opt} fst {fst}\ncompiler {} {:?}\n",
+        verilator.root.display(),
+        verilator.version.0,
+        verilator.version.1,
+        compiler.path().display(),
+        compiler.args()
+    );
+    for own in ["build.rs", "build/parse.rs", "csrc/vsys.h"] {
+        let text = fs::read_to_string(manifest_dir.join(own)).map_err(|e| e.to_string())?;
+        writeln!(key, "{own} {:016x}", fnv1a(text.as_bytes())).unwrap();
+    }
+    Ok(key)
+}
+
+/// The ports of a block Verilated earlier, from its header in `obj_dir`.
+fn model_ports(obj_dir: &Path, name: &str, verilog: &str) -> Result<Vec<HeaderPort>, String> {
+    let header_path = obj_dir.join(format!("V{name}.h"));
+    let header = fs::read_to_string(&header_path)
+        .map_err(|e| format!("verilator-sys: {}: {e}", header_path.display()))?;
+    let context = |e: parse::ParseError| format!("verilator-sys: block `{name}`: {e}");
+    let header_ports = parse::parse_model_header(&header).map_err(context)?;
+    let order = parse::parse_module_ports(verilog, "top").map_err(context)?;
+    parse::order_ports(header_ports, &order).map_err(context)
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -428,13 +556,7 @@ fn verilate(
         ));
     }
 
-    let header_path = obj_dir.join(format!("{prefix}.h"));
-    let header = fs::read_to_string(&header_path)
-        .map_err(|e| format!("verilator-sys: {}: {e}", header_path.display()))?;
-    let context = |e: parse::ParseError| format!("verilator-sys: block `{name}`: {e}");
-    let header_ports = parse::parse_model_header(&header).map_err(context)?;
-    let order = parse::parse_module_ports(verilog, "top").map_err(context)?;
-    parse::order_ports(header_ports, &order).map_err(context)
+    model_ports(&obj_dir, name, verilog)
 }
 
 fn cpp_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
