@@ -10,6 +10,10 @@
 //! - `clock`; `reset` (synchronous, high): drops the frame in progress
 //!   (the sources must be reset with it) and the beat held at the output.
 //! - `cnp`, `response`, `request` (AXI-Stream sinks, `D`/`K`): frames.
+//! - `pause` (3 bits: bit 0 CNP, 1 response, 2 request): a source whose
+//!   bit is set does not start a frame (priority flow control: its
+//!   priority is paused); a frame already started goes on to its `tlast`.
+//!   Read combinationally in the cycle a frame would start.
 //! - `frame` (AXI-Stream source): the frames, each one whole (no beat of
 //!   another source between its first beat and its `tlast`), every beat
 //!   unchanged.
@@ -17,8 +21,9 @@
 //! # Arbitration
 //!
 //! A source is chosen when no frame is in progress, combinationally from
-//! the `tvalid`s of that cycle, highest priority first; it keeps the output
-//! until its `tlast` beat has moved. A source's `tready` is high only
+//! the `tvalid`s and `pause` of that cycle, highest priority first among
+//! the sources not paused; it keeps the output until its `tlast` beat has
+//! moved. A source's `tready` is high only
 //! while it is the chosen one and the output register can take a beat.
 //! Strict priority can starve requests while responses keep coming; the
 //! model has the same property, and the responder's output is bounded by
@@ -49,6 +54,7 @@ pub struct FrameArbiter<const D: usize, const K: usize> {
     pub cnp: AxisSink<D, K>,
     pub response: AxisSink<D, K>,
     pub request: AxisSink<D, K>,
+    pub pause: Signal<In, Bits<3>>,
     pub frame: AxisSource<D, K>,
     out_slice: AxisRegisterSlice<D, K>,
     /// The source in the middle of a frame, [`NONE`] between frames.
@@ -71,6 +77,7 @@ impl<const D: usize, const K: usize> Default for FrameArbiter<D, K> {
             cnp: Default::default(),
             response: Default::default(),
             request: Default::default(),
+            pause: Default::default(),
             frame: Default::default(),
             out_slice: Default::default(),
             owner: Default::default(),
@@ -95,11 +102,11 @@ impl<const D: usize, const K: usize> Logic for FrameArbiter<D, K> {
 
         self.chosen.next = self.owner.q.val();
         if self.owner.q.val() == self.none.val() {
-            if self.cnp.tvalid.val() {
+            if self.cnp.tvalid.val() & !self.pause.val().get_bit(0) {
                 self.chosen.next = self.from_cnp.val();
-            } else if self.response.tvalid.val() {
+            } else if self.response.tvalid.val() & !self.pause.val().get_bit(1) {
                 self.chosen.next = self.from_response.val();
-            } else if self.request.tvalid.val() {
+            } else if self.request.tvalid.val() & !self.pause.val().get_bit(2) {
                 self.chosen.next = self.from_request.val();
             }
         }
@@ -176,12 +183,18 @@ mod tests {
 
     /// Random sources and sink: every frame leaves whole, unchanged, in
     /// its source's order; a frame start always picks the highest-priority
-    /// source with a frame waiting; stalled outputs hold; and with all
-    /// sources busy and the sink always ready, a beat leaves every cycle.
-    /// The Verilog agrees cycle by cycle (under Verilator).
+    /// source with a frame waiting and not paused, and never a paused one,
+    /// while a frame under way runs on through a pause; stalled outputs
+    /// hold; and with all sources busy, none paused and the sink always
+    /// ready, a beat leaves every cycle. The Verilog agrees cycle by cycle
+    /// (under Verilator).
     #[test]
     fn whole_frames_in_priority_order() {
-        for (seed, p_valid, p_ready) in [(1u64, 0.5, 0.6), (2, 0.9, 0.9), (3, 1.0, 1.0)] {
+        for (seed, p_valid, p_ready, p_pause) in [
+            (1u64, 0.5, 0.6, 0.3),
+            (2, 0.9, 0.9, 0.5),
+            (3, 1.0, 1.0, 0.0),
+        ] {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let mut sim = CycleSim::new(FrameArbiter::<32, 4>::default(), |b| &mut b.clock);
             if seed == 1 {
@@ -197,10 +210,21 @@ mod tests {
             // Cycles where a source offered a beat, the sink was ready and
             // no beat moved.
             let mut gaps = 0u64;
-            // The sources with a frame waiting when each output frame began.
+            // The sources with a frame waiting and not paused when each
+            // output frame began.
             let mut waiting_at_start: VecDeque<[bool; 3]> = VecDeque::new();
+            // Frames that ran on through a pause of their source.
+            let mut through_pause = 0u64;
+            let mut pause = 0u64;
             sim.uut.reset.next = false;
-            for _cycle in 0..4000 {
+            for _cycle in 0..6000 {
+                // Each source's pause bit flips now and then, for stretches.
+                for s in 0..3 {
+                    if rng.gen_bool(p_pause / 8.0) {
+                        pause ^= 1 << s;
+                    }
+                }
+                sim.uut.pause.next = bits(pause);
                 for s in 0..3 {
                     // A source keeps tvalid once raised (AXI rule).
                     if !offering[s] && !pending[s].is_empty() && rng.gen_bool(p_valid) {
@@ -231,7 +255,8 @@ mod tests {
                     sim.uut.response.tready.val(),
                     sim.uut.request.tready.val(),
                 ];
-                let waiting = [0, 1, 2].map(|s| offering[s] && next_beat[s] == 0);
+                let paused = [0, 1, 2].map(|s| pause >> s & 1 == 1);
+                let waiting = [0, 1, 2].map(|s| offering[s] && next_beat[s] == 0 && !paused[s]);
                 let out_valid = sim.uut.frame.tvalid.val();
                 let out: Beat = (
                     sim.uut.frame.tdata.val().to_u64(),
@@ -267,7 +292,10 @@ mod tests {
                 for s in 0..3 {
                     if offering[s] && readies[s] {
                         if next_beat[s] == 0 {
+                            assert!(!paused[s], "seed {seed}: source {s} started while paused");
                             waiting_at_start.push_back(waiting);
+                        } else if paused[s] {
+                            through_pause += 1;
                         }
                         let frame = pending[s].front().unwrap().clone();
                         next_beat[s] += 1;
@@ -279,7 +307,7 @@ mod tests {
                         moved = true;
                     }
                 }
-                if offered && ready && !moved {
+                if offered && ready && !moved && pause == 0 {
                     gaps += 1;
                 }
                 sim.tick();
@@ -293,6 +321,12 @@ mod tests {
                         "seed {seed}: order of source {s}"
                     );
                 }
+            }
+            if p_pause > 0.0 {
+                assert!(
+                    through_pause > 0,
+                    "seed {seed}: no frame ran through a pause"
+                );
             }
             if p_ready == 1.0 {
                 // The output register never fills: every offered beat moves,

@@ -36,6 +36,13 @@
 //! - `frame` (AXI-Stream source): [`FrameArbiter`] over the responder's
 //!   frames and the requester's, responses first, whole frames. Its CNP
 //!   input is tied idle: the core has no CNP generator.
+//! - `pfc` ([`PfcParamsPort`]) and `tx_priority` (3 bits: the priority of
+//!   the core's frames, the driver's DSCP / 8): priority flow control.
+//!   [`PfcPause`] taps the receive beats both halves take; while
+//!   `tx_priority` is paused no request or response frame starts (one
+//!   under way runs to its end). `pfc_paused` / `pfc_tripped` (8 bits) are
+//!   [`PfcPause`]'s `paused` / `tripped`; `pause_frame` and `pause_trips`
+//!   its counter pulses (`rx_pause_frames`, `pause_watchdog_trips`).
 //! - `rsp_qp_host`, `req_qp_host` ([`ContextConfig`]): each direction's QP
 //!   context (the driver writes both on `modify_qp`). `rsp_qp_host` is
 //!   shared with the requester-side ERR hand-over (see below): an operation
@@ -133,6 +140,7 @@
 //! (more than 16 waiting at once, none lost).
 
 use crate::codes::{qp_state, request_verdict};
+use crate::congestion::pfc_pause::{PfcParamsPort, PfcPause};
 use crate::dma::dma_port::{DmaReadPort, DmaWritePort};
 use crate::dma::dma_read_arbiter::DmaReadArbiter;
 use crate::dma::dma_write_arbiter::DmaWriteArbiter;
@@ -166,6 +174,12 @@ pub struct NicCore {
     pub reset: Signal<In, Bit>,
     pub rx: Axis512Sink,
     pub frame: AxisSource<DATA_BITS, KEEP_BITS>,
+    pub pfc: PfcParamsPort,
+    pub tx_priority: Signal<In, Bits<3>>,
+    pub pfc_paused: Signal<Out, Bits<8>>,
+    pub pfc_tripped: Signal<Out, Bits<8>>,
+    pub pause_frame: Signal<Out, Bit>,
+    pub pause_trips: Signal<Out, Bits<8>>,
     pub rsp_qp_host: ContextConfig<QPN_BITS>,
     pub req_qp_host: ContextConfig<QPN_BITS>,
     pub queue_host: QueueCommand<QPN_BITS>,
@@ -217,6 +231,11 @@ pub struct NicCore {
     responder: ResponderPath,
     requester: RequesterPathDefault,
     tx: FrameArbiter<DATA_BITS, KEEP_BITS>,
+    pause: PfcPause,
+    /// `tx_priority` is paused.
+    data_paused: Signal<Local, Bit>,
+    /// The arbiter's `pause` bits of the response and request sources.
+    data_sources: Constant<Bits<3>>,
     write_arbiter: DmaWriteArbiter,
     read_arbiter: DmaReadArbiter,
 
@@ -278,6 +297,12 @@ impl Default for NicCore {
             reset: Default::default(),
             rx: Default::default(),
             frame: Default::default(),
+            pfc: Default::default(),
+            tx_priority: Default::default(),
+            pfc_paused: Default::default(),
+            pfc_tripped: Default::default(),
+            pause_frame: Default::default(),
+            pause_trips: Default::default(),
             rsp_qp_host: Default::default(),
             req_qp_host: Default::default(),
             queue_host: Default::default(),
@@ -320,6 +345,9 @@ impl Default for NicCore {
             responder: Default::default(),
             requester: Default::default(),
             tx: Default::default(),
+            pause: Default::default(),
+            data_paused: Default::default(),
+            data_sources: Constant::new(bits(0b110)),
             write_arbiter: Default::default(),
             read_arbiter: Default::default(),
             rsp_took: Default::default(),
@@ -388,6 +416,7 @@ impl Logic for NicCore {
             responder,
             requester,
             tx,
+            pause,
             write_arbiter,
             read_arbiter,
             req_err_fifo,
@@ -396,6 +425,7 @@ impl Logic for NicCore {
         self.responder.reset.next = self.reset.val();
         self.requester.reset.next = self.reset.val();
         self.tx.reset.next = self.reset.val();
+        self.pause.reset.next = self.reset.val();
         self.write_arbiter.reset.next = self.reset.val();
         self.read_arbiter.reset.next = self.reset.val();
         // Not reset: the FIFO holds exactly the QPs whose `queued` flag is
@@ -419,6 +449,26 @@ impl Logic for NicCore {
             self.rsp_took.d.next = self.rsp_has_beat.val() & !self.beat_moves.val();
             self.req_took.d.next = self.req_has_beat.val() & !self.beat_moves.val();
         }
+
+        // ---- PFC: pauses from the beats taken, honoured at frame starts
+        self.pause.rx_valid.next = self.rx.tvalid.val() & self.beat_moves.val();
+        self.pause.rx_data.next = self.rx.tdata.val();
+        self.pause.rx_keep.next = self.rx.tkeep.val();
+        self.pause.rx_last.next = self.rx.tlast.val();
+        PfcParamsPort::link(&mut self.pfc, &mut self.pause.cfg);
+        self.data_paused.next = self
+            .pause
+            .paused
+            .val()
+            .get_bit(self.tx_priority.val().index());
+        self.tx.pause.next = 0.into();
+        if self.data_paused.val() {
+            self.tx.pause.next = self.data_sources.val();
+        }
+        self.pfc_paused.next = self.pause.paused.val();
+        self.pfc_tripped.next = self.pause.tripped.val();
+        self.pause_frame.next = self.pause.pause_frame.val();
+        self.pause_trips.next = self.pause.trips.val();
 
         // ---- tx: responses before requests, whole frames; no CNPs yet
         self.tx.cnp.tvalid.next = false;

@@ -50,6 +50,20 @@ pub struct PfcParams {
 }
 
 impl PfcParams {
+    /// The registers that make the block act as [`crate::link_pause`]
+    /// does for a NIC of `config` clocked every `ns_per_cycle`: its
+    /// honoured priorities, its link's bit times per cycle, its watchdog
+    /// time in quanta (rounded down).
+    pub fn for_nic(config: &crate::nic::NicConfig, ns_per_cycle: u64) -> PfcParams {
+        let bit_ns = 1e9 / config.line_rate_bps;
+        let quanta = config.pfc_watchdog_ns as f64 / (f64::from(QUANTUM) * bit_ns);
+        PfcParams {
+            honoured: config.pfc_honoured,
+            bits_per_cycle: (ns_per_cycle as f64 / bit_ns).round() as u16,
+            watchdog_quanta: quanta.min(f64::from(u32::MAX)) as u32,
+        }
+    }
+
     /// 100 Gb/s at 250 MHz, every priority honoured, a 100 ms watchdog
     /// (19,531,250 quanta).
     pub fn line_100g() -> PfcParams {

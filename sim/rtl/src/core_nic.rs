@@ -53,6 +53,7 @@ use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_B
 use rocenic_hdl::responder::receive_queue::DEFAULT_SLOT_BITS as RECV_SLOT_BITS;
 use rocenic_hdl::responder::response_queue::OP_CONFIGURE;
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
+use rocenic_model::pfc_pause::PfcParams;
 use rocenic_model::requester::send_window;
 use rocenic_model::verbs::{Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
 use std::collections::VecDeque;
@@ -65,6 +66,13 @@ const FINISH_CYCLES: u64 = 2_000_000;
 struct Ports<B: Block> {
     cfg_window: Input<B>,
     cfg_ack_req_interval: Input<B>,
+    pfc_honoured: Input<B>,
+    pfc_bits_per_cycle: Input<B>,
+    pfc_watchdog_quanta: Input<B>,
+    tx_priority: Input<B>,
+    pfc_paused: Output<B>,
+    pause_frame: Output<B>,
+    pause_trips: Output<B>,
     // ---- the responder half
     out_valid: Output<B>,
     out_ready: Input<B>,
@@ -94,6 +102,13 @@ impl<B: Block> Ports<B> {
         Ok(Ports {
             cfg_window: B::input("cfg_window")?,
             cfg_ack_req_interval: B::input("cfg_ack_req_interval")?,
+            pfc_honoured: B::input("pfc_honoured")?,
+            pfc_bits_per_cycle: B::input("pfc_bits_per_cycle")?,
+            pfc_watchdog_quanta: B::input("pfc_watchdog_quanta")?,
+            tx_priority: B::input("tx_priority")?,
+            pfc_paused: B::output("pfc_paused")?,
+            pause_frame: B::output("pause_frame")?,
+            pause_trips: B::output("pause_trips")?,
             out_valid: B::output("out_valid")?,
             out_ready: B::input("out_ready")?,
             queue_fire: B::output("queue_fire")?,
@@ -260,6 +275,11 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
             send_window(config.max_outstanding_psns).into(),
         );
         sim.set_u64(p.cfg_ack_req_interval, config.ack_req_interval.into());
+        let pfc = PfcParams::for_nic(&config, NS_PER_CYCLE);
+        sim.set_u64(p.pfc_honoured, pfc.honoured.into());
+        sim.set_u64(p.pfc_bits_per_cycle, pfc.bits_per_cycle.into());
+        sim.set_u64(p.pfc_watchdog_quanta, pfc.watchdog_quanta.into());
+        sim.set_u64(p.tx_priority, u64::from((config.dscp & 0x3F) >> 3));
         for qpn in shadow.qpns() {
             let Some(view) = shadow.qp_context(qpn) else {
                 continue;
@@ -364,6 +384,13 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
         let send_taken_now = send_post.is_some() && core.sim.get_bit(p.post.ready);
         let send_result = p.post.result(&core.sim);
         core.stats.queue_full_waits = core.sim.get_u64(p.queue_full_waits);
+        if core.sim.get_bit(p.pause_frame) {
+            core.stats.rx_pause_frames += 1;
+        }
+        let trips = core.sim.get_u64(p.pause_trips).count_ones();
+        core.stats.pause_watchdog_trips += u64::from(trips);
+        // A pause counts time in the core: it stays clocked while one runs.
+        let pausing = core.sim.get_u64(p.pfc_paused) != 0;
         let decided = core.sim.get_bit(p.out_valid);
         let queued = core.sim.get_bit(p.queue_fire);
         let desc = core
@@ -467,7 +494,8 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
             || !r.rsp_frames.is_empty()
             || !r.recv_posts.is_empty()
             || !r.send_posts.is_empty()
-            || timers;
+            || timers
+            || pausing;
         self.book.busy = r.core.settle(active, pending);
         Ok(())
     }

@@ -332,6 +332,10 @@ pub struct RtlNicStats {
     pub cqes: u64,
     /// Response-queue pushes that found their QP's queue full and waited.
     pub queue_full_waits: u64,
+    /// PFC frames that paused an honoured priority, and pauses the
+    /// watchdog stopped honouring (the core only).
+    pub rx_pause_frames: u64,
+    pub pause_watchdog_trips: u64,
 }
 
 /// What a fabric node needs of an RTL NIC harness (a Verilated half of the

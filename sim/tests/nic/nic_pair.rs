@@ -28,7 +28,8 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, NodeId, SwitchConfig};
+use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, NodeId, PfcConfig, SwitchConfig};
+use rocenic_model::nic::NicConfig;
 use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
 use rocenic_rtl::core_nic::RtlCoreNic;
 use rocenic_rtl::harness::RtlHarness;
@@ -257,7 +258,35 @@ struct Pair {
 const A: NodeId = NodeId(0);
 const B: NodeId = NodeId(1);
 
-fn pair_nodes(seed: u64, timeout: u8, a_loss: f64, region: u64) -> Pair {
+/// The fabric of a [`Pair`]: the switch and each NIC's link, and what A's
+/// NIC configuration changes.
+struct PairFabric {
+    switch: SwitchConfig,
+    a_link: LinkConfig,
+    b_link: LinkConfig,
+    a_nic: fn(&mut NicConfig),
+}
+
+impl PairFabric {
+    /// The default switch and links, A's link losing `a_loss` of its
+    /// frames.
+    fn lossy(a_loss: f64) -> PairFabric {
+        PairFabric {
+            switch: SwitchConfig::default(),
+            a_link: LinkConfig {
+                faults: FaultConfig {
+                    loss: a_loss,
+                    ..FaultConfig::default()
+                },
+                ..LinkConfig::default()
+            },
+            b_link: LinkConfig::default(),
+            a_nic: |_| {},
+        }
+    }
+}
+
+fn pair_nodes(seed: u64, timeout: u8, fabric: PairFabric, region: u64) -> Pair {
     let config = ScenarioConfig {
         mtu: 1024,
         seed,
@@ -265,7 +294,9 @@ fn pair_nodes(seed: u64, timeout: u8, a_loss: f64, region: u64) -> Pair {
         ..ScenarioConfig::default()
     };
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut a = Core::new(nic_config(1, &config), HostDmaConfig::default());
+    let mut a_config = nic_config(1, &config);
+    (fabric.a_nic)(&mut a_config);
+    let mut a = Core::new(a_config, HostDmaConfig::default());
     let mut b = Core::new(nic_config(2, &config), HostDmaConfig::default());
     let (sa, sb) = (a.setup().unwrap(), b.setup().unwrap());
     let caps = QpCaps {
@@ -291,16 +322,15 @@ fn pair_nodes(seed: u64, timeout: u8, a_loss: f64, region: u64) -> Pair {
             Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ,
         )
         .unwrap();
-    let mut fabric = Fabric::new(seed, SwitchConfig::default());
-    let a_link = LinkConfig {
-        faults: FaultConfig {
-            loss: a_loss,
-            ..FaultConfig::default()
-        },
-        ..LinkConfig::default()
-    };
+    let PairFabric {
+        switch,
+        a_link,
+        b_link,
+        ..
+    } = fabric;
+    let mut fabric = Fabric::try_new(seed, switch).expect("a valid switch");
     let a_id = fabric.add_node(Node::Rtl(Box::new(a)), a_link);
-    let b_id = fabric.add_node(Node::Rtl(Box::new(b)), LinkConfig::default());
+    let b_id = fabric.add_node(Node::Rtl(Box::new(b)), b_link);
     assert_eq!((a_id.0, b_id.0), (A.0, B.0));
     Pair {
         fabric,
@@ -355,7 +385,7 @@ fn run_until_done(p: &mut Pair, want: usize, limit: u64) -> (Vec<Cqe>, Vec<Cqe>)
 #[test]
 fn a_dead_peer_exhausts_the_retries_and_flushes() {
     let msgs = 4usize;
-    let mut p = pair_nodes(7, 1, 1.0, 4 * 2048);
+    let mut p = pair_nodes(7, 1, PairFabric::lossy(1.0), 4 * 2048);
     for i in 0..msgs {
         let wr = SendWr {
             wr_id: i as u64,
@@ -399,7 +429,7 @@ fn a_dead_peer_exhausts_the_retries_and_flushes() {
 fn rnr_naks_until_receive_wqes_are_posted_late() {
     let msgs = 4usize;
     let slot = 2048u64;
-    let mut p = pair_nodes(9, 8, 0.0, msgs as u64 * slot);
+    let mut p = pair_nodes(9, 8, PairFabric::lossy(0.0), msgs as u64 * slot);
     for i in 0..msgs {
         let wr = SendWr {
             wr_id: i as u64,
@@ -459,4 +489,110 @@ fn rnr_naks_until_receive_wqes_are_posted_late() {
     }
     let rnr = rtl(&mut p.fabric, A).shadow().counters().rnr_waits;
     println!("RNR: {rnr} RNR waits, then {msgs} SENDs completed");
+}
+
+/// A's NIC on a 100 GbE link streams WRITEs to B behind a 25 GbE link, so
+/// the switch's queue towards B holds what A sends too fast; with PFC the
+/// switch pauses A's priority at 32 KiB of A's bytes, and the headroom
+/// above it (24 KiB: two 500 ns links at 100 Gb/s, two frames) only holds
+/// if A's core stops starting frames within one frame of each pause.
+fn pfc_pair(a_nic: fn(&mut NicConfig)) -> Pair {
+    let pfc = PfcConfig {
+        xoff_bytes: 32 << 10,
+        xon_bytes: 24 << 10,
+        headroom_bytes: 24 << 10,
+        ..PfcConfig::default()
+    };
+    let fabric = PairFabric {
+        switch: SwitchConfig {
+            ecn: None,
+            pfc: Some(pfc),
+            ..SwitchConfig::default()
+        },
+        a_link: LinkConfig::default(),
+        b_link: LinkConfig {
+            rate_bps: 25e9,
+            ..LinkConfig::default()
+        },
+        a_nic,
+    };
+    pair_nodes(11, 8, fabric, PFC_WRITES as u64 * PFC_WRITE)
+}
+
+const PFC_WRITES: usize = 16;
+const PFC_WRITE: u64 = 16 << 10;
+
+fn post_pfc_writes(p: &mut Pair) {
+    for i in 0..PFC_WRITES as u64 {
+        let wr = SendWr {
+            wr_id: i,
+            op: SendOp::Write {
+                remote_addr: p.va_b + i * PFC_WRITE,
+                rkey: p.rkey_b,
+            },
+            sgl: vec![Sge {
+                addr: p.va_a + i * PFC_WRITE,
+                length: PFC_WRITE as u32,
+                lkey: p.lkey_a,
+            }],
+            signaled: true,
+            solicited: false,
+        };
+        rtl(&mut p.fabric, A).post_send(p.qa, wr);
+    }
+}
+
+/// PFC on two RTL NICs: the switch pauses A again and again, A's core
+/// takes every pause (its PFC block counts them) and holds its frames, so
+/// nothing is dropped, nothing retransmitted, every WRITE completes once
+/// in order and B's memory holds A's bytes.
+#[test]
+fn pfc_pauses_the_sender_and_nothing_is_lost() {
+    let mut p = pfc_pair(|_| {});
+    post_pfc_writes(&mut p);
+    let (a_cqes, _) = run_until_done(&mut p, PFC_WRITES, 20_000_000);
+    let statuses: Vec<_> = a_cqes.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(
+        statuses,
+        (0..PFC_WRITES as u64)
+            .map(|i| (i, WcStatus::Success))
+            .collect::<Vec<_>>()
+    );
+    let stats = p.fabric.stats().clone();
+    assert_eq!(stats.dropped.total(), 0, "{:?}", stats.dropped);
+    assert!(stats.pfc_pauses > 0, "the switch never paused A");
+    let a = rtl(&mut p.fabric, A);
+    assert_eq!(a.shadow().counters().retransmitted_frames, 0);
+    let taken = a.stats().rx_pause_frames;
+    assert!(
+        taken >= stats.pfc_pauses,
+        "A's core took {taken} of {} pauses",
+        stats.pfc_pauses
+    );
+    let len = PFC_WRITES * PFC_WRITE as usize;
+    let (mut sent, mut got) = (vec![0u8; len], vec![0u8; len]);
+    a.memory().read_va(p.va_a, &mut sent).unwrap();
+    rtl(&mut p.fabric, B)
+        .memory()
+        .read_va(p.va_b, &mut got)
+        .unwrap();
+    assert!(sent == got, "B's memory");
+    println!(
+        "PFC: {} pauses from the switch, {taken} taken by A's core",
+        stats.pfc_pauses
+    );
+}
+
+/// The same run with A's core honouring no priority: its frames overrun
+/// the headroom and the switch drops them, which is what the test above
+/// rules out.
+#[test]
+fn a_sender_ignoring_pfc_overruns_the_headroom() {
+    let mut p = pfc_pair(|c| c.pfc_honoured = 0);
+    post_pfc_writes(&mut p);
+    p.fabric.run_until(200_000);
+    let stats = p.fabric.stats();
+    assert!(stats.pfc_pauses > 0);
+    assert!(stats.dropped.headroom_full > 0, "{:?}", stats.dropped);
+    assert_eq!(rtl(&mut p.fabric, A).stats().rx_pause_frames, 0);
 }
