@@ -194,6 +194,11 @@ pub struct Report {
     pub core_active_cycles: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clock_mhz: Option<f64>,
+    /// Simulated clock cycles per second of wall time over the exchange:
+    /// the simulation's speed, the one figure that varies between runs of
+    /// the same seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycles_per_second: Option<f64>,
     pub workload: Workload,
     pub messages_posted: u64,
     pub messages_completed: u64,
@@ -209,6 +214,8 @@ pub struct Report {
     pub wire_bytes: u64,
     /// Time of the last completion.
     pub sim_time_ns: Time,
+    /// Messages completed per second of simulated time.
+    pub messages_per_second: f64,
     pub goodput_gbps: f64,
     /// The link's framing bound for back-to-back messages of this size
     /// ([`crate::bound`]); null for atomics and mixed workloads.
@@ -671,6 +678,7 @@ pub fn run_on<N: ScenarioNode>(
     };
     let link_rate_bps = link.rate_bps;
     let mut fabric = Fabric::new(config.seed, switch);
+    let started = std::time::Instant::now();
     let a_id = fabric.add_node(a_node, link.clone());
     let b_id = fabric.add_node(b_node, link);
     let capture = match pcap {
@@ -777,11 +785,16 @@ pub fn run_on<N: ScenarioNode>(
         (x, y) => Some(x.unwrap_or(0).max(y.unwrap_or(0))),
     };
     let stats = fabric.stats().clone();
-    let goodput_gbps = if last_completion > 0 {
-        moved as f64 * 8.0 / last_completion as f64
+    let (goodput_gbps, messages_per_second) = if last_completion > 0 {
+        let seconds = last_completion as f64 * 1e-9;
+        (
+            moved as f64 * 8.0 / last_completion as f64,
+            completed as f64 / seconds,
+        )
     } else {
-        0.0
+        (0.0, 0.0)
     };
+    let wall = started.elapsed().as_secs_f64();
     let transfer = match config.workload {
         Workload::Write => Some(Transfer::Write),
         Workload::Read => Some(Transfer::Read),
@@ -797,6 +810,8 @@ pub fn run_on<N: ScenarioNode>(
         cycles: core_cycles.map(|_| last_completion.div_ceil(NS_PER_CYCLE)),
         core_active_cycles: core_cycles,
         clock_mhz: core_cycles.map(|_| 1000.0 / NS_PER_CYCLE as f64),
+        cycles_per_second: core_cycles
+            .map(|_| fabric.now().div_ceil(NS_PER_CYCLE) as f64 / wall.max(f64::MIN_POSITIVE)),
         workload: config.workload,
         messages_posted: expected_send_cqes,
         messages_completed: completed,
@@ -806,6 +821,7 @@ pub fn run_on<N: ScenarioNode>(
         bytes: moved,
         wire_bytes: requester.tx_bytes + responder.tx_bytes,
         sim_time_ns: last_completion,
+        messages_per_second,
         goodput_gbps,
         goodput_bound_gbps,
         mismatches,

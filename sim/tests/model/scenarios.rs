@@ -96,6 +96,10 @@ fn long_transfers_reach_the_framing_bound() {
             "{workload:?}: {:.3} Gb/s against a bound of {bound:.3}",
             report.goodput_gbps
         );
+        // 16 messages of 1 MiB at the bound: about 11,700 a second.
+        let per_second = report.goodput_gbps * 1e9 / 8.0 / (1 << 20) as f64;
+        assert!((report.messages_per_second - per_second).abs() < per_second * 1e-9);
+        assert!(report.cycles_per_second.is_none(), "no RTL node");
     }
     let atomics = ScenarioConfig {
         workload: Workload::Atomic,

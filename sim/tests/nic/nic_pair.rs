@@ -80,6 +80,13 @@ fn pair(config: &ScenarioConfig) -> Report {
     // requester's final ACK, the scoreboards' drain), so no upper bound.
     assert!(report.core_active_cycles.is_some_and(|c| c > 0));
     assert_eq!(report.clock_mhz, Some(250.0));
+    assert!(report.cycles_per_second.is_some_and(|c| c > 0.0));
+    let rate = report.messages_completed as f64 / (report.sim_time_ns as f64 * 1e-9);
+    assert!(
+        (report.messages_per_second - rate).abs() <= rate * 1e-9,
+        "{} messages per second, {rate} from the counts",
+        report.messages_per_second
+    );
     if config.faults.loss > 0.0 {
         assert!(
             report.retransmitted_frames > 0 && report.fabric.dropped.loss > 0,
