@@ -5,6 +5,7 @@
 
 use crate::incast::IncastReport;
 use anyhow::{anyhow, Result};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 use std::path::Path;
@@ -25,6 +26,20 @@ fn register() -> Result<()> {
         return Err(anyhow!("the embedded font did not load"));
     }
     Ok(())
+}
+
+/// A panel's chart builder: room for the axis labels below and on both
+/// sides.
+fn panel<'a, 'b>(
+    area: &'a DrawingArea<BitMapBackend<'b>, Shift>,
+) -> ChartBuilder<'a, 'b, BitMapBackend<'b>> {
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(64)
+        .right_y_label_area_size(64);
+    builder
 }
 
 /// Draws `report` as a PNG at `path`.
@@ -57,11 +72,7 @@ pub fn plot_incast(report: &IncastReport, title: &str, path: &Path) -> Result<()
     let root = root.titled(title, (FONT, 24)).map_err(|e| fail(&e))?;
     let (upper, lower) = root.split_vertically(SIZE.1 * 3 / 5);
 
-    let mut rates = ChartBuilder::on(&upper)
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(64)
-        .right_y_label_area_size(64)
+    let mut rates = panel(&upper)
         .build_cartesian_2d(0.0..end_ms, 0.0..top_rate)
         .map_err(|e| fail(&e))?
         // All flows together against the link, on the right-hand axis.
@@ -108,11 +119,7 @@ pub fn plot_incast(report: &IncastReport, title: &str, path: &Path) -> Result<()
         .draw()
         .map_err(|e| fail(&e))?;
 
-    let mut queue = ChartBuilder::on(&lower)
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(64)
-        .right_y_label_area_size(64)
+    let mut queue = panel(&lower)
         .build_cartesian_2d(0.0..end_ms, 0.0..top_queue)
         .map_err(|e| fail(&e))?;
     queue
