@@ -77,6 +77,13 @@ pub struct BenchRow {
     /// The verb of a latency row: "write", "read" or "send".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operation: Option<&'static str>,
+    /// QPs the messages of a fabric row are spread over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qps: Option<u32>,
+    /// The reference model's figure for the same run (both NICs the
+    /// model), for the rows measured on the fabric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_value: Option<f64>,
     /// Frames in the run.
     pub frames: usize,
     /// The physical limit of the metric, where one exists.
@@ -105,6 +112,8 @@ fn row(block: &'static str, metric: &'static str, value: f64, unit: &'static str
         dma_write_latency_cycles: None,
         dma_read_latency_cycles: None,
         operation: None,
+        qps: None,
+        model_value: None,
         frames: 1,
         bound: None,
         ethernet_100g_gbps: None,
@@ -466,7 +475,89 @@ pub fn run_bench(count: usize) -> Result<Vec<BenchRow>, RtlError> {
     bench_responder_ack_latency(&mut rows)?;
     bench_requester_goodput(count, &mut rows)?;
     bench_requester_first_frame_latency(&mut rows)?;
+    bench_pair_message_rate(count, &mut rows)?;
+    bench_pair_goodput(count, &mut rows)?;
     Ok(rows)
+}
+
+/// QP counts of the two-RTL-NIC message rate rows.
+pub const MESSAGE_RATE_QPS: [u32; 3] = [1, 8, 64];
+
+/// Size of the messages of the message rate rows.
+pub const MESSAGE_RATE_BYTES: u64 = 64;
+
+/// Runs `config` on `backend` and checks it completed and verified.
+fn verified_run(
+    backend: crate::scenario::Backend,
+    config: &crate::scenario::ScenarioConfig,
+    what: &str,
+) -> Result<crate::scenario::Report, RtlError> {
+    let report = crate::scenario::run_backend(backend, config, None)
+        .map_err(|e| RtlError::Mismatch(format!("{what}: {e:#}")))?;
+    if !report.data_verified || report.messages_completed != report.messages_posted {
+        return Err(RtlError::Mismatch(format!(
+            "{what}: {:?}",
+            report.mismatches
+        )));
+    }
+    Ok(report)
+}
+
+/// Message rate of two RTL NICs (`rocenic sim --backend rtl`, both cores
+/// Verilated) for 64-byte WRITEs, SENDs and READs spread over 1, 8 and
+/// 64 QPs, `64 x count` messages in all, from the start of the run to the
+/// last completion, with the framing bound of back-to-back messages of
+/// that size and the model's rate on the same run beside it.
+fn bench_pair_message_rate(count: usize, rows: &mut Vec<BenchRow>) -> Result<(), RtlError> {
+    use crate::scenario::{Backend, ScenarioConfig, Workload};
+    let total = 64 * count.max(2) as u32;
+    for (workload, metric) in [
+        (Workload::Write, "write_message_rate"),
+        (Workload::Send, "send_message_rate"),
+        (Workload::Read, "read_message_rate"),
+    ] {
+        for qps in MESSAGE_RATE_QPS {
+            let config = ScenarioConfig {
+                workload,
+                size: MESSAGE_RATE_BYTES,
+                count: (total / qps).max(1),
+                qps,
+                mtu: 4096,
+                ..ScenarioConfig::default()
+            };
+            let what = format!("nic_core pair {workload:?} {qps} QPs x {}", config.count);
+            let rtl = verified_run(Backend::Rtl, &config, &what)?;
+            let model = verified_run(Backend::Model, &config, &what)?;
+            let mut r = row(
+                "nic_core_pair",
+                metric,
+                rtl.messages_per_second / 1e6,
+                "Mmsg/s",
+            )
+            .ip(false)
+            .goodput(MESSAGE_RATE_BYTES, 4096, "rtl core");
+            r.qps = Some(qps);
+            r.frames = rtl.frames as usize;
+            r.bound = rtl
+                .goodput_bound_gbps
+                .map(|g| g * 1e3 / (8 * MESSAGE_RATE_BYTES) as f64);
+            r.model_value = Some(model.messages_per_second / 1e6);
+            rows.push(r);
+        }
+    }
+    Ok(())
+}
+
+/// WRITE and READ goodput of two RTL NICs, as [`bench_goodput`] measures
+/// the halves.
+fn bench_pair_goodput(count: usize, rows: &mut Vec<BenchRow>) -> Result<(), RtlError> {
+    use crate::scenario::Backend;
+    let start = rows.len();
+    bench_goodput(Backend::Rtl, "nic_core_pair", "rtl core", count, rows)?;
+    for r in &mut rows[start..] {
+        r.dma_read_latency_cycles = Some(HostDmaConfig::default().read_latency);
+    }
+    Ok(())
 }
 
 /// Message sizes of the goodput rows.
@@ -537,47 +628,45 @@ fn bench_goodput(
     count: usize,
     rows: &mut Vec<BenchRow>,
 ) -> Result<(), RtlError> {
-    use crate::scenario::{run_backend, Report, ScenarioConfig, Workload};
+    use crate::scenario::{Backend, Report, ScenarioConfig, Workload};
     let count = count.clamp(2, 16) as u32;
     for (workload, metric, steady) in [
         (Workload::Write, "write_goodput", "write_goodput_steady"),
         (Workload::Read, "read_goodput", "read_goodput_steady"),
     ] {
         for size in GOODPUT_SIZES {
-            let run = |count: u32| -> Result<Report, RtlError> {
-                let config = ScenarioConfig {
-                    workload,
-                    size,
-                    count,
-                    mtu: 4096,
-                    page_size: 2 << 20,
-                    ..ScenarioConfig::default()
-                };
-                let what = || format!("{block} {workload:?} {count} x {size} B");
-                let report = run_backend(backend, &config, None)
-                    .map_err(|e| RtlError::Mismatch(format!("{}: {e:#}", what())))?;
-                if !report.data_verified || report.messages_completed != report.messages_posted {
-                    return Err(RtlError::Mismatch(format!(
-                        "{}: {:?}",
-                        what(),
-                        report.mismatches
-                    )));
-                }
-                Ok(report)
+            let config = |count: u32| ScenarioConfig {
+                workload,
+                size,
+                count,
+                mtu: 4096,
+                page_size: 2 << 20,
+                ..ScenarioConfig::default()
             };
-            let full = run(count)?;
+            let what = |count: u32| format!("{block} {workload:?} {count} x {size} B");
+            let run = |backend, count: u32| verified_run(backend, &config(count), &what(count));
+            // The same run's figure with both NICs the model, and the
+            // rate between the half and the full run.
+            let steady_gbps = |full: &Report, half: &Report| {
+                let extra_ns = full.sim_time_ns.saturating_sub(half.sim_time_ns);
+                (full.bytes - half.bytes) as f64 * 8.0 / extra_ns.max(1) as f64
+            };
+            let full = run(backend, count)?;
+            let model = run(Backend::Model, count)?;
             let mut r = row(block, metric, full.goodput_gbps, "Gb/s")
                 .ip(false)
                 .goodput(size, 4096, peer);
             r.frames = full.frames as usize;
             r.bound = full.goodput_bound_gbps;
+            r.model_value = Some(model.goodput_gbps);
             let steady = if size >= STEADY_MIN_BYTES {
-                let half = run(count / 2)?;
-                let extra_ns = full.sim_time_ns.saturating_sub(half.sim_time_ns);
+                let half = run(backend, count / 2)?;
+                let model_half = run(Backend::Model, count / 2)?;
                 Some(BenchRow {
                     metric: steady,
-                    value: (full.bytes - half.bytes) as f64 * 8.0 / extra_ns.max(1) as f64,
+                    value: steady_gbps(&full, &half),
                     frames: (full.frames - half.frames) as usize,
+                    model_value: Some(steady_gbps(&model, &model_half)),
                     ..r.clone()
                 })
             } else {
@@ -1053,17 +1142,20 @@ fn bench_requester_first_frame_latency(rows: &mut Vec<BenchRow>) -> Result<(), R
 /// The rows as a human-readable table.
 pub fn table(rows: &[BenchRow]) -> String {
     let mut out = format!(
-        "{:<20} {:<44} {:>6} {:>5} {:>4} {:>10} {:<12} {:>8} {:>9}\n",
-        "block", "metric", "bytes", "beats", "ip", "value", "unit", "bound", "100GbE"
+        "{:<20} {:<44} {:>6} {:>5} {:>4} {:>10} {:<12} {:>8} {:>9} {:>8}\n",
+        "block", "metric", "bytes", "beats", "ip", "value", "unit", "bound", "100GbE", "model"
     );
     let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     for r in rows {
         let _ = writeln!(
             out,
-            "{:<20} {:<44} {:>6} {:>5} {:>4} {:>10.3} {:<12} {:>8} {:>9}",
+            "{:<20} {:<44} {:>6} {:>5} {:>4} {:>10.3} {:<12} {:>8} {:>9} {:>8}",
             r.block,
-            r.operation
-                .map_or_else(|| r.metric.to_string(), |o| format!("{} ({o})", r.metric)),
+            match (r.operation, r.qps) {
+                (Some(o), _) => format!("{} ({o})", r.metric),
+                (None, Some(q)) => format!("{} ({q} QPs)", r.metric),
+                (None, None) => r.metric.to_string(),
+            },
             r.frame_bytes
                 .map(|b| b as u64)
                 .or(r.message_bytes)
@@ -1074,6 +1166,7 @@ pub fn table(rows: &[BenchRow]) -> String {
             r.unit,
             opt(r.bound),
             opt(r.ethernet_100g_gbps),
+            opt(r.model_value),
         );
     }
     out

@@ -3,8 +3,9 @@
 //! fixed RX record and ICRC verdict latencies, a one-cycle register slice),
 //! every sweep size appears, no value exceeds its physical bound, the
 //! goodput rows of the RTL responder reach the framing bound for large
-//! messages, and the RTL requester's goodput and WQE-to-first-frame rows
-//! exist with their parameters.
+//! messages, the RTL requester's goodput and WQE-to-first-frame rows
+//! exist with their parameters, and so do the rows of two RTL NICs
+//! (message rate and goodput) with the model's figure beside each.
 
 use serde_json::Value;
 use std::process::Command;
@@ -206,6 +207,57 @@ fn bench_rows_hold_the_promised_figures() {
             Some(rocenic_sim::bench::ACK_LATENCY_DMA_WRITE_CYCLES),
             "{r}"
         );
+    }
+
+    // Two RTL NICs: the message rate of 64-byte WRITEs, SENDs and READs on
+    // 1, 8 and 64 QPs and the goodput at every size, each row with its
+    // bound and the model's figure for the same run, both within the
+    // bound; the model runs small messages on many QPs near it.
+    for metric in [
+        "write_message_rate",
+        "send_message_rate",
+        "read_message_rate",
+    ] {
+        let sel = select("nic_core_pair", metric);
+        let qps: Vec<u64> = sel.iter().map(|r| r["qps"].as_u64().unwrap()).collect();
+        assert_eq!(
+            qps,
+            rocenic_sim::bench::MESSAGE_RATE_QPS.map(u64::from).to_vec()
+        );
+        for r in &sel {
+            assert_eq!(
+                (&r["unit"], &r["message_bytes"]),
+                (&"Mmsg/s".into(), &64.into())
+            );
+            let (v, model, bound) = (
+                r["value"].as_f64().unwrap(),
+                r["model_value"].as_f64().unwrap(),
+                r["bound"].as_f64().unwrap(),
+            );
+            assert!(v > 0.0 && model <= bound * (1.0 + 1e-9), "{r}");
+        }
+        let many = sel.last().unwrap();
+        let (model, bound) = (
+            many["model_value"].as_f64().unwrap(),
+            many["bound"].as_f64().unwrap(),
+        );
+        assert!(model >= 0.5 * bound, "the model on 64 QPs: {many}");
+    }
+    for metric in ["write_goodput", "read_goodput"] {
+        let sel = select("nic_core_pair", metric);
+        let sizes: Vec<u64> = sel
+            .iter()
+            .map(|r| r["message_bytes"].as_u64().unwrap())
+            .collect();
+        assert_eq!(sizes, rocenic_sim::bench::GOODPUT_SIZES.to_vec());
+        for r in sel
+            .iter()
+            .chain(&select("nic_core_pair", &format!("{metric}_steady")))
+        {
+            assert_eq!(r["peer"], "rtl core", "{r}");
+            let model = r["model_value"].as_f64().unwrap();
+            assert!(model > 0.0 && r["value"].as_f64().unwrap() > 0.0, "{r}");
+        }
     }
 }
 
