@@ -116,7 +116,7 @@ pub struct Sample {
     pub queue_bytes_max: u64,
     /// PFC pauses (XOFF frames, refreshes included) the switch sent.
     pub pfc_pauses: u64,
-    /// Frames the switch dropped.
+    /// Frames the fabric dropped (the switch's drops and any link faults).
     pub drops: u64,
 }
 
@@ -138,16 +138,16 @@ pub struct IncastReport {
     pub buffer_drops: u64,
     pub retransmitted_frames: u64,
     pub pfc_pauses: u64,
-    /// Pauses the senders' transmitters took, and the pauses their
-    /// watchdogs stopped honouring.
+    /// PFC frames the senders received (pauses and XONs), and the pauses
+    /// their watchdogs stopped honouring.
     pub rx_pause_frames: u64,
     pub pause_watchdog_trips: u64,
     pub queue_bytes_max: u64,
     /// WRITEs completed, all flows.
     pub messages_completed: u64,
     /// When the last of `messages_per_flow` WRITEs of every flow
-    /// completed; `None` when they did not all complete, or without
-    /// `messages_per_flow`.
+    /// completed (as polled, every 2 us); `None` when they did not all
+    /// complete, or without `messages_per_flow`.
     pub completion_ns: Option<Time>,
     pub samples: Vec<Sample>,
 }
