@@ -343,7 +343,7 @@ fn block_key_base(
     Ok(key)
 }
 
-/// The ports of a block Verilated earlier, from its header in `obj_dir`.
+/// The ports of the block Verilated into `obj_dir`, in Verilog order.
 fn model_ports(obj_dir: &Path, name: &str, verilog: &str) -> Result<Vec<HeaderPort>, String> {
     let header_path = obj_dir.join(format!("V{name}.h"));
     let header = fs::read_to_string(&header_path)

@@ -22,11 +22,11 @@
 //!
 //! - `clock`; `reset` (synchronous, high): pulse once after power-up, then
 //!   wait for `cfg.ready`. Resets both halves as their own `reset` does,
-//!   the arbiters, the rx fork and the responder-to-requester ERR event
-//!   (a pending one is dropped). The requester-to-responder hand-over
-//!   keeps its queue and finishes the QP it was handing over (the queue
-//!   and its per-QP flags must stay consistent, and the flags have no
-//!   reset).
+//!   the arbiters, the PFC pauses, the rx fork and the
+//!   responder-to-requester ERR event (a pending one is dropped). The
+//!   requester-to-responder hand-over keeps its queue and finishes the QP
+//!   it was handing over (the queue and its per-QP flags must stay
+//!   consistent, and the flags have no reset).
 //! - `rx` (AXI-Stream sink, 512/64): frames from the MAC, copied to both
 //!   halves. Each half takes only its own opcodes (the responder requests,
 //!   the requester responses) and counts the others as dropped / not
