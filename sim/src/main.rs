@@ -185,6 +185,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    sigpipe::reset();
     match run(Cli::parse()) {
         Ok(code) => code,
         Err(e) => {

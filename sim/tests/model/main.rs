@@ -8,6 +8,7 @@ mod faults;
 #[path = "../rtl_common/traffic.rs"]
 mod traffic;
 
+mod cli;
 mod dcqcn;
 mod scenarios;
 mod shadow_model;
