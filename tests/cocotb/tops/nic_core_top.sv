@@ -13,7 +13,9 @@
 //   rq_post_* / rcqe_*  receive WQEs and receive CQEs;
 //   post_* / post_result_* / scqe_*  send WQEs and send CQEs;
 //   dma_* (tagged reads), dmaw_* (posted write bursts): the host DMA ports;
-//   out_*, done_*, status_*, *_fire, counters: the scoreboard taps.
+//   out_*, done_*, status_*, *_fire, counters: the scoreboard taps;
+//   pfc_* / tx_priority / pause_*  priority flow control (an undriven
+//              pfc_honoured of 0 honours no pause).
 // Records are packed through packed structs that list their fields last
 // first (rust-hdl packs the first field at bit 0): a field list out of step
 // with the exported Verilog fails the Verilator build with a width error.
@@ -200,7 +202,15 @@ module nic_core_top (
     output wire [15:0]    rsp_payload_last_errors,
     output wire [15:0]    req_payload_last_errors,
     output wire [15:0]    to_err_from_responder,
-    output wire [15:0]    to_err_from_requester
+    output wire [15:0]    to_err_from_requester,
+    input  wire [7:0]     pfc_honoured,
+    input  wire [9:0]     pfc_bits_per_cycle,
+    input  wire [31:0]    pfc_watchdog_quanta,
+    input  wire [2:0]     tx_priority,
+    output wire [7:0]     pfc_paused,
+    output wire [7:0]     pfc_tripped,
+    output wire           pause_frame,
+    output wire [7:0]     pause_trips
 );
 
     typedef struct packed {
@@ -437,7 +447,15 @@ module nic_core_top (
         .rsp_payload_last_errors(rsp_payload_last_errors),
         .req_payload_last_errors(req_payload_last_errors),
         .to_err_from_responder(to_err_from_responder),
-        .to_err_from_requester(to_err_from_requester)
+        .to_err_from_requester(to_err_from_requester),
+        .pfc$honoured(pfc_honoured),
+        .pfc$bits_per_cycle(pfc_bits_per_cycle),
+        .pfc$watchdog_quanta(pfc_watchdog_quanta),
+        .tx_priority(tx_priority),
+        .pfc_paused(pfc_paused),
+        .pfc_tripped(pfc_tripped),
+        .pause_frame(pause_frame),
+        .pause_trips(pause_trips)
     );
 
 endmodule
