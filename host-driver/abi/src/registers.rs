@@ -809,30 +809,52 @@ impl Register {
     }
 }
 
+/// The register instance a BAR0 byte offset falls in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegisterAt {
+    pub block: &'static RegisterBlock,
+    /// The block's BAR0 offset.
+    pub base: u32,
+    /// Header registers are built per block, so they are returned by value.
+    pub register: Register,
+    pub instance: u32,
+    /// The offset's byte within the instance.
+    pub byte: u32,
+}
+
+/// The register `offset` falls in, or `None` where no register is: the
+/// offsets that read 0 and count `mmio_unmapped`.
+pub fn bar0_register_at(offset: u32) -> Option<RegisterAt> {
+    let index = BAR0_BLOCKS
+        .iter()
+        .position(|(base, block)| offset >= *base && offset < base + block.size)?;
+    let (base, block) = BAR0_BLOCKS[index];
+    let within = offset - base;
+    block
+        .header(next_block_offset(index))
+        .into_iter()
+        .chain(block.registers.iter().copied())
+        .find_map(|register| {
+            (0..register.count).find_map(|instance| {
+                let start = register.offset_of(instance);
+                (within >= start && within < start + register.width / 8).then_some(RegisterAt {
+                    block,
+                    base,
+                    register,
+                    instance,
+                    byte: within - start,
+                })
+            })
+        })
+}
+
 /// The value BAR0 reads at `offset` (32-bit aligned) after reset: what a
 /// driver's discovery walk sees. Offsets no register occupies read 0.
 pub fn bar0_reset_read32(offset: u32) -> u32 {
-    for (index, (base, block)) in BAR0_BLOCKS.iter().enumerate() {
-        if offset < *base || offset >= base + block.size {
-            continue;
+    match bar0_register_at(offset) {
+        Some(at) if at.register.access != Access::WriteOnly => {
+            (at.register.reset >> (8 * at.byte)) as u32
         }
-        let within = offset - base;
-        for r in block
-            .header(next_block_offset(index))
-            .iter()
-            .chain(block.registers)
-        {
-            for n in 0..r.count {
-                let start = r.offset_of(n);
-                if within >= start && within < start + r.width / 8 {
-                    if r.access == Access::WriteOnly {
-                        return 0;
-                    }
-                    return (r.reset >> (8 * (within - start))) as u32;
-                }
-            }
-        }
-        return 0;
+        _ => 0,
     }
-    0
 }

@@ -132,6 +132,32 @@ impl HostMemory {
         va
     }
 
+    /// Allocates `len` bytes whose physical pages are contiguous, what a
+    /// driver's coherent DMA allocation gives a ring: returns the VA and
+    /// the bus address of its first byte, both 4 KiB aligned (the bus
+    /// address aligned to the size rounded up to a power of two).
+    ///
+    /// # Panics
+    /// When the request exceeds the simulated physical memory.
+    pub fn alloc_contiguous(&mut self, len: u64) -> (u64, u64) {
+        let npages = len.div_ceil(MIN_PAGE_SIZE).max(1);
+        let span = (npages * MIN_PAGE_SIZE).next_power_of_two();
+        assert!(
+            span <= PHYS_SPAN,
+            "allocation of {len:#x} bytes exceeds simulated physical memory"
+        );
+        let pa = self.place_page(span, None);
+        self.allocated.insert(pa, pa + npages * MIN_PAGE_SIZE);
+        let va = self.next_va.next_multiple_of(MIN_PAGE_SIZE);
+        let mapping = Mapping {
+            page_size: MIN_PAGE_SIZE,
+            phys: (0..npages).map(|i| pa + i * MIN_PAGE_SIZE).collect(),
+        };
+        self.next_va = va + mapping.len() + VA_GUARD;
+        self.maps.insert(va, mapping);
+        (va, pa)
+    }
+
     /// Picks a free, aligned physical page that does not directly follow
     /// `prev` (the previous page of the same buffer).
     fn place_page(&mut self, page_size: u64, prev: Option<u64>) -> u64 {

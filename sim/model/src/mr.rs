@@ -157,6 +157,25 @@ fn key_of(index: u32, variant: u8) -> u32 {
 }
 
 /// The variant after `v` for `index`, skipping the one that would make key 0.
+/// The checks of a registration that need no memory: known access flags,
+/// remote write or atomic only with local write, at least one byte (like
+/// ib_umem_get).
+fn check_request(access: Access, len: u64) -> Result<(), VerbsError> {
+    if !Access::ALL.contains(access) {
+        return Err(VerbsError::InvalidAttribute("unknown access flags"));
+    }
+    let needs_local_write = Access(Access::REMOTE_WRITE.0 | Access::REMOTE_ATOMIC.0);
+    if access.0 & needs_local_write.0 != 0 && !access.contains(Access::LOCAL_WRITE) {
+        return Err(VerbsError::InvalidAttribute(
+            "remote write/atomic access requires local write",
+        ));
+    }
+    if len == 0 {
+        return Err(VerbsError::InvalidAttribute("zero-length memory region"));
+    }
+    Ok(())
+}
+
 fn next_variant(index: u32, v: u8) -> u8 {
     let n = v.wrapping_add(1);
     if key_of(index, n) == 0 {
@@ -190,25 +209,41 @@ impl MrTable {
         access: Access,
         mem: &HostMemory,
     ) -> Result<MrKeys, VerbsError> {
-        if !Access::ALL.contains(access) {
-            return Err(VerbsError::InvalidAttribute("unknown access flags"));
-        }
-        let needs_local_write = Access(Access::REMOTE_WRITE.0 | Access::REMOTE_ATOMIC.0);
-        if access.0 & needs_local_write.0 != 0 && !access.contains(Access::LOCAL_WRITE) {
-            return Err(VerbsError::InvalidAttribute(
-                "remote write/atomic access requires local write",
-            ));
-        }
-        // Like ib_umem_get: a region must cover at least one byte.
-        if len == 0 {
-            return Err(VerbsError::InvalidAttribute("zero-length memory region"));
-        }
+        check_request(access, len)?;
         let (page_size, pages) = mem
             .pages(va, len)
             .map_err(|_| VerbsError::InvalidAttribute("memory region not mapped"))?;
+        self.register_pages(pd, va, len, access, page_size, &pages)
+    }
+
+    /// Registers [va, va+len) backed by `pages` (bus addresses of pages of
+    /// `page_size`, the first holding `va`): what a driver's REG_MR hands
+    /// the NIC. The list must cover the range exactly.
+    pub fn register_pages(
+        &mut self,
+        pd: PdId,
+        va: u64,
+        len: u64,
+        access: Access,
+        page_size: u64,
+        pages: &[u64],
+    ) -> Result<MrKeys, VerbsError> {
+        check_request(access, len)?;
+        if !page_size.is_power_of_two() || page_size < 4096 {
+            return Err(VerbsError::InvalidAttribute("page size"));
+        }
+        let covered = (va % page_size)
+            .checked_add(len)
+            .map(|b| b.div_ceil(page_size));
+        if covered != Some(pages.len() as u64) || pages.iter().any(|p| !p.is_multiple_of(page_size))
+        {
+            return Err(VerbsError::InvalidAttribute(
+                "the page list does not cover the region with aligned pages",
+            ));
+        }
         let index = self.free_index().ok_or(VerbsError::NoResources)?;
         let mtt_base = self.alloc_mtt(pages.len()).ok_or(VerbsError::NoResources)?;
-        self.mtt[mtt_base..mtt_base + pages.len()].copy_from_slice(&pages);
+        self.mtt[mtt_base..mtt_base + pages.len()].copy_from_slice(pages);
         self.mtt_used += pages.len();
 
         if index as usize == self.entries.len() {

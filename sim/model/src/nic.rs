@@ -612,6 +612,24 @@ impl Nic {
         self.mrs.register(pd, va, len, access, &self.memory)
     }
 
+    /// Registers [va, va+len) backed by the bus pages a driver's REG_MR
+    /// lists (pages of `page_size`, the first holding `va`).
+    pub fn reg_mr_pages(
+        &mut self,
+        pd: PdId,
+        va: u64,
+        len: u64,
+        access: Access,
+        page_size: u64,
+        pages: &[u64],
+    ) -> Result<MrKeys, VerbsError> {
+        if !self.pds.contains(&pd.0) {
+            return Err(VerbsError::NoSuchPd(pd));
+        }
+        self.mrs
+            .register_pages(pd, va, len, access, page_size, pages)
+    }
+
     /// New key variant for the same registration; the old keys go stale.
     pub fn rereg_mr(&mut self, lkey: u32) -> Result<MrKeys, VerbsError> {
         self.mrs.reregister(lkey)
@@ -689,6 +707,31 @@ impl Nic {
         Ok(qpn)
     }
 
+    /// Fails with `Busy` while a QP completes into the CQ.
+    pub fn destroy_cq(&mut self, cq: CqId) -> Result<(), VerbsError> {
+        if !self.cqs.contains_key(&cq) {
+            return Err(VerbsError::NoSuchCq(cq));
+        }
+        if self
+            .qps
+            .values()
+            .any(|q| q.send_cq == cq || q.recv_cq == cq)
+        {
+            return Err(VerbsError::Busy);
+        }
+        self.cqs.remove(&cq);
+        Ok(())
+    }
+
+    /// The QP and all its state are gone; outstanding work is dropped
+    /// without completions, as in RESET. Frames still arriving for it are
+    /// dropped as `unknown_qp`.
+    pub fn destroy_qp(&mut self, qpn: Qpn) -> Result<(), VerbsError> {
+        self.modify_qp(qpn, ModifyQp::ToReset)?;
+        self.qps.remove(&qpn);
+        Ok(())
+    }
+
     /// Legal transitions: RESET->INIT->RTR->RTS, any->ERR, any->RESET.
     pub fn modify_qp(&mut self, qpn: Qpn, change: ModifyQp) -> Result<(), VerbsError> {
         if let ModifyQp::ToRtr {
@@ -721,6 +764,11 @@ impl Nic {
             _ => qp.apply(&change, local_ip),
         })
         .unwrap_or(Err(VerbsError::NoSuchQp(qpn)))
+    }
+
+    /// DCQCN rate cuts of the QPs that exist now.
+    pub fn rate_cuts(&self) -> u64 {
+        self.qps.values().map(|q| q.rp.cuts()).sum()
     }
 
     /// The DCQCN sending rate Rc of a QP's requester.
