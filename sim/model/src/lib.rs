@@ -11,6 +11,7 @@ pub(crate) mod cq;
 pub mod dcqcn;
 pub mod dcqcn_integer;
 pub(crate) mod dma;
+pub mod host_interface;
 pub mod link_pause;
 pub mod memory;
 pub mod mr;

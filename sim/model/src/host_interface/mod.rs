@@ -1,0 +1,315 @@
+//! The host interface of the model NIC: the reference model behind the
+//! registers and rings of the host ABI (`rocenic_abi`, `docs/abi.md`), so a
+//! driver talks to it exactly as to a board.
+//!
+//! A [`HostInterface`] owns one [`Nic`] and its host memory. Software
+//! reaches it only through MMIO ([`HostInterface::read32`] /
+//! [`HostInterface::write32`] on BAR0, the QP doorbell pages of BAR2 and
+//! the CQ doorbell pages of BAR4) and through the host memory it shares
+//! with the NIC (rings, mailboxes, buffers). The NIC in turn only reads
+//! and writes that memory by bus address: it fetches admin commands and
+//! WQEs and writes admin completions and CQEs, each CQE after the data it
+//! reports and with the owner bit of its pass.
+//!
+//! - [`admin`]: the admin queue and its commands.
+//! - [`work_queues`]: the QP doorbells, WQE fetch and decode, and the CQ
+//!   rings the completions are written to.
+//!
+//! Not modelled yet: event queues and MSI-X (CREATE_EQ completes
+//! BAD_OPCODE; a CQ's arm is kept but raises nothing), inline WQEs (a WQE
+//! with INLINE completes LOC_QP_OP_ERR) and the inline doorbell window.
+//! MMIO and DMA take no simulated time here; the RTL backend's PCIe host
+//! model is where they do.
+
+pub mod admin;
+pub mod work_queues;
+
+use crate::nic::{Nic, NicConfig};
+use crate::Time;
+use admin::AdminQueue;
+use rocenic_abi::registers::{self as abi, control_bits, Access, RegisterAt};
+use std::collections::BTreeMap;
+use work_queues::WorkQueues;
+
+/// The counters only the host interface sees (the rest come from
+/// [`crate::nic::NicCounters`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostCounters {
+    pub doorbell_errors: u64,
+    pub wqe_errors: u64,
+    pub dma_read_errors: u64,
+    pub cq_overflows: u64,
+    pub mmio_unmapped: u64,
+    pub retry_exceeded: u64,
+}
+
+/// The model NIC behind its BARs.
+pub struct HostInterface {
+    nic: Nic,
+    /// Read-write registers by BAR0 offset of their 32-bit half: what
+    /// software last wrote there (reset values until then).
+    stored: BTreeMap<u32, u32>,
+    /// The high half a counter's low-half read latched.
+    latched_high: u32,
+    admin: AdminQueue,
+    queues: WorkQueues,
+    counters: HostCounters,
+}
+
+impl HostInterface {
+    pub fn new(config: NicConfig) -> HostInterface {
+        HostInterface {
+            nic: Nic::new(config),
+            stored: BTreeMap::new(),
+            latched_high: 0,
+            admin: AdminQueue::default(),
+            queues: WorkQueues::default(),
+            counters: HostCounters::default(),
+        }
+    }
+
+    /// The NIC, for what a host sees without MMIO (its memory) and for
+    /// checks; setup goes through the registers.
+    pub fn nic(&self) -> &Nic {
+        &self.nic
+    }
+
+    /// The host's memory: where software puts rings and buffers.
+    pub fn memory_mut(&mut self) -> &mut crate::memory::HostMemory {
+        self.nic.memory_mut()
+    }
+
+    pub fn host_counters(&self) -> &HostCounters {
+        &self.counters
+    }
+
+    fn enabled(&self) -> bool {
+        self.stored_value(abi::bar0_offset(&abi::CONTROL) + 0x10) & 1 != 0
+    }
+
+    fn stored_value(&self, offset: u32) -> u32 {
+        self.stored
+            .get(&offset)
+            .copied()
+            .unwrap_or_else(|| abi::bar0_reset_read32(offset))
+    }
+
+    /// A 32-bit MMIO read of `bar` at `offset` (4-byte aligned).
+    pub fn read32(&mut self, bar: u8, offset: u32) -> u32 {
+        if bar != 0 {
+            // Doorbell pages are write-only.
+            return 0;
+        }
+        let Some(at) = abi::bar0_register_at(offset) else {
+            self.counters.mmio_unmapped += 1;
+            return 0;
+        };
+        let half = at.byte / 4;
+        match (at.block.name, at.register.name) {
+            ("control", "status") => u32::from(self.enabled()) << control_bits::READY.bit,
+            ("admin", "asq_head") => u32::from(self.admin.head()),
+            ("counters", name) if at.register.width == 64 => {
+                if half == 1 {
+                    return self.latched_high;
+                }
+                let value = self.counter(name);
+                self.latched_high = (value >> 32) as u32;
+                value as u32
+            }
+            _ if at.register.access == Access::WriteOnly => 0,
+            _ => self.stored_value(offset),
+        }
+    }
+
+    /// A 32-bit MMIO write of `bar` at `offset` (4-byte aligned).
+    pub fn write32(&mut self, bar: u8, offset: u32, value: u32) {
+        match bar {
+            2 => return self.qp_doorbell(offset, value),
+            4 => return self.cq_doorbell(offset, value),
+            0 => {}
+            _ => {
+                self.counters.mmio_unmapped += 1;
+                return;
+            }
+        }
+        let Some(at) = abi::bar0_register_at(offset) else {
+            self.counters.mmio_unmapped += 1;
+            return;
+        };
+        match (at.block.name, at.register.name) {
+            ("control", "control") => {
+                if control_bits::SOFT_RESET.get(&value.to_le_bytes()) == Ok(1) {
+                    return self.soft_reset();
+                }
+                self.store(&at, offset, value);
+                self.service();
+            }
+            ("admin", "asq_tail") => {
+                self.admin.ring_tail(value as u16);
+                self.service();
+            }
+            ("admin", "acq_head") => {
+                self.admin.consumed(value as u16);
+                self.service();
+            }
+            _ => match at.register.access {
+                Access::ReadWrite => self.store(&at, offset, value),
+                Access::WriteOneToClear => {
+                    let kept = self.stored_value(offset) & !value;
+                    self.stored.insert(offset, kept);
+                }
+                // Read-only registers ignore writes; the event queue
+                // doorbells have no EQ behind them yet.
+                Access::ReadOnly | Access::WriteOnly => {}
+            },
+        }
+    }
+
+    fn store(&mut self, at: &RegisterAt, offset: u32, value: u32) {
+        let implemented = (at.register.implemented() >> (8 * (at.byte & !3))) as u32;
+        self.stored.insert(offset, value & implemented);
+    }
+
+    /// `control.soft_reset`: every object destroyed, counters cleared, the
+    /// registers back to their reset values; host memory is the host's
+    /// and stays.
+    fn soft_reset(&mut self) {
+        let config = self.nic.config().clone();
+        let memory = std::mem::replace(self.nic.memory_mut(), crate::memory::HostMemory::new(0));
+        self.nic = Nic::new(config);
+        *self.nic.memory_mut() = memory;
+        self.stored.clear();
+        self.admin = AdminQueue::default();
+        self.queues = WorkQueues::default();
+        self.counters = HostCounters::default();
+    }
+
+    fn qp_doorbell(&mut self, offset: u32, value: u32) {
+        if !self.enabled() {
+            return;
+        }
+        let qpn = offset / abi::PAGE_SIZE;
+        match offset % abi::PAGE_SIZE {
+            0x000 => self
+                .queues
+                .sq_doorbell(&mut self.nic, &mut self.counters, qpn, value as u16),
+            0x004 => self
+                .queues
+                .rq_doorbell(&mut self.nic, &mut self.counters, qpn, value as u16),
+            _ => self.counters.mmio_unmapped += 1,
+        }
+        self.service();
+    }
+
+    fn cq_doorbell(&mut self, offset: u32, value: u32) {
+        if !self.enabled() {
+            return;
+        }
+        match offset % abi::PAGE_SIZE {
+            0x000 => self
+                .queues
+                .cq_doorbell(&mut self.counters, offset / abi::PAGE_SIZE, value),
+            _ => self.counters.mmio_unmapped += 1,
+        }
+        self.service();
+    }
+
+    /// What the NIC does without being asked: admin commands, WQEs that
+    /// waited for room in the PSN window, and the CQEs of completed work.
+    fn service(&mut self) {
+        if !self.enabled() {
+            return;
+        }
+        let rings = admin::AdminRings {
+            asq_base: self.register64("asq_base"),
+            asq_log_size: self.register64("asq_log_size") as u32,
+            acq_base: self.register64("acq_base"),
+            acq_log_size: self.register64("acq_log_size") as u32,
+        };
+        self.admin.run(rings, &mut self.nic, &mut self.queues);
+        self.queues.service(&mut self.nic, &mut self.counters);
+    }
+
+    /// An admin block register's value as software wrote it.
+    fn register64(&self, name: &str) -> u64 {
+        let r = abi::ADMIN
+            .register(name)
+            .unwrap_or_else(|| panic!("the admin block has no {name}"));
+        let at = abi::bar0_offset(&abi::ADMIN) + r.offset;
+        let low = u64::from(self.stored_value(at));
+        if r.width == 64 {
+            low | u64::from(self.stored_value(at + 4)) << 32
+        } else {
+            low
+        }
+    }
+
+    /// A counter of the counters block by its ABI name.
+    pub fn counter(&self, name: &str) -> u64 {
+        let c = self.nic.counters();
+        let host = &self.counters;
+        let drop = |reason: &str| c.rx_dropped.get(reason).copied().unwrap_or(0);
+        match name {
+            "rx_frames" => c.rx_frames,
+            "rx_bytes" => c.rx_bytes,
+            "tx_frames" => c.tx_frames,
+            "tx_bytes" => c.tx_bytes,
+            "rx_duplicate_requests" => c.duplicate_requests,
+            "tx_retransmitted_frames" => c.retransmitted_frames,
+            "tx_naks_psn_seq_err" => c.naks_sent.psn_sequence,
+            "tx_naks_invalid_request" => c.naks_sent.invalid_request,
+            "tx_naks_remote_access" => c.naks_sent.remote_access,
+            "tx_naks_remote_operational" => c.naks_sent.remote_operational,
+            "tx_rnr_naks" => c.naks_sent.rnr,
+            "rx_naks_psn_seq_err" => c.naks_received.psn_sequence,
+            "rx_naks_invalid_request" => c.naks_received.invalid_request,
+            "rx_naks_remote_access" => c.naks_received.remote_access,
+            "rx_naks_remote_operational" => c.naks_received.remote_operational,
+            "rx_rnr_naks" => c.naks_received.rnr,
+            "local_ack_timeouts" => c.timeouts,
+            "retry_exceeded" => host.retry_exceeded,
+            "tx_cnps" => c.cnps_sent,
+            "rx_cnps" => c.cnps_received,
+            "rate_cuts" => self.nic.rate_cuts(),
+            "rx_pause_frames" => c.rx_pause_frames,
+            "pause_watchdog_trips" => c.pause_watchdog_trips,
+            "doorbell_errors" => host.doorbell_errors,
+            "wqe_errors" => host.wqe_errors,
+            "dma_read_errors" => host.dma_read_errors,
+            "cq_overflows" => host.cq_overflows + c.cq_overflows,
+            "mmio_unmapped" => host.mmio_unmapped,
+            _ => name.strip_prefix("rx_drop_").map_or(0, drop),
+        }
+    }
+}
+
+impl rocenic_fabric::Endpoint for HostInterface {
+    fn mac(&self) -> [u8; 6] {
+        self.nic.mac()
+    }
+
+    fn receive(&mut self, now: Time, frame: Vec<u8>) {
+        if self.enabled() {
+            self.nic.receive(now, frame);
+            self.service();
+        }
+    }
+
+    fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
+        if !self.enabled() {
+            return None;
+        }
+        let frame = self.nic.transmit(now);
+        self.service();
+        frame
+    }
+
+    fn next_deadline(&self) -> Option<Time> {
+        self.nic.next_deadline()
+    }
+
+    fn advance(&mut self, now: Time) {
+        self.nic.advance(now);
+        self.service();
+    }
+}
