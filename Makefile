@@ -91,6 +91,7 @@ test-model:
 	$(CARGO) build --release -p rocenic-sim --no-default-features
 	$(CARGO) clippy -p rocenic-sim --no-default-features --all-targets -- -D warnings
 	$(CARGO) test --release -p rocenic-wire -p rocenic-model -p rocenic-fabric -p rocenic-abi -p rocenic-driver
+	$(CARGO) run --release -p rocenic-driver --example rdma_write
 	$(CARGO) test --release -p rocenic-sim --no-default-features
 
 lint:

@@ -109,6 +109,12 @@ impl<M: Mmio> Bar0<M> {
         self.mmio.write32(offset, value);
     }
 
+    /// A 64-bit register of the contract, by block and name.
+    pub fn write64(&mut self, block: &RegisterBlock, name: &str, value: u64) {
+        let offset = self.offset(block, name);
+        self.mmio.write64(offset, value);
+    }
+
     /// The capability registers.
     pub fn query_device(&mut self) -> DeviceAttr {
         let mut cap = |name: &str| self.read32(&abi::DEVICE, name);

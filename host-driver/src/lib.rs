@@ -10,18 +10,27 @@
 //! queue.
 //!
 //! Everything sits on one `Device` abstraction (BAR register access, DMA
-//! memory, interrupts) with backends for the simulator, where the NIC is
+//! memory, time; interrupts come with the event queues) with backends for
+//! the simulator, where the NIC is
 //! the reference model or the Verilated RTL, and for a real board over
 //! PCIe, so the same application code and tests run against both.
 //!
 //! The register map and the queue entry formats are the contract in
-//! [`rocenic_abi`] (rendered as `docs/abi.md`). Today the crate holds the
-//! probe-time walk of BAR0's register blocks ([`discovery`]) and BAR0's
-//! use on top of any MMIO access ([`bar0`]: open, `query_device`, the
-//! counters). The verbs calls and the backends are not written yet
-//! (`docs/status.md`).
+//! [`rocenic_abi`] (rendered as `docs/abi.md`).
+//!
+//! - [`device`]: the `Device` trait every backend implements.
+//! - [`verbs`]: `Context` and the verbs on top of it.
+//! - [`model`] (feature `model`, the default): hosts whose NIC is the
+//!   reference model behind the ABI, on the simulated fabric.
+//! - [`bar0`], [`discovery`]: BAR0's block walk and registers.
+//!
+//! `examples/rdma_write.rs` is the whole flow in one page.
 
 pub use rocenic_abi as abi;
 
 pub mod bar0;
+pub mod device;
 pub mod discovery;
+#[cfg(feature = "model")]
+pub mod model;
+pub mod verbs;

@@ -1,0 +1,137 @@
+//! The model backend: hosts whose NIC is the reference model behind the
+//! host ABI (`rocenic_model::host_interface`), on the simulated fabric.
+//!
+//! A [`ModelCluster`] is one fabric (one switch, one 100 GbE link per
+//! host); each [`ModelDevice`] is one host's handle to its NIC and its
+//! memory. MMIO and DMA take no simulated time here; time moves when the
+//! driver waits ([`Device::service`]): the fabric runs its next event, or
+//! a microsecond passes when none is due.
+
+use crate::device::{Device, DeviceError};
+use rocenic_fabric::{Fabric, LinkConfig, NodeId, SwitchConfig};
+use rocenic_model::host_interface::HostInterface;
+use rocenic_model::memory::MIN_PAGE_SIZE;
+use rocenic_model::nic::NicConfig;
+use std::cell::RefCell;
+use std::net::IpAddr;
+use std::rc::Rc;
+
+type SharedFabric = Rc<RefCell<Fabric<HostInterface>>>;
+
+/// Simulated time that passes in one [`Device::service`] when the fabric
+/// has nothing to do.
+const IDLE_STEP_NS: u64 = 1_000;
+
+/// Hosts with model NICs on one fabric.
+pub struct ModelCluster {
+    fabric: SharedFabric,
+}
+
+/// One host: its NIC's BARs and its memory.
+pub struct ModelDevice {
+    fabric: SharedFabric,
+    node: NodeId,
+}
+
+/// Host `n`'s MAC address.
+pub fn host_mac(n: u8) -> [u8; 6] {
+    [0x02, 0x52, 0x43, 0x00, 0x00, n]
+}
+
+/// Host `n`'s IPv4 address.
+pub fn host_ip(n: u8) -> IpAddr {
+    IpAddr::from([10, 0, 0, n])
+}
+
+impl ModelCluster {
+    /// `hosts` hosts (numbered from 1, see [`host_mac`] / [`host_ip`]) on
+    /// links of `link`.
+    pub fn new(hosts: u8, seed: u64, link: LinkConfig) -> ModelCluster {
+        let mut fabric = Fabric::new(seed, SwitchConfig::default());
+        for n in 1..=hosts {
+            let nic = HostInterface::new(NicConfig::new(host_mac(n), host_ip(n)));
+            fabric.add_node(nic, link.clone());
+        }
+        ModelCluster {
+            fabric: Rc::new(RefCell::new(fabric)),
+        }
+    }
+
+    /// Host `n`'s device (1-based).
+    pub fn device(&self, n: u8) -> ModelDevice {
+        assert!(
+            (1..=self.fabric.borrow().node_count()).contains(&usize::from(n)),
+            "no host {n}"
+        );
+        ModelDevice {
+            fabric: Rc::clone(&self.fabric),
+            node: NodeId(usize::from(n) - 1),
+        }
+    }
+
+    /// The fabric, for captures and statistics.
+    pub fn fabric(&self) -> std::cell::RefMut<'_, Fabric<HostInterface>> {
+        self.fabric.borrow_mut()
+    }
+}
+
+impl ModelDevice {
+    fn with<T>(&self, f: impl FnOnce(&mut HostInterface) -> T) -> T {
+        f(self.fabric.borrow_mut().node_mut(self.node))
+    }
+
+    /// The NIC, for checks beside the driver's view.
+    pub fn host_interface<T>(&self, f: impl FnOnce(&HostInterface) -> T) -> T {
+        f(self.fabric.borrow().node(self.node))
+    }
+}
+
+fn unmapped(va: u64, len: u64) -> DeviceError {
+    DeviceError::Unmapped(va, len)
+}
+
+impl Device for ModelDevice {
+    fn read32(&mut self, bar: u8, offset: u32) -> u32 {
+        self.with(|h| h.read32(bar, offset))
+    }
+
+    fn write32(&mut self, bar: u8, offset: u32, value: u32) {
+        self.with(|h| h.write32(bar, offset, value))
+    }
+
+    fn alloc(&mut self, len: u64) -> Result<u64, DeviceError> {
+        Ok(self.with(|h| h.memory_mut().alloc(len, MIN_PAGE_SIZE)))
+    }
+
+    fn alloc_coherent(&mut self, len: u64) -> Result<(u64, u64), DeviceError> {
+        Ok(self.with(|h| h.memory_mut().alloc_contiguous(len)))
+    }
+
+    fn pin(&mut self, va: u64, len: u64) -> Result<(u64, Vec<u64>), DeviceError> {
+        self.host_interface(|h| h.nic().memory().pages(va, len))
+            .map_err(|_| unmapped(va, len))
+    }
+
+    fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        let len = buf.len() as u64;
+        self.host_interface(|h| h.nic().memory().read_va(va, buf))
+            .map_err(|_| unmapped(va, len))
+    }
+
+    fn write(&mut self, va: u64, data: &[u8]) -> Result<(), DeviceError> {
+        self.with(|h| h.memory_mut().write_va(va, data))
+            .map_err(|_| unmapped(va, data.len() as u64))
+    }
+
+    fn service(&mut self) {
+        let mut fabric = self.fabric.borrow_mut();
+        if !fabric.step() {
+            let later = fabric.now() + IDLE_STEP_NS;
+            fabric.run_until(later);
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.fabric.borrow().now()
+    }
+}

@@ -1,0 +1,552 @@
+//! The verbs end to end on the model backend: two hosts, every verb
+//! through rings, doorbells and CQEs; the misuse errors; the host-side
+//! error paths of the NIC.
+
+use rocenic_driver::device::Device;
+use rocenic_driver::model::{host_ip, host_mac, ModelCluster, ModelDevice};
+use rocenic_driver::verbs::{
+    access, attr_mask::*, AddressVector, Context, Cq, Error, Mr, Opcode, Qp, QpAttr, QpCap,
+    QpState, RecvWr, SendWr, Sge, WorkCompletion,
+};
+
+const BUF: u64 = 64 << 10;
+const ALL_ACCESS: u8 =
+    access::LOCAL_WRITE | access::REMOTE_WRITE | access::REMOTE_READ | access::REMOTE_ATOMIC;
+const TIMEOUT_NS: u64 = 10_000_000;
+
+struct Host {
+    ctx: Context<ModelDevice>,
+    cq: Cq,
+    qp: Qp,
+    buf: u64,
+    mr: Mr,
+}
+
+fn host(cluster: &ModelCluster, n: u8, cap: QpCap, cq_entries: u32) -> Host {
+    let mut ctx = Context::open(cluster.device(n)).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(cq_entries).unwrap();
+    let qp = ctx.create_qp(pd, cq, cq, cap).unwrap();
+    let buf = ctx.alloc(BUF).unwrap();
+    let mr = ctx.reg_mr(pd, buf, BUF, ALL_ACCESS).unwrap();
+    Host {
+        ctx,
+        cq,
+        qp,
+        buf,
+        mr,
+    }
+}
+
+fn to_rts(h: &mut Host, peer: u8, peer_qpn: u32) {
+    let init = QpAttr {
+        qp_state: QpState::Init,
+        qp_access_flags: ALL_ACCESS,
+        ..QpAttr::default()
+    };
+    h.ctx
+        .modify_qp(h.qp, &init, STATE | ACCESS_FLAGS | PKEY_INDEX)
+        .unwrap();
+    let rtr = QpAttr {
+        qp_state: QpState::Rtr,
+        path_mtu: 1024,
+        dest_qp_num: peer_qpn,
+        ah: Some(AddressVector {
+            dmac: host_mac(peer),
+            dgid: host_ip(peer),
+            dscp: 26,
+            udp_src_port: 0xC000,
+        }),
+        ..QpAttr::default()
+    };
+    let mask = STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER;
+    h.ctx.modify_qp(h.qp, &rtr, mask).unwrap();
+    let rts = QpAttr {
+        qp_state: QpState::Rts,
+        ..QpAttr::default()
+    };
+    let mask = STATE | SQ_PSN | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC;
+    h.ctx.modify_qp(h.qp, &rts, mask).unwrap();
+}
+
+const CAP: QpCap = QpCap {
+    max_send_wr: 16,
+    max_recv_wr: 16,
+    max_send_sge: 4,
+    max_recv_sge: 4,
+};
+
+fn pair(cap: QpCap, cq_entries: u32) -> (ModelCluster, Host, Host) {
+    let cluster = ModelCluster::new(2, 7, Default::default());
+    let mut a = host(&cluster, 1, cap, cq_entries);
+    let mut b = host(&cluster, 2, cap, cq_entries);
+    let (qa, qb) = (a.qp.qp_num, b.qp.qp_num);
+    to_rts(&mut a, 2, qb);
+    to_rts(&mut b, 1, qa);
+    (cluster, a, b)
+}
+
+fn sge(h: &Host, offset: u64, length: u32) -> Sge {
+    Sge {
+        addr: h.buf + offset,
+        length,
+        lkey: h.mr.lkey,
+    }
+}
+
+fn send(wr_id: u64, opcode: Opcode, sg_list: Vec<Sge>) -> SendWr {
+    SendWr {
+        wr_id,
+        opcode,
+        sg_list,
+        signaled: true,
+        solicited: false,
+        fence: false,
+    }
+}
+
+fn wait(h: &mut Host, n: usize) -> Vec<WorkCompletion> {
+    h.ctx.wait_cq(h.cq, n, TIMEOUT_NS).unwrap()
+}
+
+fn pattern(seed: u8, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+        .collect()
+}
+
+#[test]
+fn every_verb_moves_the_right_bytes_and_completes_as_the_abi_says() {
+    let (_cluster, mut a, mut b) = pair(CAP, 64);
+    a.ctx.write(a.buf, &pattern(1, 8192)).unwrap();
+
+    // SEND with immediate from two SGEs into a receive WQE of three.
+    let recv = RecvWr {
+        wr_id: 100,
+        sg_list: vec![sge(&b, 0, 1000), sge(&b, 4096, 1000), sge(&b, 8192, 4000)],
+    };
+    b.ctx.post_recv(b.qp, &recv).unwrap();
+    let wr = send(
+        1,
+        Opcode::SendWithImm { imm: 0xDEAD_BEEF },
+        vec![sge(&a, 0, 1500), sge(&a, 2000, 1500)],
+    );
+    a.ctx.post_send(a.qp, &wr).unwrap();
+    let sent = wait(&mut a, 1);
+    assert_eq!(
+        (sent[0].wr_id, sent[0].opcode, sent[0].status),
+        (1, "SEND", "SUCCESS")
+    );
+    assert_eq!(sent[0].wqe_index, 0);
+    let got = wait(&mut b, 1);
+    assert_eq!(
+        (got[0].wr_id, got[0].opcode, got[0].byte_len),
+        (100, "RECV", 3000)
+    );
+    assert_eq!(got[0].imm_data, Some(0xDEAD_BEEF));
+    let sent_bytes = [
+        a.ctx.read(a.buf, 1500).unwrap(),
+        a.ctx.read(a.buf + 2000, 1500).unwrap(),
+    ]
+    .concat();
+    let placed = [
+        b.ctx.read(b.buf, 1000).unwrap(),
+        b.ctx.read(b.buf + 4096, 1000).unwrap(),
+        b.ctx.read(b.buf + 8192, 1000).unwrap(),
+    ]
+    .concat();
+    assert_eq!(placed, sent_bytes);
+
+    // RDMA WRITE with immediate: data at the address, a RECV_RDMA_WITH_IMM.
+    b.ctx
+        .post_recv(
+            b.qp,
+            &RecvWr {
+                wr_id: 101,
+                sg_list: vec![],
+            },
+        )
+        .unwrap();
+    let target = b.buf + 16384;
+    let wr = send(
+        2,
+        Opcode::RdmaWriteWithImm {
+            remote_addr: target,
+            rkey: b.mr.rkey,
+            imm: 7,
+        },
+        vec![sge(&a, 100, 5000)],
+    );
+    a.ctx.post_send(a.qp, &wr).unwrap();
+    assert_eq!(wait(&mut a, 1)[0].opcode, "RDMA_WRITE");
+    let got = wait(&mut b, 1);
+    assert_eq!(
+        (got[0].wr_id, got[0].opcode, got[0].imm_data),
+        (101, "RECV_RDMA_WITH_IMM", Some(7))
+    );
+    assert_eq!(
+        b.ctx.read(target, 5000).unwrap(),
+        a.ctx.read(a.buf + 100, 5000).unwrap()
+    );
+
+    // RDMA READ back into a fresh place.
+    let wr = send(
+        3,
+        Opcode::RdmaRead {
+            remote_addr: target,
+            rkey: b.mr.rkey,
+        },
+        vec![sge(&a, 32768, 5000)],
+    );
+    a.ctx.post_send(a.qp, &wr).unwrap();
+    let read = wait(&mut a, 1);
+    assert_eq!(
+        (read[0].opcode, read[0].status, read[0].byte_len),
+        ("RDMA_READ", "SUCCESS", 5000)
+    );
+    assert_eq!(
+        a.ctx.read(a.buf + 32768, 5000).unwrap(),
+        a.ctx.read(a.buf + 100, 5000).unwrap()
+    );
+
+    // Atomics on an 8-byte word of B.
+    let word = b.buf + 40960;
+    b.ctx.write(word, &10u64.to_le_bytes()).unwrap();
+    let wr = send(
+        4,
+        Opcode::FetchAdd {
+            remote_addr: word,
+            rkey: b.mr.rkey,
+            add: 5,
+        },
+        vec![sge(&a, 40960, 8)],
+    );
+    a.ctx.post_send(a.qp, &wr).unwrap();
+    assert_eq!(wait(&mut a, 1)[0].opcode, "FETCH_ADD");
+    assert_eq!(a.ctx.read(a.buf + 40960, 8).unwrap(), 10u64.to_le_bytes());
+    let wr = send(
+        5,
+        Opcode::CompareSwap {
+            remote_addr: word,
+            rkey: b.mr.rkey,
+            compare: 15,
+            swap: 99,
+        },
+        vec![sge(&a, 40968, 8)],
+    );
+    a.ctx.post_send(a.qp, &wr).unwrap();
+    assert_eq!(wait(&mut a, 1)[0].opcode, "COMP_SWAP");
+    assert_eq!(a.ctx.read(a.buf + 40968, 8).unwrap(), 15u64.to_le_bytes());
+    assert_eq!(b.ctx.read(word, 8).unwrap(), 99u64.to_le_bytes());
+
+    // SEND with invalidate: the receiver learns the key, which then fails.
+    b.ctx
+        .post_recv(
+            b.qp,
+            &RecvWr {
+                wr_id: 102,
+                sg_list: vec![sge(&b, 0, 64)],
+            },
+        )
+        .unwrap();
+    let wr = send(
+        6,
+        Opcode::SendWithInv { rkey: b.mr.rkey },
+        vec![sge(&a, 0, 64)],
+    );
+    a.ctx.post_send(a.qp, &wr).unwrap();
+    assert!(wait(&mut a, 1)[0].is_success());
+    let got = wait(&mut b, 1);
+    assert_eq!(got[0].invalidated_rkey, Some(b.mr.rkey));
+
+    let counters: std::collections::BTreeMap<_, _> = a.ctx.counters().into_iter().collect();
+    assert!(
+        counters["tx_frames"] >= 6 && counters["rx_frames"] >= 6,
+        "{counters:?}"
+    );
+}
+
+#[test]
+fn the_cq_ring_wraps_with_the_owner_bit_and_unsignaled_wqes_complete_with_the_next() {
+    let (_cluster, mut a, b) = pair(CAP, 4);
+    let mut seen = Vec::new();
+    for i in 0..40u64 {
+        let mut wr = send(
+            i,
+            Opcode::RdmaWrite {
+                remote_addr: b.buf + 64 * i,
+                rkey: b.mr.rkey,
+            },
+            vec![sge(&a, 64 * i, 64)],
+        );
+        wr.signaled = i % 2 == 1;
+        while let Err(e) = a.ctx.post_send(a.qp, &wr) {
+            assert_eq!(e, Error::QueueFull);
+            seen.extend(a.ctx.wait_cq(a.cq, 1, TIMEOUT_NS).unwrap());
+        }
+        seen.extend(a.ctx.poll_cq(a.cq, 1).unwrap());
+    }
+    let missing = 20 - seen.len();
+    seen.extend(a.ctx.wait_cq(a.cq, missing, TIMEOUT_NS).unwrap());
+    let ids: Vec<u64> = seen.iter().map(|w| w.wr_id).collect();
+    assert_eq!(ids, (0..40).filter(|i| i % 2 == 1).collect::<Vec<_>>());
+    assert!(seen
+        .iter()
+        .all(|w| w.is_success() && u64::from(w.wqe_index) == w.wr_id % 65536));
+}
+
+#[test]
+fn a_bad_rkey_completes_rem_access_err_and_the_qp_recovers_through_reset() {
+    let (_cluster, mut a, mut b) = pair(CAP, 64);
+    let bad = send(
+        9,
+        Opcode::RdmaWrite {
+            remote_addr: b.buf,
+            rkey: b.mr.rkey ^ 0x100,
+        },
+        vec![sge(&a, 0, 64)],
+    );
+    a.ctx.post_send(a.qp, &bad).unwrap();
+    let after = send(
+        10,
+        Opcode::RdmaWrite {
+            remote_addr: b.buf,
+            rkey: b.mr.rkey,
+        },
+        vec![sge(&a, 0, 64)],
+    );
+    a.ctx.post_send(a.qp, &after).unwrap();
+    let wcs = wait(&mut a, 2);
+    assert_eq!(
+        wcs.iter().map(|w| (w.wr_id, w.status)).collect::<Vec<_>>(),
+        [(9, "REM_ACCESS_ERR"), (10, "WR_FLUSH_ERR")]
+    );
+    assert_eq!(a.ctx.query_qp(a.qp).unwrap().qp_state, QpState::Err);
+    let counters: std::collections::BTreeMap<_, _> = b.ctx.counters().into_iter().collect();
+    assert_eq!(counters["tx_naks_remote_access"], 1);
+
+    // ERR -> RESET -> RTS on both sides, then the same WRITE works.
+    for h in [&mut a, &mut b] {
+        let reset = QpAttr {
+            qp_state: QpState::Reset,
+            ..QpAttr::default()
+        };
+        h.ctx.modify_qp(h.qp, &reset, STATE).unwrap();
+    }
+    let (qa, qb) = (a.qp.qp_num, b.qp.qp_num);
+    to_rts(&mut a, 2, qb);
+    to_rts(&mut b, 1, qa);
+    a.ctx.write(a.buf, &pattern(3, 64)).unwrap();
+    a.ctx.post_send(a.qp, &after).unwrap();
+    assert_eq!(wait(&mut a, 1)[0].status, "SUCCESS");
+    assert_eq!(b.ctx.read(b.buf, 64).unwrap(), pattern(3, 64));
+}
+
+#[test]
+fn misuse_is_a_typed_error_before_anything_reaches_the_device() {
+    let cluster = ModelCluster::new(2, 3, Default::default());
+    let mut h = host(
+        &cluster,
+        1,
+        QpCap {
+            max_send_wr: 2,
+            ..CAP
+        },
+        8,
+    );
+    let write = send(
+        1,
+        Opcode::RdmaWrite {
+            remote_addr: 0,
+            rkey: 0,
+        },
+        vec![sge(&h, 0, 8)],
+    );
+    assert!(matches!(
+        h.ctx.post_send(h.qp, &write),
+        Err(Error::WrongQpState {
+            state: QpState::Reset,
+            ..
+        })
+    ));
+    let rts = QpAttr {
+        qp_state: QpState::Rts,
+        ..QpAttr::default()
+    };
+    assert!(matches!(
+        h.ctx.modify_qp(h.qp, &rts, STATE | SQ_PSN),
+        Err(Error::WrongQpState { .. })
+    ));
+    let init = QpAttr {
+        qp_state: QpState::Init,
+        ..QpAttr::default()
+    };
+    assert!(matches!(
+        h.ctx.modify_qp(h.qp, &init, STATE),
+        Err(Error::BadAttribute(_))
+    ));
+    let outside = Sge {
+        addr: h.buf + BUF - 4,
+        length: 8,
+        lkey: h.mr.lkey,
+    };
+    let recv = RecvWr {
+        wr_id: 1,
+        sg_list: vec![outside],
+    };
+    h.ctx
+        .modify_qp(
+            h.qp,
+            &QpAttr {
+                qp_access_flags: ALL_ACCESS,
+                ..init
+            },
+            STATE | ACCESS_FLAGS | PKEY_INDEX,
+        )
+        .unwrap();
+    assert!(matches!(
+        h.ctx.post_recv(h.qp, &recv),
+        Err(Error::SgeOutsideMr { .. })
+    ));
+    let five = RecvWr {
+        wr_id: 1,
+        sg_list: vec![sge(&h, 0, 8); 8],
+    };
+    assert!(matches!(
+        h.ctx.post_recv(h.qp, &five),
+        Err(Error::TooManySges { given: 8, .. })
+    ));
+    assert!(matches!(
+        h.ctx.reg_mr(h.mr.pd, h.buf, 0, 0),
+        Err(Error::BadAttribute(_))
+    ));
+    assert!(matches!(
+        h.ctx.reg_mr(h.mr.pd, h.buf, 64, access::REMOTE_WRITE),
+        Err(Error::BadAttribute(_))
+    ));
+    assert!(matches!(
+        h.ctx.reg_mr(h.mr.pd, 0x10, 64, 0),
+        Err(Error::Memory(_))
+    ));
+    assert!(matches!(
+        h.ctx.dealloc_pd(h.mr.pd),
+        Err(Error::BadAttribute(_))
+    ));
+    assert!(matches!(
+        h.ctx.destroy_cq(h.cq),
+        Err(Error::BadAttribute(_))
+    ));
+    assert!(matches!(
+        h.ctx.create_cq(1 << 20),
+        Err(Error::BadAttribute(_))
+    ));
+    let mr = h.mr;
+    h.ctx.dereg_mr(mr).unwrap();
+    assert!(matches!(
+        h.ctx.dereg_mr(mr),
+        Err(Error::Device {
+            command: "DEREG_MR",
+            status: "NO_SUCH_OBJECT"
+        })
+    ));
+    // The receive ring holds 2^log entries; one more is refused.
+    let mr = h.ctx.reg_mr(h.mr.pd, h.buf, BUF, ALL_ACCESS).unwrap();
+    let one = RecvWr {
+        wr_id: 2,
+        sg_list: vec![Sge {
+            addr: h.buf,
+            length: 8,
+            lkey: mr.lkey,
+        }],
+    };
+    let depth = 1 << h.ctx.qp_rings(h.qp).unwrap().rq_log_size;
+    for _ in 0..depth {
+        h.ctx.post_recv(h.qp, &one).unwrap();
+    }
+    assert_eq!(h.ctx.post_recv(h.qp, &one), Err(Error::QueueFull));
+    let qp = h.qp;
+    h.ctx.destroy_qp(qp).unwrap();
+    assert!(matches!(
+        h.ctx.post_recv(qp, &one),
+        Err(Error::NoSuchObject("QP", _))
+    ));
+}
+
+fn counter(h: &mut Host, name: &str) -> u64 {
+    h.ctx
+        .counters()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .unwrap()
+        .1
+}
+
+#[test]
+fn host_side_errors_complete_in_error_and_are_counted_never_written_outside() {
+    let (_cluster, mut a, b) = pair(CAP, 64);
+    // A WQE with an unknown opcode, written and rung by hand.
+    let rings = a.ctx.qp_rings(a.qp).unwrap();
+    let good = send(
+        1,
+        Opcode::RdmaWrite {
+            remote_addr: b.buf,
+            rkey: b.mr.rkey,
+        },
+        vec![sge(&a, 0, 8)],
+    );
+    a.ctx.post_send(a.qp, &good).unwrap();
+    let mut slot = rocenic_driver::verbs::encode_send(&good, 1, rings.sq_log_stride);
+    slot[0] = 0x77;
+    slot[8] = 2;
+    a.ctx
+        .write(rings.sq_va + (1 << rings.sq_log_stride), &slot)
+        .unwrap();
+    a.ctx.device().write32(2, a.qp.qp_num * 4096, 2);
+    let wcs = wait(&mut a, 2);
+    assert_eq!(
+        wcs.iter()
+            .map(|w| (w.wr_id, w.status, w.wqe_index))
+            .collect::<Vec<_>>(),
+        [(1, "SUCCESS", 0), (2, "LOC_QP_OP_ERR", 1)]
+    );
+    assert_eq!(counter(&mut a, "wqe_errors"), 1);
+    assert_eq!(a.ctx.query_qp(a.qp).unwrap().qp_state, QpState::Err);
+
+    // A doorbell beyond the ring and an unmapped offset.
+    let beyond = u32::from(rings.sq_producer) + 1000;
+    a.ctx.device().write32(2, a.qp.qp_num * 4096, beyond);
+    assert_eq!(counter(&mut a, "doorbell_errors"), 1);
+    assert_eq!(a.ctx.device().read32(0, 0x0F00), 0);
+    assert_eq!(counter(&mut a, "mmio_unmapped"), 1);
+}
+
+#[test]
+fn a_full_cq_is_never_overwritten_its_qp_goes_to_err_and_nothing_is_lost() {
+    let (_cluster, mut a, b) = pair(
+        QpCap {
+            max_send_wr: 64,
+            ..CAP
+        },
+        4,
+    );
+    for i in 0..8u64 {
+        let wr = send(
+            i,
+            Opcode::RdmaWrite {
+                remote_addr: b.buf,
+                rkey: b.mr.rkey,
+            },
+            vec![sge(&a, 0, 8)],
+        );
+        a.ctx.post_send(a.qp, &wr).unwrap();
+    }
+    // Let the NIC finish without polling: the ring fills at 4.
+    for _ in 0..10_000 {
+        a.ctx.device().service();
+    }
+    assert_eq!(counter(&mut a, "cq_overflows"), 1);
+    let got = a.ctx.wait_cq(a.cq, 8, TIMEOUT_NS).unwrap();
+    let ids: Vec<u64> = got.iter().map(|w| w.wr_id).collect();
+    assert_eq!(ids, (0..8).collect::<Vec<_>>(), "in order, none lost");
+    assert_eq!(a.ctx.query_qp(a.qp).unwrap().qp_state, QpState::Err);
+}
