@@ -8,28 +8,15 @@
 
 use rocenic_driver::device::Device;
 use rocenic_driver::model::{host_ip, host_mac, ModelCluster};
-use rocenic_driver::verbs::{
-    access, attr_mask, AddressVector, Context, Opcode, Qp, QpAttr, QpCap, QpState, SendWr, Sge,
-};
+use rocenic_driver::verbs::{access, AddressVector, Context, Opcode, QpAttr, QpCap, SendWr, Sge};
 
 const BYTES: usize = 4096;
 
-/// RESET -> INIT -> RTR -> RTS towards `peer` (host number and QPN).
-fn connect<D: Device>(
-    ctx: &mut Context<D>,
-    qp: Qp,
-    peer: u8,
-    peer_qpn: u32,
-) -> Result<(), rocenic_driver::verbs::Error> {
-    use attr_mask::*;
-    let init = QpAttr {
-        qp_state: QpState::Init,
+/// The attributes of a connection to `peer` (host number and QPN);
+/// `connect_rc` takes the QP through INIT, RTR and RTS with them.
+fn towards(peer: u8, peer_qpn: u32) -> QpAttr {
+    QpAttr {
         qp_access_flags: access::REMOTE_WRITE | access::REMOTE_READ,
-        ..QpAttr::default()
-    };
-    ctx.modify_qp(qp, &init, STATE | ACCESS_FLAGS | PKEY_INDEX)?;
-    let rtr = QpAttr {
-        qp_state: QpState::Rtr,
         dest_qp_num: peer_qpn,
         ah: Some(AddressVector {
             dmac: host_mac(peer),
@@ -38,15 +25,7 @@ fn connect<D: Device>(
             udp_src_port: 0xC000,
         }),
         ..QpAttr::default()
-    };
-    let rtr_mask = STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER;
-    ctx.modify_qp(qp, &rtr, rtr_mask)?;
-    let rts = QpAttr {
-        qp_state: QpState::Rts,
-        ..QpAttr::default()
-    };
-    let rts_mask = STATE | SQ_PSN | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC;
-    ctx.modify_qp(qp, &rts, rts_mask)
+    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -77,8 +56,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         access::LOCAL_WRITE | access::REMOTE_WRITE,
     )?;
 
-    connect(&mut a, qp_a, 2, qp_b.qp_num)?;
-    connect(&mut b, qp_b, 1, qp_a.qp_num)?;
+    a.connect_rc(qp_a, &towards(2, qp_b.qp_num))?;
+    b.connect_rc(qp_b, &towards(1, qp_a.qp_num))?;
 
     let write = SendWr {
         wr_id: 42,

@@ -337,13 +337,49 @@ struct QpRings {
     send_cq: u32,
     recv_cq: u32,
     pd: Pd,
-    sq: RingMemory,
-    rq: RingMemory,
-    sq_producer: u16,
-    /// One past the newest send WQE a CQE reported complete.
-    sq_completed: u16,
-    rq_producer: u16,
-    rq_completed: u16,
+    sq: WorkQueue,
+    rq: WorkQueue,
+}
+
+/// A send or receive ring and the driver's indexes in it.
+#[derive(Clone, Copy, Debug)]
+struct WorkQueue {
+    ring: RingMemory,
+    producer: u16,
+    /// One past the newest WQE a CQE reported complete.
+    completed: u16,
+}
+
+impl WorkQueue {
+    fn new(ring: RingMemory) -> WorkQueue {
+        WorkQueue {
+            ring,
+            producer: 0,
+            completed: 0,
+        }
+    }
+
+    fn check_room(&self) -> Result<()> {
+        let used = self.producer.wrapping_sub(self.completed);
+        if used >= 1 << self.ring.log_size {
+            return Err(Error::QueueFull);
+        }
+        Ok(())
+    }
+}
+
+/// Which ring of a QP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Queue {
+    Send,
+    Recv,
+}
+
+fn check_sge_count(given: usize, max: usize) -> Result<()> {
+    if given > max {
+        return Err(Error::TooManySges { given, max });
+    }
+    Ok(())
 }
 
 /// The driver's side of a CQ.
@@ -692,12 +728,8 @@ impl<D: Device> Context<D> {
                 send_cq: send_cq.cqn,
                 recv_cq: recv_cq.cqn,
                 pd,
-                sq,
-                rq,
-                sq_producer: 0,
-                sq_completed: 0,
-                rq_producer: 0,
-                rq_completed: 0,
+                sq: WorkQueue::new(sq),
+                rq: WorkQueue::new(rq),
             },
         );
         Ok(Qp { qp_num: qpn })
@@ -819,10 +851,31 @@ impl<D: Device> Context<D> {
         let rings = self.qps.get_mut(&qp.qp_num).expect("looked up above");
         rings.state = attr.qp_state;
         if attr.qp_state == QpState::Reset {
-            rings.sq_producer = 0;
-            rings.sq_completed = 0;
-            rings.rq_producer = 0;
-            rings.rq_completed = 0;
+            rings.sq = WorkQueue::new(rings.sq.ring);
+            rings.rq = WorkQueue::new(rings.rq.ring);
+        }
+        Ok(())
+    }
+
+    /// RESET -> INIT -> RTR -> RTS in three [`Context::modify_qp`]s, each
+    /// with the attributes IBA requires for its step taken from `attr`
+    /// (its `qp_state` is ignored): what perftest and rdma_cm do once the
+    /// peer's QPN, PSN and address are known.
+    pub fn connect_rc(&mut self, qp: Qp, attr: &QpAttr) -> Result<()> {
+        use attr_mask::*;
+        let steps = [
+            (QpState::Init, ACCESS_FLAGS | PKEY_INDEX),
+            (
+                QpState::Rtr,
+                AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER,
+            ),
+            (
+                QpState::Rts,
+                SQ_PSN | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC,
+            ),
+        ];
+        for (qp_state, mask) in steps {
+            self.modify_qp(qp, &QpAttr { qp_state, ..*attr }, STATE | mask)?;
         }
         Ok(())
     }
@@ -903,14 +956,14 @@ impl<D: Device> Context<D> {
     pub fn qp_rings(&self, qp: Qp) -> Result<QpRingInfo> {
         let q = self.qp(qp)?;
         Ok(QpRingInfo {
-            sq_va: q.sq.va,
-            sq_log_size: q.sq.log_size,
-            sq_log_stride: q.sq.log_stride,
-            sq_producer: q.sq_producer,
-            rq_va: q.rq.va,
-            rq_log_size: q.rq.log_size,
-            rq_log_stride: q.rq.log_stride,
-            rq_producer: q.rq_producer,
+            sq_va: q.sq.ring.va,
+            sq_log_size: q.sq.ring.log_size,
+            sq_log_stride: q.sq.ring.log_stride,
+            sq_producer: q.sq.producer,
+            rq_va: q.rq.ring.va,
+            rq_log_size: q.rq.ring.log_size,
+            rq_log_stride: q.rq.ring.log_stride,
+            rq_producer: q.rq.producer,
         })
     }
 
@@ -923,9 +976,7 @@ impl<D: Device> Context<D> {
                 state: rings.state,
             });
         }
-        if rings.sq_producer.wrapping_sub(rings.sq_completed) >= 1 << rings.sq.log_size {
-            return Err(Error::QueueFull);
-        }
+        rings.sq.check_room()?;
         let atomic = matches!(
             wr.opcode,
             Opcode::CompareSwap { .. } | Opcode::FetchAdd { .. }
@@ -933,26 +984,15 @@ impl<D: Device> Context<D> {
         let max = if atomic {
             1
         } else {
-            wqe::send::max_sge(rings.sq.log_stride)
+            wqe::send::max_sge(rings.sq.ring.log_stride)
         };
-        if wr.sg_list.len() > max {
-            return Err(Error::TooManySges {
-                given: wr.sg_list.len(),
-                max,
-            });
-        }
+        check_sge_count(wr.sg_list.len(), max)?;
         if atomic && (wr.sg_list.len() != 1 || wr.sg_list[0].length != 8) {
             return Err(Error::BadAttribute("an atomic takes one 8-byte SGE"));
         }
         self.check_sges(rings.pd, &wr.sg_list)?;
-        let slot = encode_send(wr, rings.sq_producer, rings.sq.log_stride);
-        let index = u64::from(rings.sq_producer);
-        self.device().write(rings.sq.slot_va(index), &slot)?;
-        let producer = rings.sq_producer.wrapping_add(1);
-        self.qps.get_mut(&qp.qp_num).expect("looked up").sq_producer = producer;
-        let doorbell = qp.qp_num * regs::PAGE_SIZE;
-        self.device().write32(2, doorbell, u32::from(producer));
-        Ok(())
+        let slot = encode_send(wr, rings.sq.producer, rings.sq.ring.log_stride);
+        self.post(qp, Queue::Send, &slot)
     }
 
     /// `ibv_post_recv`: one WQE into the receive ring, then the doorbell.
@@ -964,30 +1004,40 @@ impl<D: Device> Context<D> {
                 state: rings.state,
             });
         }
-        if rings.rq_producer.wrapping_sub(rings.rq_completed) >= 1 << rings.rq.log_size {
-            return Err(Error::QueueFull);
-        }
-        let max = wqe::recv::max_sge(rings.rq.log_stride);
-        if wr.sg_list.len() > max {
-            return Err(Error::TooManySges {
-                given: wr.sg_list.len(),
-                max,
-            });
-        }
+        rings.rq.check_room()?;
+        check_sge_count(
+            wr.sg_list.len(),
+            wqe::recv::max_sge(rings.rq.ring.log_stride),
+        )?;
         self.check_sges(rings.pd, &wr.sg_list)?;
-        let mut slot = vec![0u8; 1 << rings.rq.log_stride];
+        let mut slot = vec![0u8; 1 << rings.rq.ring.log_stride];
         set(&mut slot, &wqe::recv::WR_ID, wr.wr_id);
         set(&mut slot, &wqe::recv::SGE_COUNT, wr.sg_list.len() as u64);
-        set(&mut slot, &wqe::recv::INDEX, u64::from(rings.rq_producer));
+        set(&mut slot, &wqe::recv::INDEX, u64::from(rings.rq.producer));
         for (i, s) in wr.sg_list.iter().enumerate() {
             encode_sge(&mut slot[wqe::recv::SEGMENTS + 16 * i..], s);
         }
-        let index = u64::from(rings.rq_producer);
-        self.device().write(rings.rq.slot_va(index), &slot)?;
-        let producer = rings.rq_producer.wrapping_add(1);
-        self.qps.get_mut(&qp.qp_num).expect("looked up").rq_producer = producer;
-        let doorbell = qp.qp_num * regs::PAGE_SIZE + 4;
-        self.device().write32(2, doorbell, u32::from(producer));
+        self.post(qp, Queue::Recv, &slot)
+    }
+
+    /// Writes `slot` at the ring's producer index and rings the QP's
+    /// doorbell with the index after it.
+    fn post(&mut self, qp: Qp, queue: Queue, slot: &[u8]) -> Result<()> {
+        let rings = self.qps.get(&qp.qp_num).expect("looked up by the caller");
+        let (work, doorbell) = match queue {
+            Queue::Send => (rings.sq, 0x000),
+            Queue::Recv => (rings.rq, 0x004),
+        };
+        self.device()
+            .write(work.ring.slot_va(u64::from(work.producer)), slot)?;
+        let producer = work.producer.wrapping_add(1);
+        let rings = self.qps.get_mut(&qp.qp_num).expect("looked up");
+        match queue {
+            Queue::Send => rings.sq.producer = producer,
+            Queue::Recv => rings.rq.producer = producer,
+        }
+        let offset = qp.qp_num * regs::PAGE_SIZE + doorbell;
+        self.device().write32(2, offset, u32::from(producer));
         Ok(())
     }
 
@@ -1012,9 +1062,9 @@ impl<D: Device> Context<D> {
             if let Some(q) = self.qps.get_mut(&wc.qp_num) {
                 let next = wc.wqe_index.wrapping_add(1);
                 if wc.opcode.starts_with("RECV") {
-                    q.rq_completed = next;
+                    q.rq.completed = next;
                 } else {
-                    q.sq_completed = next;
+                    q.sq.completed = next;
                 }
                 if !wc.is_success() {
                     q.state = QpState::Err;

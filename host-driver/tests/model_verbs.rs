@@ -39,17 +39,9 @@ fn host(cluster: &ModelCluster, n: u8, cap: QpCap, cq_entries: u32) -> Host {
 }
 
 fn to_rts(h: &mut Host, peer: u8, peer_qpn: u32) {
-    let init = QpAttr {
-        qp_state: QpState::Init,
-        qp_access_flags: ALL_ACCESS,
-        ..QpAttr::default()
-    };
-    h.ctx
-        .modify_qp(h.qp, &init, STATE | ACCESS_FLAGS | PKEY_INDEX)
-        .unwrap();
-    let rtr = QpAttr {
-        qp_state: QpState::Rtr,
+    let attr = QpAttr {
         path_mtu: 1024,
+        qp_access_flags: ALL_ACCESS,
         dest_qp_num: peer_qpn,
         ah: Some(AddressVector {
             dmac: host_mac(peer),
@@ -59,14 +51,7 @@ fn to_rts(h: &mut Host, peer: u8, peer_qpn: u32) {
         }),
         ..QpAttr::default()
     };
-    let mask = STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER;
-    h.ctx.modify_qp(h.qp, &rtr, mask).unwrap();
-    let rts = QpAttr {
-        qp_state: QpState::Rts,
-        ..QpAttr::default()
-    };
-    let mask = STATE | SQ_PSN | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC;
-    h.ctx.modify_qp(h.qp, &rts, mask).unwrap();
+    h.ctx.connect_rc(h.qp, &attr).unwrap();
 }
 
 const CAP: QpCap = QpCap {

@@ -29,7 +29,7 @@ use crate::Time;
 use admin::AdminQueue;
 use rocenic_abi::registers::{self as abi, control_bits, Access, RegisterAt};
 use std::collections::BTreeMap;
-use work_queues::WorkQueues;
+use work_queues::{Queue, WorkQueues};
 
 /// The counters only the host interface sees (the rest come from
 /// [`crate::nic::NicCounters`]).
@@ -189,15 +189,17 @@ impl HostInterface {
             return;
         }
         let qpn = offset / abi::PAGE_SIZE;
-        match offset % abi::PAGE_SIZE {
-            0x000 => self
-                .queues
-                .sq_doorbell(&mut self.nic, &mut self.counters, qpn, value as u16),
-            0x004 => self
-                .queues
-                .rq_doorbell(&mut self.nic, &mut self.counters, qpn, value as u16),
-            _ => self.counters.mmio_unmapped += 1,
-        }
+        let queue = match offset % abi::PAGE_SIZE {
+            0x000 => Queue::Send,
+            0x004 => Queue::Recv,
+            _ => {
+                self.counters.mmio_unmapped += 1;
+                return;
+            }
+        };
+        let (nic, counters) = (&mut self.nic, &mut self.counters);
+        self.queues
+            .doorbell(nic, counters, qpn, queue, value as u16);
         self.service();
     }
 

@@ -42,6 +42,57 @@ impl Ring {
     }
 }
 
+/// A work ring and the NIC's cursors in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct WorkRing {
+    ring: Ring,
+    /// The next WQE index to fetch, and the producer index last rung.
+    next: u16,
+    producer: u16,
+}
+
+impl WorkRing {
+    fn new(ring: Ring) -> WorkRing {
+        WorkRing {
+            ring,
+            next: 0,
+            producer: 0,
+        }
+    }
+
+    /// Takes a doorbell unless it lies more than the ring's size ahead of
+    /// `oldest`, the oldest WQE not yet completed.
+    fn ring_doorbell(&mut self, producer: u16, oldest: Option<u16>) -> bool {
+        let within = producer.wrapping_sub(oldest.unwrap_or(self.next)) <= self.ring.size();
+        if within {
+            self.producer = producer;
+        }
+        within
+    }
+
+    /// The rung WQE at the fetch cursor: its index and slot.
+    fn peek(&self, nic: &Nic) -> Option<(u16, Vec<u8>)> {
+        if self.next == self.producer {
+            return None;
+        }
+        let mut slot = vec![0u8; 1 << self.ring.log_stride];
+        nic.memory().read_phys(self.ring.slot(self.next), &mut slot);
+        Some((self.next, slot))
+    }
+
+    /// Drops what was rung beyond the cursor (a QP in RESET).
+    fn refuse(&mut self) {
+        self.producer = self.next;
+    }
+}
+
+/// Which work ring of a QP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queue {
+    Send,
+    Recv,
+}
+
 /// A send WQE the transport has taken, waiting for its CQE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Posted {
@@ -53,15 +104,10 @@ struct Posted {
 /// One QP's rings and cursors.
 #[derive(Clone, Debug)]
 pub struct QpRings {
-    sq: Ring,
-    rq: Ring,
+    sq: WorkRing,
+    rq: WorkRing,
     send_cq: CqId,
     recv_cq: CqId,
-    /// Next WQE index to fetch, and the producer index last rung.
-    sq_next: u16,
-    sq_producer: u16,
-    rq_next: u16,
-    rq_producer: u16,
     sq_posted: VecDeque<Posted>,
     rq_posted: VecDeque<u16>,
     /// A malformed send WQE (index, wr_id) waiting for every earlier one
@@ -72,14 +118,10 @@ pub struct QpRings {
 impl QpRings {
     pub fn new(sq: Ring, rq: Ring, send_cq: CqId, recv_cq: CqId) -> QpRings {
         QpRings {
-            sq,
-            rq,
+            sq: WorkRing::new(sq),
+            rq: WorkRing::new(rq),
             send_cq,
             recv_cq,
-            sq_next: 0,
-            sq_producer: 0,
-            rq_next: 0,
-            rq_producer: 0,
             sq_posted: VecDeque::new(),
             rq_posted: VecDeque::new(),
             sq_malformed: None,
@@ -351,7 +393,7 @@ impl WorkQueues {
     /// RESET: the rings start again at index 0.
     pub fn reset_qp(&mut self, qpn: Qpn) {
         if let Some(q) = self.qps.get_mut(&qpn) {
-            *q = QpRings::new(q.sq, q.rq, q.send_cq, q.recv_cq);
+            *q = QpRings::new(q.sq.ring, q.rq.ring, q.send_cq, q.recv_cq);
         }
     }
 
@@ -367,54 +409,39 @@ impl WorkQueues {
         self.cqs.get(&cq)
     }
 
-    /// SQ doorbell of `qpn`: the new producer index.
-    pub fn sq_doorbell(
+    /// A doorbell of `qpn`'s send or receive ring: the new producer
+    /// index.
+    pub fn doorbell(
         &mut self,
         nic: &mut Nic,
         counters: &mut HostCounters,
         qpn: Qpn,
+        queue: Queue,
         producer: u16,
     ) {
         let Some(q) = self.qps.get_mut(&qpn) else {
             counters.doorbell_errors += 1;
             return;
         };
-        let oldest = q.sq_posted.front().map_or(q.sq_next, |p| p.index);
-        if producer.wrapping_sub(oldest) > q.sq.size() {
-            counters.doorbell_errors += 1;
-            let _ = nic.modify_qp(qpn, ModifyQp::ToErr);
-            return;
-        }
-        q.sq_producer = producer;
-        self.fetch_sends(nic, counters, qpn);
-    }
-
-    /// RQ doorbell of `qpn`: the new producer index.
-    pub fn rq_doorbell(
-        &mut self,
-        nic: &mut Nic,
-        counters: &mut HostCounters,
-        qpn: Qpn,
-        producer: u16,
-    ) {
-        let Some(q) = self.qps.get_mut(&qpn) else {
-            counters.doorbell_errors += 1;
-            return;
+        let taken = match queue {
+            Queue::Send => {
+                let oldest = q.sq_posted.front().map(|p| p.index);
+                q.sq.ring_doorbell(producer, oldest)
+            }
+            Queue::Recv => {
+                let oldest = q.rq_posted.front().copied();
+                q.rq.ring_doorbell(producer, oldest)
+            }
         };
-        let oldest = q.rq_posted.front().copied().unwrap_or(q.rq_next);
-        if producer.wrapping_sub(oldest) > q.rq.size() {
+        if !taken {
             counters.doorbell_errors += 1;
             let _ = nic.modify_qp(qpn, ModifyQp::ToErr);
             return;
         }
-        q.rq_producer = producer;
-        self.fetch_recvs(nic, counters, qpn);
-    }
-
-    fn read_slot(nic: &Nic, ring: &Ring, index: u16) -> Vec<u8> {
-        let mut slot = vec![0u8; 1 << ring.log_stride];
-        nic.memory().read_phys(ring.slot(index), &mut slot);
-        slot
+        match queue {
+            Queue::Send => self.fetch_sends(nic, counters, qpn),
+            Queue::Recv => self.fetch_recvs(nic, counters, qpn),
+        }
     }
 
     fn fetch_sends(&mut self, nic: &mut Nic, counters: &mut HostCounters, qpn: Qpn) {
@@ -425,17 +452,15 @@ impl WorkQueues {
                     return;
                 }
                 q.sq_malformed = None;
-                q.sq_next = index.wrapping_add(1);
+                q.sq.next = index.wrapping_add(1);
                 let cq = q.send_cq;
                 self.fail_wqe(nic, counters, qpn, cq, wr_id, index, WcOpcode::Send);
                 continue;
             }
-            if q.sq_next == q.sq_producer {
+            let Some((index, slot)) = q.sq.peek(nic) else {
                 return;
-            }
-            let index = q.sq_next;
-            let slot = Self::read_slot(nic, &q.sq, index);
-            let decoded = decode_send(&slot, index, q.sq.log_stride);
+            };
+            let decoded = decode_send(&slot, index, q.sq.ring.log_stride);
             let outcome = match &decoded {
                 Some(wr) => fetch_outcome(nic.post_send(qpn, wr.clone())),
                 None => Err(Fetch::Malformed),
@@ -452,7 +477,7 @@ impl WorkQueues {
                 Err(Fetch::Later) => return,
                 Err(Fetch::Refused) => {
                     counters.doorbell_errors += 1;
-                    q.sq_producer = q.sq_next;
+                    q.sq.refuse();
                     return;
                 }
                 Err(Fetch::Malformed) => {
@@ -460,18 +485,16 @@ impl WorkQueues {
                     continue;
                 }
             }
-            q.sq_next = index.wrapping_add(1);
+            q.sq.next = index.wrapping_add(1);
         }
     }
 
     fn fetch_recvs(&mut self, nic: &mut Nic, counters: &mut HostCounters, qpn: Qpn) {
         while let Some(q) = self.qps.get_mut(&qpn) {
-            if q.rq_next == q.rq_producer {
+            let Some((index, slot)) = q.rq.peek(nic) else {
                 return;
-            }
-            let index = q.rq_next;
-            let slot = Self::read_slot(nic, &q.rq, index);
-            let decoded = decode_recv(&slot, index, q.rq.log_stride);
+            };
+            let decoded = decode_recv(&slot, index, q.rq.ring.log_stride);
             let outcome = match &decoded {
                 Some(wr) => fetch_outcome(nic.post_recv(qpn, wr.clone())),
                 None => Err(Fetch::Malformed),
@@ -481,7 +504,7 @@ impl WorkQueues {
                 Err(Fetch::Later) => return,
                 Err(Fetch::Refused) => {
                     counters.doorbell_errors += 1;
-                    q.rq_producer = q.rq_next;
+                    q.rq.refuse();
                     return;
                 }
                 Err(Fetch::Malformed) => {
@@ -491,7 +514,7 @@ impl WorkQueues {
                 }
             }
             if let Some(q) = self.qps.get_mut(&qpn) {
-                q.rq_next = index.wrapping_add(1);
+                q.rq.next = index.wrapping_add(1);
             }
         }
     }
