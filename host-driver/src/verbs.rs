@@ -1041,9 +1041,10 @@ impl<D: Device> Context<D> {
         Ok(())
     }
 
-    /// `ibv_poll_cq`: up to `max` completions, oldest first. With none
-    /// ready it gives the device a turn ([`Device::service`]), so a
-    /// polling loop makes progress in simulation.
+    /// `ibv_poll_cq`: up to `max` completions, oldest first; never waits.
+    /// A polling loop on a simulated device gives it a turn
+    /// ([`Device::service`]) when a round found nothing, so the device
+    /// time of each completion is the time it was written.
     pub fn poll_cq(&mut self, cq: Cq, max: usize) -> Result<Vec<WorkCompletion>> {
         let mut ring = self
             .cqs
@@ -1073,9 +1074,7 @@ impl<D: Device> Context<D> {
             out.push(wc);
             ring.consumer += 1;
         }
-        if out.is_empty() {
-            self.device().service();
-        } else {
+        if !out.is_empty() {
             let consumer = (ring.consumer & 0xFF_FFFF) as u32;
             self.device().write32(4, cq.cqn * regs::PAGE_SIZE, consumer);
             self.cqs.insert(cq.cqn, ring);
@@ -1094,10 +1093,14 @@ impl<D: Device> Context<D> {
         let deadline = self.device().now_ns().saturating_add(timeout_ns);
         let mut got = Vec::new();
         while got.len() < count {
-            got.extend(self.poll_cq(cq, count - got.len())?);
-            if got.len() < count && self.device().now_ns() > deadline {
-                return Err(Error::Timeout("completions"));
+            let polled = self.poll_cq(cq, count - got.len())?;
+            if polled.is_empty() {
+                if self.device().now_ns() > deadline {
+                    return Err(Error::Timeout("completions"));
+                }
+                self.device().service();
             }
+            got.extend(polled);
         }
         Ok(got)
     }

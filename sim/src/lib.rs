@@ -12,6 +12,7 @@ pub mod bound;
 pub mod decode;
 pub mod frames;
 pub mod incast;
+pub mod perf;
 pub mod plot;
 #[cfg(feature = "rtl")]
 pub mod rtl_decode;

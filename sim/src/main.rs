@@ -33,6 +33,15 @@ enum DcqcnParams {
     Paper,
 }
 
+/// The NIC behind the verbs library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PerfBackend {
+    /// The reference model behind the host ABI.
+    Model,
+    /// The Verilated core behind the RTL host interface.
+    Rtl,
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum DecodeBackend {
     /// The reference model's codec.
@@ -167,6 +176,44 @@ enum Command {
         /// Back-to-back frames per size.
         #[arg(long, default_value_t = 32)]
         frames: usize,
+        /// Also write the rows as a JSON array.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// perftest's tests (ib_write_bw, ib_read_lat, ...) through the verbs
+    /// library on two simulated hosts: rings, doorbells and CQEs as an
+    /// application drives them; figures in simulated time.
+    Perf {
+        #[arg(value_enum)]
+        test: rocenic_sim::perf::PerfTest,
+        /// Message size in bytes (perftest's default: 65536 for bandwidth,
+        /// 2 for latency, 8 for atomics).
+        #[arg(short = 's', long)]
+        size: Option<u64>,
+        /// Every size from 2 bytes to 8 MiB in powers of two.
+        #[arg(short = 'a', long)]
+        all: bool,
+        /// Messages per QP (bandwidth) or samples (latency).
+        #[arg(short = 'n', long, default_value_t = 1000)]
+        iters: u64,
+        /// QP pairs (bandwidth tests).
+        #[arg(short = 'q', long, default_value_t = 1)]
+        qp: u32,
+        /// WQEs in flight per QP.
+        #[arg(short = 't', long, default_value_t = 128)]
+        tx_depth: u32,
+        /// Path MTU: 256, 512, 1024, 2048 or 4096.
+        #[arg(short = 'm', long, default_value_t = 4096)]
+        mtu: u32,
+        /// Bandwidth in Gb/s instead of MB/s.
+        #[arg(long = "report_gbits", alias = "report-gbits")]
+        report_gbits: bool,
+        /// The NIC behind the driver. Only `model` exists yet: the driver's
+        /// rtl backend waits for the RTL host interface.
+        #[arg(long, value_enum, default_value = "model")]
+        backend: PerfBackend,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
         /// Also write the rows as a JSON array.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -377,6 +424,54 @@ fn run(cli: Cli) -> Result<ExitCode> {
             })
         }
         Command::Bench { frames, json } => bench(frames, json.as_deref()),
+        Command::Perf {
+            test,
+            size,
+            all,
+            iters,
+            qp,
+            tx_depth,
+            mtu,
+            report_gbits,
+            backend,
+            seed,
+            json,
+        } => {
+            if backend == PerfBackend::Rtl {
+                anyhow::bail!(
+                    "--backend rtl: the driver's rtl backend needs the RTL host interface \
+                     (doorbells, WQE fetch, CQE write), which is not built yet; use --backend model"
+                );
+            }
+            if ![256, 512, 1024, 2048, 4096].contains(&mtu) {
+                anyhow::bail!("-m {mtu}: the path MTU is 256, 512, 1024, 2048 or 4096");
+            }
+            let sizes = match (all, size) {
+                (true, Some(_)) => anyhow::bail!("-a runs every size; leave out -s"),
+                (true, None) if test == rocenic_sim::perf::PerfTest::AtomicBw => vec![8],
+                (true, None) => rocenic_sim::perf::all_sizes(),
+                (false, size) => vec![size.unwrap_or(test.default_size())],
+            };
+            if let Some(&zero) = sizes.iter().find(|&&s| s == 0) {
+                anyhow::bail!("-s {zero}: a message of at least one byte");
+            }
+            let config = rocenic_sim::perf::PerfConfig {
+                test,
+                sizes,
+                iterations: iters,
+                qps: qp,
+                tx_depth,
+                mtu,
+                seed,
+            };
+            let rows = rocenic_sim::perf::run(&config)?;
+            print!("{}", rocenic_sim::perf::render(&rows, report_gbits));
+            if let Some(path) = json {
+                std::fs::write(&path, serde_json::to_string_pretty(&rows)? + "\n")
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Frames { count, seed, pcap } => {
             let mut writer = rocenic_fabric::PcapWriter::create(&pcap)
                 .with_context(|| format!("cannot create {}", pcap.display()))?;

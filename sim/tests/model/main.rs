@@ -1,5 +1,5 @@
 //! Model-tier tests: scenarios on the reference model over the fabric,
-//! DCQCN, and the shadow-model mechanism the RTL harnesses rely on. Build and
+//! DCQCN, `rocenic perf` through the driver, and the shadow-model mechanism the RTL harnesses rely on. Build and
 //! run without Verilator (`--no-default-features`).
 
 #[path = "../rtl_common/faults.rs"]
@@ -10,5 +10,6 @@ mod traffic;
 
 mod cli;
 mod dcqcn;
+mod perf;
 mod scenarios;
 mod shadow_model;
