@@ -109,6 +109,13 @@ impl<M: Mmio> Bar0<M> {
         self.mmio.write32(offset, value);
     }
 
+    /// The BAR0 offset of instance `n` of a register of the contract.
+    pub fn register_offset(&self, block: &RegisterBlock, name: &str, n: u32) -> u32 {
+        self.blocks
+            .register(block, name, n)
+            .unwrap_or_else(|| panic!("the ABI's {} block has a register {name}", block.name))
+    }
+
     /// A 64-bit register of the contract, by block and name.
     pub fn write64(&mut self, block: &RegisterBlock, name: &str, value: u64) {
         let offset = self.offset(block, name);

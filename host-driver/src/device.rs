@@ -1,5 +1,5 @@
 //! The one abstraction every backend provides: MMIO to the NIC's BARs,
-//! host memory the NIC reaches by DMA, and time.
+//! host memory the NIC reaches by DMA, interrupts and time.
 //!
 //! The verbs ([`crate::verbs`]) use nothing else, so the same application
 //! code runs on the reference model, the Verilated RTL and a board. Host
@@ -37,6 +37,12 @@ pub trait Device {
     /// CPU access to host memory.
     fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), DeviceError>;
     fn write(&mut self, va: u64, data: &[u8]) -> Result<(), DeviceError>;
+    /// Routes MSI-X `vector` to this process and unmasks it (on a board
+    /// VFIO programs the table; a simulated host programs it itself).
+    fn enable_interrupt(&mut self, vector: u16) -> Result<(), DeviceError>;
+    /// Waits up to `timeout_ns` of device time for a message on `vector`
+    /// since the last wait returned; whether one came.
+    fn wait_interrupt(&mut self, vector: u16, timeout_ns: u64) -> Result<bool, DeviceError>;
     /// The driver has nothing to do until the device acts: a simulated
     /// device runs to its next event; hardware runs on its own.
     fn service(&mut self);

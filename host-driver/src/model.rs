@@ -31,6 +31,10 @@ pub struct ModelCluster {
 pub struct ModelDevice {
     fabric: SharedFabric,
     node: NodeId,
+    /// Where the MSI-X messages land: one word per vector.
+    interrupt_page: Option<u64>,
+    /// Messages per vector that a wait has already returned for.
+    interrupts_seen: std::collections::BTreeMap<u16, u64>,
 }
 
 /// Host `n`'s MAC address.
@@ -66,6 +70,8 @@ impl ModelCluster {
         ModelDevice {
             fabric: Rc::clone(&self.fabric),
             node: NodeId(usize::from(n) - 1),
+            interrupt_page: None,
+            interrupts_seen: Default::default(),
         }
     }
 
@@ -121,6 +127,47 @@ impl Device for ModelDevice {
     fn write(&mut self, va: u64, data: &[u8]) -> Result<(), DeviceError> {
         self.with(|h| h.memory_mut().write_va(va, data))
             .map_err(|_| unmapped(va, data.len() as u64))
+    }
+
+    fn enable_interrupt(&mut self, vector: u16) -> Result<(), DeviceError> {
+        use rocenic_abi::registers as regs;
+        let page = match self.interrupt_page {
+            Some(page) => page,
+            None => {
+                let (_, bus) = self.alloc_coherent(4096)?;
+                self.interrupt_page = Some(bus);
+                bus
+            }
+        };
+        let block = regs::bar0_offset(&regs::MSIX);
+        let at = |name: &str| {
+            let r = regs::MSIX
+                .register(name)
+                .expect("the MSI-X table's registers");
+            block + r.offset_of(u32::from(vector))
+        };
+        let address = page + 4 * u64::from(vector);
+        self.write32(0, at("vector_address"), address as u32);
+        self.write32(0, at("vector_address") + 4, (address >> 32) as u32);
+        self.write32(0, at("vector_data"), 0x100 | u32::from(vector));
+        self.write32(0, at("vector_control"), 0);
+        Ok(())
+    }
+
+    fn wait_interrupt(&mut self, vector: u16, timeout_ns: u64) -> Result<bool, DeviceError> {
+        let deadline = self.now_ns().saturating_add(timeout_ns);
+        let seen = self.interrupts_seen.get(&vector).copied().unwrap_or(0);
+        loop {
+            let sent = self.host_interface(|h| h.msix_messages(vector));
+            if sent > seen {
+                self.interrupts_seen.insert(vector, sent);
+                return Ok(true);
+            }
+            if self.now_ns() > deadline {
+                return Ok(false);
+            }
+            self.service();
+        }
     }
 
     fn service(&mut self) {

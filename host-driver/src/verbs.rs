@@ -14,7 +14,7 @@ use rocenic_abi::admin::{self, completion, inputs, qp_attributes as attr};
 use rocenic_abi::codes;
 use rocenic_abi::layout::{CodeSet, Field};
 use rocenic_abi::registers::{self as regs, control_bits};
-use rocenic_abi::{cqe, wqe};
+use rocenic_abi::{cqe, eqe, wqe};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
@@ -296,6 +296,19 @@ pub struct WorkCompletion {
     pub vendor_err: u8,
 }
 
+/// An event from the device (`ibv_get_cq_event` and
+/// `ibv_get_async_event` in one stream).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// An `event_type` name: "COMPLETION", "QP_FATAL", "CQ_ERR", ...
+    pub event: &'static str,
+    /// For QP errors, a `qp_error_cause` name ("NONE" otherwise).
+    pub cause: &'static str,
+    /// The CQ or QP the event is about.
+    pub object: u32,
+    pub detail: u32,
+}
+
 impl WorkCompletion {
     pub fn is_success(&self) -> bool {
         self.status == "SUCCESS"
@@ -401,12 +414,20 @@ pub struct Context<D: Device> {
     acq: RingMemory,
     admin_tail: u16,
     mailbox: (u64, u64, u64),
+    /// The EQ every CQ and QP of this context reports to, and where its
+    /// consumer stands.
+    eq: RingMemory,
+    eqn: u32,
+    eq_consumer: u64,
     mrs: BTreeMap<u32, Mr>,
     cqs: BTreeMap<u32, CqRing>,
     qps: BTreeMap<u32, QpRings>,
 }
 
 const ADMIN_LOG_SIZE: u32 = 6;
+const EQ_LOG_SIZE: u32 = 10;
+/// The MSI-X vector of the context's EQ.
+const EQ_VECTOR: u16 = 0;
 const MAILBOX_BYTES: u64 = 64 << 10;
 
 impl<D: Device> Context<D> {
@@ -437,17 +458,43 @@ impl<D: Device> Context<D> {
         bar.write64(admin_block, "acq_base", acq.bus);
         bar.write32(admin_block, "acq_log_size", ADMIN_LOG_SIZE);
         bar.write32(admin_block, "asq_log_size", ADMIN_LOG_SIZE);
-        Ok(Context {
+        let device = &mut bar.mmio().0;
+        let eq_bytes = (eqe::LAYOUT.size as u64) << EQ_LOG_SIZE;
+        let (eq_va, eq_bus) = device.alloc_coherent(eq_bytes)?;
+        device.write(eq_va, &vec![0; eq_bytes as usize])?;
+        device.enable_interrupt(EQ_VECTOR)?;
+        let eq = RingMemory {
+            va: eq_va,
+            bus: eq_bus,
+            log_size: EQ_LOG_SIZE,
+            log_stride: eqe::LAYOUT.size.trailing_zeros(),
+        };
+        let mut ctx = Context {
             bar,
             attr,
             asq,
             acq,
             admin_tail: 0,
             mailbox: (mailbox_va, mailbox_bus, MAILBOX_BYTES),
+            eq,
+            eqn: 0,
+            eq_consumer: 0,
             mrs: BTreeMap::new(),
             cqs: BTreeMap::new(),
             qps: BTreeMap::new(),
-        })
+        };
+        ctx.eqn = ctx.admin(
+            "CREATE_EQ",
+            |c| {
+                use inputs::create_eq::*;
+                set(c, &LOG_SIZE, u64::from(EQ_LOG_SIZE));
+                set(c, &VECTOR, u64::from(EQ_VECTOR));
+                set(c, &RING, eq_bus);
+            },
+            None,
+            false,
+        )?;
+        Ok(ctx)
     }
 
     /// `ibv_query_device`.
@@ -628,10 +675,12 @@ impl<D: Device> Context<D> {
         let bytes = (cqe::LAYOUT.size as u64) << log_size;
         let (va, bus) = self.device().alloc_coherent(bytes)?;
         self.device().write(va, &vec![0; bytes as usize])?;
+        let eqn = self.eqn;
         let cqn = self.admin(
             "CREATE_CQ",
             |c| {
                 set(c, &inputs::create_cq::LOG_SIZE, u64::from(log_size));
+                set(c, &inputs::create_cq::EQN, u64::from(eqn));
                 set(c, &inputs::create_cq::RING, bus);
             },
             None,
@@ -1080,6 +1129,77 @@ impl<D: Device> Context<D> {
             self.cqs.insert(cq.cqn, ring);
         }
         Ok(out)
+    }
+
+    /// `ibv_req_notify_cq`: an event at the CQ's next CQE (with
+    /// `solicited_only`, its next solicited or error CQE).
+    pub fn req_notify_cq(&mut self, cq: Cq, solicited_only: bool) -> Result<()> {
+        use regs::cq_doorbell::{ARM, ARM_SOLICITED, CONSUMER};
+        let ring = self
+            .cqs
+            .get(&cq.cqn)
+            .ok_or(Error::NoSuchObject("CQ", cq.cqn))?;
+        let mut word = [0u8; 4];
+        set(&mut word, &CONSUMER, ring.consumer & 0xFF_FFFF);
+        set(
+            &mut word,
+            if solicited_only { &ARM_SOLICITED } else { &ARM },
+            1,
+        );
+        self.device()
+            .write32(4, cq.cqn * regs::PAGE_SIZE, u32::from_le_bytes(word));
+        Ok(())
+    }
+
+    /// The next event of this context's EQ, unarmed read.
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        let mut e = [0u8; eqe::LAYOUT.size];
+        let at = self.eq.slot_va(self.eq_consumer);
+        self.device().read(at, &mut e)?;
+        if get(&e, &eqe::OWNER) != cqe::owner_for(self.eq_consumer, self.eq.log_size) {
+            return Ok(None);
+        }
+        self.eq_consumer += 1;
+        self.ring_eq(false);
+        Ok(Some(Event {
+            event: name_of(&eqe::EVENT_TYPE, get(&e, &eqe::EVENT)),
+            cause: name_of(&eqe::QP_ERROR_CAUSE, get(&e, &eqe::CAUSE)),
+            object: get(&e, &eqe::OBJECT) as u32,
+            detail: get(&e, &eqe::DETAIL) as u32,
+        }))
+    }
+
+    fn ring_eq(&mut self, arm: bool) {
+        use regs::eq_doorbell::{ARM, CONSUMER};
+        let mut word = [0u8; 4];
+        set(&mut word, &CONSUMER, self.eq_consumer & 0xFF_FFFF);
+        set(&mut word, &ARM, u64::from(arm));
+        let value = u32::from_le_bytes(word);
+        let eqn = self.eqn;
+        let offset = self
+            .bar
+            .register_offset(&regs::EVENT_QUEUES, "eq_doorbell", eqn);
+        self.device().write32(0, offset, value);
+    }
+
+    /// The next event (an armed CQ's completion, a QP or CQ error),
+    /// sleeping on the EQ's interrupt when there is none; `Timeout` after
+    /// `timeout_ns` of device time.
+    pub fn get_event(&mut self, timeout_ns: u64) -> Result<Event> {
+        let deadline = self.device().now_ns().saturating_add(timeout_ns);
+        loop {
+            if let Some(event) = self.next_event()? {
+                return Ok(event);
+            }
+            self.ring_eq(true);
+            if let Some(event) = self.next_event()? {
+                return Ok(event);
+            }
+            let left = deadline.saturating_sub(self.device().now_ns());
+            if left == 0 || !self.device().wait_interrupt(EQ_VECTOR, left)? {
+                return Err(Error::Timeout("an event"));
+            }
+        }
     }
 
     /// Polls until `count` completions arrived or `timeout_ns` of device

@@ -535,3 +535,95 @@ fn a_full_cq_is_never_overwritten_its_qp_goes_to_err_and_nothing_is_lost() {
     assert_eq!(ids, (0..8).collect::<Vec<_>>(), "in order, none lost");
     assert_eq!(a.ctx.query_qp(a.qp).unwrap().qp_state, QpState::Err);
 }
+
+#[test]
+fn an_armed_cq_raises_one_completion_event_and_an_unarmed_one_none() {
+    let (_cluster, mut a, b) = pair(CAP, 64);
+    let write = send(
+        1,
+        Opcode::RdmaWrite {
+            remote_addr: b.buf,
+            rkey: b.mr.rkey,
+        },
+        vec![sge(&a, 0, 64)],
+    );
+    a.ctx.post_send(a.qp, &write).unwrap();
+    wait(&mut a, 1);
+    assert_eq!(a.ctx.get_event(100_000), Err(Error::Timeout("an event")));
+
+    a.ctx.req_notify_cq(a.cq, false).unwrap();
+    a.ctx.post_send(a.qp, &write).unwrap();
+    let event = a.ctx.get_event(TIMEOUT_NS).unwrap();
+    assert_eq!((event.event, event.object), ("COMPLETION", a.cq.cqn));
+    assert_eq!(wait(&mut a, 1)[0].wr_id, 1);
+    // One event per arming.
+    a.ctx.post_send(a.qp, &write).unwrap();
+    wait(&mut a, 1);
+    assert_eq!(a.ctx.get_event(100_000), Err(Error::Timeout("an event")));
+}
+
+#[test]
+fn qp_errors_are_events_naming_the_qp_and_their_cause() {
+    let (_cluster, mut a, b) = pair(CAP, 64);
+    let bad = send(
+        9,
+        Opcode::RdmaWrite {
+            remote_addr: b.buf,
+            rkey: b.mr.rkey ^ 0x100,
+        },
+        vec![sge(&a, 0, 64)],
+    );
+    a.ctx.post_send(a.qp, &bad).unwrap();
+    assert_eq!(wait(&mut a, 1)[0].status, "REM_ACCESS_ERR");
+    let event = a.ctx.get_event(TIMEOUT_NS).unwrap();
+    assert_eq!((event.event, event.object), ("QP_ACCESS_ERR", a.qp.qp_num));
+
+    // A doorbell beyond the ring of a fresh QP: QP_FATAL with its cause.
+    let (_cluster, mut a, _b) = pair(CAP, 64);
+    let qpn = a.qp.qp_num;
+    a.ctx.device().write32(2, qpn * 4096, 999);
+    let event = a.ctx.get_event(TIMEOUT_NS).unwrap();
+    assert_eq!(
+        (event.event, event.cause, event.object, event.detail),
+        ("QP_FATAL", "DOORBELL_BEYOND_RING", qpn, 999)
+    );
+}
+
+#[test]
+fn a_masked_vector_holds_its_message_pending_until_unmasked() {
+    use rocenic_driver::abi::registers as regs;
+    let (_cluster, mut a, b) = pair(CAP, 64);
+    let control =
+        regs::bar0_offset(&regs::MSIX) + regs::MSIX.register("vector_control").unwrap().offset;
+    let pba = regs::bar0_offset(&regs::MSIX) + regs::MSIX.register("pending").unwrap().offset;
+    a.ctx.device().write32(0, control, 1);
+    a.ctx.req_notify_cq(a.cq, false).unwrap();
+    let write = send(
+        1,
+        Opcode::RdmaWrite {
+            remote_addr: b.buf,
+            rkey: b.mr.rkey,
+        },
+        vec![sge(&a, 0, 64)],
+    );
+    a.ctx.post_send(a.qp, &write).unwrap();
+    wait(&mut a, 1);
+    // The EQE is written; arming the EQ now finds it and raises the
+    // message, which the mask holds.
+    assert_eq!(a.ctx.get_event(TIMEOUT_NS).unwrap().event, "COMPLETION");
+    a.ctx.req_notify_cq(a.cq, false).unwrap();
+    a.ctx.post_send(a.qp, &write).unwrap();
+    wait(&mut a, 1);
+    let mut word = [0u8; 4];
+    let eq_doorbell = regs::bar0_offset(&regs::EVENT_QUEUES) + 0x10;
+    regs::eq_doorbell::CONSUMER.set(&mut word, 1).unwrap();
+    regs::eq_doorbell::ARM.set(&mut word, 1).unwrap();
+    a.ctx
+        .device()
+        .write32(0, eq_doorbell, u32::from_le_bytes(word));
+    assert_eq!(a.ctx.device().read32(0, pba) & 1, 1, "pending while masked");
+    assert!(!a.ctx.device().wait_interrupt(0, 10_000).unwrap());
+    a.ctx.device().write32(0, control, 0);
+    assert_eq!(a.ctx.device().read32(0, pba) & 1, 0, "sent on unmask");
+    assert!(a.ctx.device().wait_interrupt(0, 10_000).unwrap());
+}

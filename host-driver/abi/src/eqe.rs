@@ -40,7 +40,7 @@ pub const LAYOUT: Layout = Layout {
 
 pub const EVENT_TYPE: CodeSet = CodeSet {
     name: "event_type",
-    doc: "What an EQE reports (names after libibverbs `ibv_event_type` where one exists).",
+    doc: "What an EQE reports (names after libibverbs `ibv_event_type` where one exists). A CQ's events go to the EQ its CREATE_CQ named, a QP's errors to the EQ of its send CQ, admin completions to `admin_eqn`.",
     flags: false,
     codes: &[
         Code::new("COMPLETION", 0, "An armed CQ received a CQE (solicited-only arming: a solicited or error CQE)."),

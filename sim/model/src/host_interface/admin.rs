@@ -2,6 +2,7 @@
 //! each run to its end and answered by one completion in the completion
 //! ring (`rocenic_abi::admin`).
 
+use super::event_queues::EventQueues;
 use super::work_queues::{CqRing, QpRings, Ring, WorkQueues};
 use crate::nic::Nic;
 use crate::verbs::{Access, CqId, ModifyQp, PdId, QpCaps, QpState, RemoteAddress, VerbsError};
@@ -74,10 +75,18 @@ impl AdminQueue {
         self.consumed = head;
     }
 
-    /// Runs the commands rung so far while the completion ring has room.
-    pub fn run(&mut self, rings: AdminRings, nic: &mut Nic, queues: &mut WorkQueues) {
+    /// Runs the commands rung so far while the completion ring has room;
+    /// returns the tokens of those completed.
+    pub fn run(
+        &mut self,
+        rings: AdminRings,
+        nic: &mut Nic,
+        queues: &mut WorkQueues,
+        eqs: &mut EventQueues,
+    ) -> Vec<u32> {
+        let mut done = Vec::new();
         if !(1..=12).contains(&rings.asq_log_size) || rings.acq_log_size != rings.asq_log_size {
-            return;
+            return done;
         }
         let size = 1u16 << rings.asq_log_size;
         while self.head != self.tail && self.completed.wrapping_sub(self.consumed) < size {
@@ -87,7 +96,7 @@ impl AdminQueue {
                 rings.asq_base + slot * admin::COMMAND.size as u64,
                 &mut command,
             );
-            let outcome = execute(&command, nic, queues);
+            let outcome = execute(&command, nic, queues, eqs);
             let mut entry = [0u8; completion::LAYOUT.size];
             let get = |f: &Field| f.get(&command).unwrap_or(0);
             set(&mut entry, &completion::TOKEN, get(&admin::TOKEN));
@@ -104,7 +113,9 @@ impl AdminQueue {
             nic.memory_mut().write_phys(rings.acq_base + at, &entry);
             self.head = self.head.wrapping_add(1);
             self.completed = self.completed.wrapping_add(1);
+            done.push(get(&admin::TOKEN) as u32);
         }
+        done
     }
 }
 
@@ -124,7 +135,12 @@ fn mailbox(nic: &Nic, at: u64, len: usize) -> Result<Vec<u8>, u8> {
     Ok(buf)
 }
 
-fn execute(command: &[u8], nic: &mut Nic, queues: &mut WorkQueues) -> AdminResult {
+fn execute(
+    command: &[u8],
+    nic: &mut Nic,
+    queues: &mut WorkQueues,
+    eqs: &mut EventQueues,
+) -> AdminResult {
     let get = |f: &Field| f.get(command).unwrap_or(0);
     let opcode = admin::OPCODE
         .by_value(get(&admin::OPCODE_FIELD))
@@ -145,11 +161,15 @@ fn execute(command: &[u8], nic: &mut Nic, queues: &mut WorkQueues) -> AdminResul
         "CREATE_CQ" => {
             let log_size = u32_of(&inputs::create_cq::LOG_SIZE);
             let ring = get(&inputs::create_cq::RING);
+            let eqn = u32_of(&inputs::create_cq::EQN);
             if !(1..=limits::LOG_MAX_CQE).contains(&log_size) || !ring.is_multiple_of(4096) {
                 return Err(status("BAD_PARAMETER"));
             }
+            if !eqs.exists(eqn) {
+                return Err(status("NO_SUCH_OBJECT"));
+            }
             let cq = nic.create_cq(1 << log_size);
-            queues.add_cq(cq, CqRing::new(ring, log_size));
+            queues.add_cq(cq, CqRing::new(ring, log_size, eqn));
             Ok(cq.0)
         }
         "DESTROY_CQ" => {
@@ -167,7 +187,29 @@ fn execute(command: &[u8], nic: &mut Nic, queues: &mut WorkQueues) -> AdminResul
             queues.remove_qp(qpn);
             Ok(0)
         }
-        // CREATE_EQ, DESTROY_EQ: event queues are not modelled yet.
+        "CREATE_EQ" => {
+            use inputs::create_eq::*;
+            let log_size = u32_of(&LOG_SIZE);
+            let vector = get(&VECTOR);
+            let ring = get(&RING);
+            let fits = (1..=23).contains(&log_size)
+                && vector < u64::from(limits::MSIX_VECTORS)
+                && ring.is_multiple_of(4096);
+            if !fits {
+                return Err(status("BAD_PARAMETER"));
+            }
+            eqs.create(ring, log_size, vector as u16)
+                .ok_or(status("NO_RESOURCES"))
+        }
+        "DESTROY_EQ" => {
+            let eqn = u32_of(&inputs::EQN);
+            if queues.eq_in_use(eqn) {
+                return Err(status("BUSY"));
+            }
+            eqs.destroy(eqn)
+                .then_some(0)
+                .ok_or(status("NO_SUCH_OBJECT"))
+        }
         _ => Err(status("BAD_OPCODE")),
     }
 }

@@ -15,18 +15,24 @@
 //! - [`work_queues`]: the QP doorbells, WQE fetch and decode, and the CQ
 //!   rings the completions are written to.
 //!
-//! Not modelled yet: event queues and MSI-X (CREATE_EQ completes
-//! BAD_OPCODE; a CQ's arm is kept but raises nothing), inline WQEs (a WQE
-//! with INLINE completes LOC_QP_OP_ERR) and the inline doorbell window.
+//! - [`event_queues`]: EQEs and MSI-X messages: completion events of
+//!   armed CQs, QP and CQ errors (on the EQ of the QP's send CQ, or the
+//!   CQ's), admin completions (on `admin_eqn`).
+//!
+//! Not modelled yet: inline WQEs (a WQE with INLINE completes
+//! LOC_QP_OP_ERR), the inline doorbell window, FENCE (decoded, not
+//! honoured).
 //! MMIO and DMA take no simulated time here; the RTL backend's PCIe host
 //! model is where they do.
 
 pub mod admin;
+pub mod event_queues;
 pub mod work_queues;
 
 use crate::nic::{Nic, NicConfig};
 use crate::Time;
 use admin::AdminQueue;
+use event_queues::{Event, EventQueues, Vector};
 use rocenic_abi::registers::{self as abi, control_bits, Access, RegisterAt};
 use std::collections::BTreeMap;
 use work_queues::{Queue, WorkQueues};
@@ -53,6 +59,7 @@ pub struct HostInterface {
     latched_high: u32,
     admin: AdminQueue,
     queues: WorkQueues,
+    events: EventQueues,
     counters: HostCounters,
 }
 
@@ -64,6 +71,7 @@ impl HostInterface {
             latched_high: 0,
             admin: AdminQueue::default(),
             queues: WorkQueues::default(),
+            events: EventQueues::default(),
             counters: HostCounters::default(),
         }
     }
@@ -84,7 +92,15 @@ impl HostInterface {
     }
 
     fn enabled(&self) -> bool {
-        self.stored_value(abi::bar0_offset(&abi::CONTROL) + 0x10) & 1 != 0
+        self.control_register("control") & 1 != 0
+    }
+
+    /// A register of the control block as software wrote it.
+    fn control_register(&self, name: &str) -> u32 {
+        let r = abi::CONTROL
+            .register(name)
+            .unwrap_or_else(|| panic!("the control block has no {name}"));
+        self.stored_value(abi::bar0_offset(&abi::CONTROL) + r.offset)
     }
 
     fn stored_value(&self, offset: u32) -> u32 {
@@ -108,6 +124,7 @@ impl HostInterface {
         match (at.block.name, at.register.name) {
             ("control", "status") => u32::from(self.enabled()) << control_bits::READY.bit,
             ("admin", "asq_head") => u32::from(self.admin.head()),
+            ("msix", "pending") => (self.events.pending() >> (32 * half)) as u32,
             ("counters", name) if at.register.width == 64 => {
                 if half == 1 {
                     return self.latched_high;
@@ -152,6 +169,26 @@ impl HostInterface {
                 self.admin.consumed(value as u16);
                 self.service();
             }
+            ("event_queues", "eq_doorbell") => {
+                use abi::eq_doorbell::{ARM, CONSUMER};
+                let word = value.to_le_bytes();
+                let consumer = CONSUMER.get(&word).unwrap_or(0) as u32;
+                let arm = ARM.get(&word) == Ok(1);
+                let table = self.msix_table();
+                let memory = self.nic.memory_mut();
+                if !self
+                    .events
+                    .doorbell(at.instance, consumer, arm, memory, &table)
+                {
+                    self.counters.doorbell_errors += 1;
+                }
+            }
+            ("msix", "vector_control") => {
+                self.store(&at, offset, value);
+                let table = self.msix_table();
+                let memory = self.nic.memory_mut();
+                self.events.unmasked(at.instance as u16, memory, &table);
+            }
             _ => match at.register.access {
                 Access::ReadWrite => self.store(&at, offset, value),
                 Access::WriteOneToClear => {
@@ -162,6 +199,53 @@ impl HostInterface {
                 // doorbells have no EQ behind them yet.
                 Access::ReadOnly | Access::WriteOnly => {}
             },
+        }
+    }
+
+    /// The MSI-X table as software wrote it, by vector.
+    fn msix_table(&self) -> impl Fn(u16) -> Vector {
+        let base = abi::bar0_offset(&abi::MSIX);
+        let reg = |name: &str| {
+            abi::MSIX
+                .register(name)
+                .unwrap_or_else(|| panic!("the MSI-X block has no {name}"))
+                .to_owned()
+        };
+        let (address, data, control) = (
+            reg("vector_address"),
+            reg("vector_data"),
+            reg("vector_control"),
+        );
+        let stored = self.stored.clone();
+        let read = move |offset: u32| {
+            stored
+                .get(&offset)
+                .copied()
+                .unwrap_or_else(|| abi::bar0_reset_read32(offset))
+        };
+        move |vector: u16| {
+            let n = u32::from(vector);
+            let at = |r: &abi::Register| base + r.offset_of(n);
+            Vector {
+                address: u64::from(read(at(&address))) | u64::from(read(at(&address) + 4)) << 32,
+                data: read(at(&data)),
+                masked: read(at(&control)) & 1 != 0,
+            }
+        }
+    }
+
+    /// MSI-X messages sent on `vector` so far.
+    pub fn msix_messages(&self, vector: u16) -> u64 {
+        self.events.messages_sent(vector)
+    }
+
+    fn post_events(&mut self, events: Vec<Event>) {
+        if events.is_empty() {
+            return;
+        }
+        let table = self.msix_table();
+        for event in events {
+            self.events.post(event, self.nic.memory_mut(), &table);
         }
     }
 
@@ -181,6 +265,7 @@ impl HostInterface {
         self.stored.clear();
         self.admin = AdminQueue::default();
         self.queues = WorkQueues::default();
+        self.events = EventQueues::default();
         self.counters = HostCounters::default();
     }
 
@@ -228,8 +313,24 @@ impl HostInterface {
             acq_base: self.register64("acq_base"),
             acq_log_size: self.register64("acq_log_size") as u32,
         };
-        self.admin.run(rings, &mut self.nic, &mut self.queues);
+        let admin_eqn = self.control_register("admin_eqn");
+        let done = self
+            .admin
+            .run(rings, &mut self.nic, &mut self.queues, &mut self.events);
+        let admin_events = done
+            .into_iter()
+            .filter(|_| admin_eqn != u32::MAX)
+            .map(|token| Event {
+                eqn: admin_eqn,
+                event: "ADMIN_COMPLETION",
+                cause: "NONE",
+                object: 0,
+                detail: token,
+            });
+        let mut events: Vec<Event> = admin_events.collect();
         self.queues.service(&mut self.nic, &mut self.counters);
+        events.extend(self.queues.take_events());
+        self.post_events(events);
     }
 
     /// An admin block register's value as software wrote it.

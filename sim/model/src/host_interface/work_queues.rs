@@ -13,6 +13,7 @@
 //! the CQEs wait, the overflow is counted once and the QP of the waiting
 //! CQE goes to ERR.
 
+use super::event_queues::Event;
 use super::HostCounters;
 use crate::nic::Nic;
 use crate::verbs::{
@@ -153,17 +154,32 @@ pub struct CqRing {
     /// rang (mod 2^24).
     produced: u64,
     consumer: u32,
-    pending: VecDeque<[u8; cqe::LAYOUT.size]>,
+    /// Each with whether it counts as solicited for arming.
+    pending: VecDeque<([u8; cqe::LAYOUT.size], bool)>,
     /// The QP of each waiting CQE.
     pending_qpn: VecDeque<Qpn>,
     overflowed: bool,
-    armed: bool,
+    /// The EQ its completion events go to, and whether an event is
+    /// requested at the next CQE.
+    eqn: u32,
+    armed: Option<Arm>,
+}
+
+/// What a CQ's next event waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arm {
+    /// Any CQE.
+    Next,
+    /// A solicited or error CQE. The transport's completions do not carry
+    /// the SE bit, so every receive CQE counts as solicited: an event
+    /// too many, never one too few.
+    Solicited,
 }
 
 const INDEX_MASK_24: u64 = (1 << 24) - 1;
 
 impl CqRing {
-    pub fn new(base: u64, log_size: u32) -> CqRing {
+    pub fn new(base: u64, log_size: u32, eqn: u32) -> CqRing {
         CqRing {
             base,
             log_size,
@@ -172,7 +188,8 @@ impl CqRing {
             pending: VecDeque::new(),
             pending_qpn: VecDeque::new(),
             overflowed: false,
-            armed: false,
+            eqn,
+            armed: None,
         }
     }
 
@@ -182,7 +199,7 @@ impl CqRing {
 
     /// Whether the CQ has an arm request outstanding.
     pub fn armed(&self) -> bool {
-        self.armed
+        self.armed.is_some()
     }
 }
 
@@ -191,6 +208,8 @@ impl CqRing {
 pub struct WorkQueues {
     qps: BTreeMap<Qpn, QpRings>,
     cqs: BTreeMap<CqId, CqRing>,
+    /// Events raised, for the host interface to post.
+    events: Vec<Event>,
 }
 
 fn code(set: &CodeSet, name: &str) -> u64 {
@@ -409,6 +428,35 @@ impl WorkQueues {
         self.cqs.get(&cq)
     }
 
+    /// Whether a CQ sends its events to `eqn`.
+    pub fn eq_in_use(&self, eqn: u32) -> bool {
+        self.cqs.values().any(|c| c.eqn == eqn)
+    }
+
+    /// The events raised since the last call.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// A QP went to ERR: an event on the EQ of its send CQ.
+    fn qp_event(&mut self, qpn: Qpn, event: &'static str, cause: &'static str, detail: u32) {
+        let Some(eqn) = self
+            .qps
+            .get(&qpn)
+            .and_then(|q| self.cqs.get(&q.send_cq))
+            .map(|c| c.eqn)
+        else {
+            return;
+        };
+        self.events.push(Event {
+            eqn,
+            event,
+            cause,
+            object: qpn,
+            detail,
+        });
+    }
+
     /// A doorbell of `qpn`'s send or receive ring: the new producer
     /// index.
     pub fn doorbell(
@@ -436,6 +484,8 @@ impl WorkQueues {
         if !taken {
             counters.doorbell_errors += 1;
             let _ = nic.modify_qp(qpn, ModifyQp::ToErr);
+            let detail = u32::from(producer);
+            self.qp_event(qpn, "QP_FATAL", "DOORBELL_BEYOND_RING", detail);
             return;
         }
         match queue {
@@ -534,6 +584,7 @@ impl WorkQueues {
     ) {
         counters.wqe_errors += 1;
         let _ = nic.modify_qp(qpn, ModifyQp::ToErr);
+        self.qp_event(qpn, "QP_FATAL", "BAD_WQE", u32::from(index));
         self.collect_completions(nic, counters);
         let failed = Cqe {
             wr_id,
@@ -545,7 +596,7 @@ impl WorkQueues {
             invalidated_rkey: None,
         };
         if let Some(ring) = self.cqs.get_mut(&cq) {
-            ring.pending.push_back(encode_cqe(&failed, index));
+            ring.pending.push_back((encode_cqe(&failed, index), true));
             ring.pending_qpn.push_back(qpn);
         }
     }
@@ -565,20 +616,37 @@ impl WorkQueues {
             return;
         }
         ring.consumer = consumer;
-        ring.armed |= bits::ARM.get(&word) == Ok(1) || bits::ARM_SOLICITED.get(&word) == Ok(1);
+        if bits::ARM.get(&word) == Ok(1) {
+            ring.armed = Some(Arm::Next);
+        } else if bits::ARM_SOLICITED.get(&word) == Ok(1) && ring.armed.is_none() {
+            ring.armed = Some(Arm::Solicited);
+        }
     }
 
     /// Takes the transport's completions into the CQs' waiting lists.
     fn collect_completions(&mut self, nic: &mut Nic, counters: &mut HostCounters) {
+        let mut qp_events = Vec::new();
         for (&cq, ring) in self.cqs.iter_mut() {
             for c in nic.poll_cq(cq, usize::MAX) {
-                if matches!(c.status, WcStatus::RetryExcErr | WcStatus::RnrRetryExcErr) {
-                    counters.retry_exceeded += 1;
-                }
+                let event = match c.status {
+                    WcStatus::RetryExcErr | WcStatus::RnrRetryExcErr => {
+                        counters.retry_exceeded += 1;
+                        Some("QP_FATAL")
+                    }
+                    WcStatus::RemAccessErr => Some("QP_ACCESS_ERR"),
+                    WcStatus::RemInvReqErr => Some("QP_REQ_ERR"),
+                    _ => None,
+                };
                 let index = self.qps.get_mut(&c.qpn).map_or(0, |q| q.index_of(&c));
-                ring.pending.push_back(encode_cqe(&c, index));
+                qp_events.extend(event.map(|e| (c.qpn, e, index)));
+                let solicited = c.status != WcStatus::Success
+                    || matches!(c.opcode, WcOpcode::Recv | WcOpcode::RecvRdmaWithImm);
+                ring.pending.push_back((encode_cqe(&c, index), solicited));
                 ring.pending_qpn.push_back(c.qpn);
             }
+        }
+        for (qpn, event, index) in qp_events {
+            self.qp_event(qpn, event, "NONE", u32::from(index));
         }
     }
 
@@ -592,17 +660,24 @@ impl WorkQueues {
         }
         self.collect_completions(nic, counters);
         let mut overflowing = Vec::new();
-        for ring in self.cqs.values_mut() {
-            while let Some(entry) = ring.pending.front() {
+        for (&cq, ring) in self.cqs.iter_mut() {
+            while let Some(&(entry, solicited)) = ring.pending.front() {
                 if ring.in_ring() >= 1 << ring.log_size {
                     if !ring.overflowed {
                         ring.overflowed = true;
                         counters.cq_overflows += 1;
                         overflowing.extend(ring.pending_qpn.front().copied());
+                        self.events.push(Event {
+                            eqn: ring.eqn,
+                            event: "CQ_ERR",
+                            cause: "NONE",
+                            object: cq.0,
+                            detail: 0,
+                        });
                     }
                     break;
                 }
-                let mut entry = *entry;
+                let mut entry = entry;
                 set(
                     &mut entry,
                     &cqe::OWNER,
@@ -614,10 +689,21 @@ impl WorkQueues {
                 ring.pending.pop_front();
                 ring.pending_qpn.pop_front();
                 ring.overflowed = false;
+                if ring.armed == Some(Arm::Next) || (ring.armed.is_some() && solicited) {
+                    ring.armed = None;
+                    self.events.push(Event {
+                        eqn: ring.eqn,
+                        event: "COMPLETION",
+                        cause: "NONE",
+                        object: cq.0,
+                        detail: 0,
+                    });
+                }
             }
         }
         for qpn in overflowing {
             let _ = nic.modify_qp(qpn, ModifyQp::ToErr);
+            self.qp_event(qpn, "QP_FATAL", "CQ_OVERFLOW", 0);
         }
     }
 }
