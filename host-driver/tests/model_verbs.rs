@@ -627,3 +627,119 @@ fn a_masked_vector_holds_its_message_pending_until_unmasked() {
     assert_eq!(a.ctx.device().read32(0, pba) & 1, 0, "sent on unmask");
     assert!(a.ctx.device().wait_interrupt(0, 10_000).unwrap());
 }
+
+/// A QP destroyed and created again under the same number starts clean:
+/// PSNs, queues and responder state begin anew, on both sides.
+#[test]
+fn a_qp_created_again_under_its_old_number_starts_clean() {
+    let (_cluster, mut a, mut b) = pair(CAP, 64);
+    for i in 0..5u64 {
+        let wr = send(
+            i,
+            Opcode::RdmaWrite {
+                remote_addr: b.buf,
+                rkey: b.mr.rkey,
+            },
+            vec![sge(&a, 0, 9000)],
+        );
+        a.ctx.post_send(a.qp, &wr).unwrap();
+    }
+    let read = send(
+        5,
+        Opcode::RdmaRead {
+            remote_addr: b.buf,
+            rkey: b.mr.rkey,
+        },
+        vec![sge(&a, 0, 64)],
+    );
+    a.ctx.post_send(a.qp, &read).unwrap();
+    wait(&mut a, 6);
+    assert_ne!(
+        a.ctx.query_qp(a.qp).unwrap().sq_psn,
+        0,
+        "the old QP moved its PSN"
+    );
+    let (old_a, old_b) = (a.qp, b.qp);
+    for h in [&mut a, &mut b] {
+        let qp = h.qp;
+        h.ctx.destroy_qp(qp).unwrap();
+        let pd = h.mr.pd;
+        h.qp = h.ctx.create_qp(pd, h.cq, h.cq, CAP).unwrap();
+    }
+    assert_eq!((a.qp, b.qp), (old_a, old_b), "the numbers are reused");
+    let fresh = a.ctx.query_qp(a.qp).unwrap();
+    assert_eq!(
+        (
+            fresh.qp_state,
+            fresh.sq_psn,
+            fresh.rq_psn,
+            fresh.dest_qp_num
+        ),
+        (QpState::Reset, 0, 0, 0)
+    );
+    let (qa, qb) = (a.qp.qp_num, b.qp.qp_num);
+    to_rts(&mut a, 2, qb);
+    to_rts(&mut b, 1, qa);
+    a.ctx.write(a.buf, &pattern(9, 64)).unwrap();
+    let wr = send(
+        7,
+        Opcode::RdmaWrite {
+            remote_addr: b.buf + 100,
+            rkey: b.mr.rkey,
+        },
+        vec![sge(&a, 0, 64)],
+    );
+    a.ctx.post_send(a.qp, &wr).unwrap();
+    let wc = wait(&mut a, 1);
+    assert_eq!(
+        (wc[0].wr_id, wc[0].status, wc[0].wqe_index),
+        (7, "SUCCESS", 0)
+    );
+    assert_eq!(b.ctx.read(b.buf + 100, 64).unwrap(), pattern(9, 64));
+}
+
+/// Once DEREG_MR has completed, no byte of a peer's WRITE lands in the
+/// region: the peer's next access is NAKed (REM_ACCESS_ERR).
+#[test]
+fn an_mr_deregistered_under_a_stream_of_writes_takes_no_byte_after() {
+    let (_cluster, mut a, mut b) = pair(
+        QpCap {
+            max_send_wr: 64,
+            ..CAP
+        },
+        64,
+    );
+    a.ctx.write(a.buf, &pattern(5, 16384)).unwrap();
+    for i in 0..32u64 {
+        let wr = send(
+            i,
+            Opcode::RdmaWrite {
+                remote_addr: b.buf + 1024 * (i % 16),
+                rkey: b.mr.rkey,
+            },
+            vec![sge(&a, 0, 16384)],
+        );
+        a.ctx.post_send(a.qp, &wr).unwrap();
+    }
+    let first = wait(&mut a, 1);
+    assert!(first[0].is_success());
+    let mr = b.mr;
+    b.ctx.dereg_mr(mr).unwrap();
+    let snapshot = b.ctx.read(b.buf, BUF as usize).unwrap();
+    let rest = wait(&mut a, 31);
+    let statuses: Vec<&str> = rest.iter().map(|w| w.status).collect();
+    let failed = statuses
+        .iter()
+        .position(|s| *s != "SUCCESS")
+        .expect("an access after DEREG_MR fails");
+    assert_eq!(statuses[failed], "REM_ACCESS_ERR", "{statuses:?}");
+    assert!(
+        statuses[failed + 1..].iter().all(|s| *s == "WR_FLUSH_ERR"),
+        "{statuses:?}"
+    );
+    assert_eq!(
+        b.ctx.read(b.buf, BUF as usize).unwrap(),
+        snapshot,
+        "no byte after DEREG_MR"
+    );
+}

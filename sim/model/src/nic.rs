@@ -373,6 +373,18 @@ impl Env<'_> {
 /// First QPN handed out; 0 and 1 are the special QPs of IBA.
 const FIRST_QPN: Qpn = 0x11;
 
+/// The lowest number from `first` up that `used` (ascending) lacks.
+fn lowest_free(used: impl Iterator<Item = u32>, first: u32) -> u32 {
+    let mut next = first;
+    for n in used.skip_while(|&n| n < first) {
+        if n != next {
+            break;
+        }
+        next += 1;
+    }
+    next
+}
+
 /// A connected QP's addressing and attributes, as its frames use them
 /// ([`Nic::qp_tx_attrs`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -423,9 +435,7 @@ pub struct Nic {
     pds: BTreeSet<u32>,
     next_pd: u32,
     cqs: BTreeMap<CqId, Cq>,
-    next_cq: u32,
     qps: BTreeMap<Qpn, Qp>,
-    next_qpn: Qpn,
     counters: NicCounters,
     /// IPv4 identification counters, one per [`TxClass`] (see
     /// [`TxClass::ip_id_counter`]).
@@ -492,9 +502,7 @@ impl Nic {
             pds: BTreeSet::new(),
             next_pd: 1,
             cqs: BTreeMap::new(),
-            next_cq: 1,
             qps: BTreeMap::new(),
-            next_qpn: FIRST_QPN,
             counters: NicCounters::default(),
             ip_id: [0; 3],
             cnps: VecDeque::new(),
@@ -654,8 +662,7 @@ impl Nic {
     }
 
     pub fn create_cq(&mut self, depth: u32) -> CqId {
-        let id = CqId(self.next_cq);
-        self.next_cq += 1;
+        let id = CqId(lowest_free(self.cqs.keys().map(|c| c.0), 1));
         self.cqs.insert(id, Cq::new(depth.max(1)));
         id
     }
@@ -689,11 +696,12 @@ impl Nic {
                 "caps: more SGEs than the device's max_sge",
             ));
         }
-        if self.next_qpn > MASK24 {
+        // The lowest free number, as a hardware QP table hands them out: a
+        // QP destroyed and created again gets its old number.
+        let qpn = lowest_free(self.qps.keys().copied(), FIRST_QPN);
+        if qpn > MASK24 {
             return Err(VerbsError::NoResources);
         }
-        let qpn = self.next_qpn;
-        self.next_qpn += 1;
         let qp = Qp::new(
             qpn,
             pd,

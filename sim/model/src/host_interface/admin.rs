@@ -169,6 +169,10 @@ fn execute(
                 return Err(status("NO_SUCH_OBJECT"));
             }
             let cq = nic.create_cq(1 << log_size);
+            if cq.0 >= limits::CQS {
+                nic.destroy_cq(cq).map_err(verbs_status)?;
+                return Err(status("NO_RESOURCES"));
+            }
             queues.add_cq(cq, CqRing::new(ring, log_size, eqn));
             Ok(cq.0)
         }
@@ -264,6 +268,10 @@ fn create_qp(command: &[u8], nic: &mut Nic, queues: &mut WorkQueues) -> AdminRes
     let qpn = nic
         .create_qp(PdId(get(&PDN) as u32), send_cq, recv_cq, caps)
         .map_err(verbs_status)?;
+    if qpn >= limits::QPS {
+        nic.destroy_qp(qpn).map_err(verbs_status)?;
+        return Err(status("NO_RESOURCES"));
+    }
     queues.add_qp(qpn, QpRings::new(sq, rq, send_cq, recv_cq));
     Ok(qpn)
 }
