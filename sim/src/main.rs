@@ -214,6 +214,10 @@ enum Command {
         backend: PerfBackend,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Also print both hosts' counters after the last size, read
+        /// through BAR0 (`ethtool -S`'s layout).
+        #[arg(long)]
+        stats: bool,
         /// Also write the rows as a JSON array.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -435,6 +439,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             report_gbits,
             backend,
             seed,
+            stats,
             json,
         } => {
             if backend == PerfBackend::Rtl {
@@ -464,8 +469,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 mtu,
                 seed,
             };
-            let rows = rocenic_sim::perf::run(&config)?;
+            let run = rocenic_sim::perf::run(&config)?;
+            let rows = run.rows;
             print!("{}", rocenic_sim::perf::render(&rows, report_gbits));
+            if let (true, Some(last)) = (stats, run.stats.last()) {
+                print!("{}", rocenic_sim::perf::render_stats(last));
+            }
             if let Some(path) = json {
                 std::fs::write(&path, serde_json::to_string_pretty(&rows)? + "\n")
                     .with_context(|| format!("cannot write {}", path.display()))?;

@@ -108,6 +108,17 @@ pub enum PerfRow {
     Lat(LatRow),
 }
 
+/// Each host's counters after a row, by their ABI names (what
+/// `ethtool -S` would print), host 1 first.
+pub type HostStats = [Vec<(&'static str, u64)>; 2];
+
+/// The rows of a run, each with its hosts' counters.
+#[derive(Clone, Debug)]
+pub struct PerfRun {
+    pub rows: Vec<PerfRow>,
+    pub stats: Vec<HostStats>,
+}
+
 /// perftest's `-a`: 2 bytes to 8 MiB in powers of two.
 pub fn all_sizes() -> Vec<u64> {
     (1..=23).map(|shift| 1u64 << shift).collect()
@@ -227,7 +238,7 @@ fn connect(config: &PerfConfig, size: u64) -> Result<(ModelCluster, Side, Side)>
 }
 
 /// Runs the test at every size of `config`.
-pub fn run(config: &PerfConfig) -> Result<Vec<PerfRow>> {
+pub fn run(config: &PerfConfig) -> Result<PerfRun> {
     ensure!(config.qps >= 1, "at least one QP (-q)");
     ensure!(config.iterations >= 1, "at least one iteration (-n)");
     config
@@ -241,15 +252,23 @@ pub fn run(config: &PerfConfig) -> Result<Vec<PerfRow>> {
                 bail!("{size} bytes is more than a message carries (2^31)");
             }
             if config.test.is_latency() {
-                latency(config, size).map(PerfRow::Lat)
+                latency(config, size).map(|(row, stats)| (PerfRow::Lat(row), stats))
             } else {
-                bandwidth(config, size).map(PerfRow::Bw)
+                bandwidth(config, size).map(|(row, stats)| (PerfRow::Bw(row), stats))
             }
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()
+        .map(|rows| {
+            let (rows, stats) = rows.into_iter().unzip();
+            PerfRun { rows, stats }
+        })
 }
 
-fn bandwidth(config: &PerfConfig, size: u64) -> Result<BwRow> {
+fn stats(a: &mut Side, b: &mut Side) -> HostStats {
+    [a.ctx.counters(), b.ctx.counters()]
+}
+
+fn bandwidth(config: &PerfConfig, size: u64) -> Result<(BwRow, HostStats)> {
     let (_cluster, mut a, mut b) = connect(config, size)?;
     let qps = a.qps.len();
     let depth = u64::from(config.tx_depth.max(1));
@@ -337,7 +356,7 @@ fn bandwidth(config: &PerfConfig, size: u64) -> Result<BwRow> {
         _ => None,
     };
     let bound_gbps = transfer.map(|t| goodput_bound_gbps(t, size, config.mtu, false, LINK_GBPS));
-    Ok(BwRow {
+    let row = BwRow {
         test: config.test,
         bytes: size,
         iterations: n,
@@ -346,10 +365,11 @@ fn bandwidth(config: &PerfConfig, size: u64) -> Result<BwRow> {
         msg_rate_mpps: messages / elapsed_ns * 1e3,
         bound_gbps,
         bound_mpps: bound_gbps.map(|g| g * 1e3 / bits),
-    })
+    };
+    Ok((row, stats(&mut a, &mut b)))
 }
 
-fn latency(config: &PerfConfig, size: u64) -> Result<LatRow> {
+fn latency(config: &PerfConfig, size: u64) -> Result<(LatRow, HostStats)> {
     let config = PerfConfig {
         qps: 1,
         ..config.clone()
@@ -392,7 +412,8 @@ fn latency(config: &PerfConfig, size: u64) -> Result<LatRow> {
         };
         samples.push(sample as f64 / 1e3);
     }
-    Ok(latency_row(config.test, size, samples))
+    let row = latency_row(config.test, size, samples);
+    Ok((row, stats(&mut a, &mut b)))
 }
 
 /// Polls `side`'s CQ once: its send CQEs are reaped; returns whether a
@@ -482,6 +503,18 @@ fn latency_row(test: PerfTest, bytes: u64, mut us: Vec<f64>) -> LatRow {
         t_99_us: pct(0.99),
         t_999_us: pct(0.999),
     }
+}
+
+/// `ethtool -S`'s layout, one block per host.
+pub fn render_stats(stats: &HostStats) -> String {
+    let mut out = String::new();
+    for (host, counters) in stats.iter().enumerate() {
+        out += &format!("host {} NIC statistics:\n", host + 1);
+        for (name, value) in counters {
+            out += &format!("     {name}: {value}\n");
+        }
+    }
+    out
 }
 
 const RULE: &str =

@@ -17,14 +17,18 @@ fn config(test: PerfTest, size: u64, iterations: u64, qps: u32) -> PerfConfig {
 }
 
 fn bw(test: PerfTest, size: u64, iterations: u64, qps: u32) -> rocenic_sim::perf::BwRow {
-    match run(&config(test, size, iterations, qps)).unwrap().remove(0) {
+    match run(&config(test, size, iterations, qps))
+        .unwrap()
+        .rows
+        .remove(0)
+    {
         PerfRow::Bw(row) => row,
         PerfRow::Lat(row) => panic!("a latency row {row:?}"),
     }
 }
 
 fn lat(test: PerfTest, size: u64) -> rocenic_sim::perf::LatRow {
-    match run(&config(test, size, 50, 1)).unwrap().remove(0) {
+    match run(&config(test, size, 50, 1)).unwrap().rows.remove(0) {
         PerfRow::Lat(row) => row,
         PerfRow::Bw(row) => panic!("a bandwidth row {row:?}"),
     }
@@ -78,7 +82,8 @@ fn the_sweep_covers_perftests_sizes() {
         sizes: sizes[..6].to_vec(),
         ..config(PerfTest::WriteBw, 0, 20, 1)
     })
-    .unwrap();
+    .unwrap()
+    .rows;
     assert_eq!(rows.len(), 6);
     let mut last = 0.0;
     for row in rows {
@@ -138,6 +143,24 @@ fn the_cli_prints_perftests_table_and_json_and_refuses_what_it_cannot_do() {
     ] {
         assert!(row[key].as_f64().unwrap() > 0.0, "{key}: {row}");
     }
+
+    let stats = Command::new(env!("CARGO_BIN_EXE_rocenic"))
+        .args(["perf", "send_bw", "-s", "100", "-n", "30", "--stats"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(stats.stdout).unwrap();
+    let counter = |host: usize, name: &str| -> u64 {
+        let block = text.split("NIC statistics:").nth(host).unwrap();
+        let line = block
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name}:")))
+            .unwrap();
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(counter(1, "tx_frames"), 30, "{text}");
+    assert_eq!(counter(2, "rx_frames"), 30, "{text}");
+    assert_eq!(counter(2, "tx_frames"), 30, "one ACK each: {text}");
+    assert_eq!(counter(1, "mmio_unmapped"), 0, "{text}");
 
     let lat = Command::new(env!("CARGO_BIN_EXE_rocenic"))
         .args(["perf", "read_lat", "-n", "10"])
