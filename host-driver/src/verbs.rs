@@ -48,20 +48,8 @@ pub enum Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-fn code(set: &CodeSet, name: &str) -> u64 {
-    set.by_name(name)
-        .map(|c| c.value)
-        .unwrap_or_else(|| panic!("{} has no code {name}", set.name))
-}
-
 fn name_of(set: &CodeSet, value: u64) -> &'static str {
     set.by_value(value).map_or("UNKNOWN", |c| c.name)
-}
-
-fn set(buf: &mut [u8], field: &Field, value: u64) {
-    field
-        .set(buf, value)
-        .expect("the ABI's layouts fit their entries");
 }
 
 fn get(buf: &[u8], field: &Field) -> u64 {
@@ -98,7 +86,7 @@ impl QpState {
             QpState::Err,
         ]
         .into_iter()
-        .find(|s| code(&codes::QP_STATE, s.abi_name()) == value)
+        .find(|s| codes::QP_STATE.value_of(s.abi_name()) == value)
     }
 }
 
@@ -487,9 +475,9 @@ impl<D: Device> Context<D> {
             "CREATE_EQ",
             |c| {
                 use inputs::create_eq::*;
-                set(c, &LOG_SIZE, u64::from(EQ_LOG_SIZE));
-                set(c, &VECTOR, u64::from(EQ_VECTOR));
-                set(c, &RING, eq_bus);
+                LOG_SIZE.put(c, u64::from(EQ_LOG_SIZE));
+                VECTOR.put(c, u64::from(EQ_VECTOR));
+                RING.put(c, eq_bus);
             },
             None,
             false,
@@ -540,12 +528,8 @@ impl<D: Device> Context<D> {
     ) -> Result<u32> {
         let (mailbox_va, mailbox_bus, mailbox_len) = self.mailbox;
         let mut entry = [0u8; admin::COMMAND.size];
-        set(
-            &mut entry,
-            &admin::OPCODE_FIELD,
-            code(&admin::OPCODE, command),
-        );
-        set(&mut entry, &admin::TOKEN, u64::from(self.admin_tail));
+        admin::OPCODE_FIELD.put(&mut entry, admin::OPCODE.value_of(command));
+        admin::TOKEN.put(&mut entry, u64::from(self.admin_tail));
         if let Some(input) = input {
             if input.len() as u64 > mailbox_len {
                 return Err(Error::BadAttribute(
@@ -553,10 +537,10 @@ impl<D: Device> Context<D> {
                 ));
             }
             self.device().write(mailbox_va, input)?;
-            set(&mut entry, &admin::IN_MAILBOX, mailbox_bus);
+            admin::IN_MAILBOX.put(&mut entry, mailbox_bus);
         }
         if output {
-            set(&mut entry, &admin::OUT_MAILBOX, mailbox_bus);
+            admin::OUT_MAILBOX.put(&mut entry, mailbox_bus);
         }
         fill(&mut entry);
         let index = u64::from(self.admin_tail);
@@ -572,7 +556,7 @@ impl<D: Device> Context<D> {
             if get(&reply, &completion::OWNER) == owner {
                 self.bar.write32(&regs::ADMIN, "acq_head", tail);
                 let status = get(&reply, &completion::STATUS);
-                if status != code(&admin::STATUS, "OK") {
+                if status != admin::STATUS.value_of("OK") {
                     return Err(Error::Device {
                         command,
                         status: name_of(&admin::STATUS, status),
@@ -603,7 +587,7 @@ impl<D: Device> Context<D> {
         }
         self.admin(
             "DESTROY_PD",
-            |c| set(c, &inputs::PDN, u64::from(pd.0)),
+            |c| inputs::PDN.put(c, u64::from(pd.0)),
             None,
             false,
         )
@@ -631,12 +615,12 @@ impl<D: Device> Context<D> {
             "REG_MR",
             |c| {
                 use inputs::reg_mr::*;
-                set(c, &PDN, u64::from(pd.0));
-                set(c, &ACCESS, u64::from(access_flags));
-                set(c, &PAGE_SHIFT, u64::from(page_size.trailing_zeros()));
-                set(c, &PAGE_COUNT, pages.len() as u64);
-                set(c, &VA, addr);
-                set(c, &LENGTH, length);
+                PDN.put(c, u64::from(pd.0));
+                ACCESS.put(c, u64::from(access_flags));
+                PAGE_SHIFT.put(c, u64::from(page_size.trailing_zeros()));
+                PAGE_COUNT.put(c, pages.len() as u64);
+                VA.put(c, addr);
+                LENGTH.put(c, length);
             },
             Some(&list),
             false,
@@ -658,7 +642,7 @@ impl<D: Device> Context<D> {
     pub fn dereg_mr(&mut self, mr: Mr) -> Result<()> {
         self.admin(
             "DEREG_MR",
-            |c| set(c, &inputs::KEY, u64::from(mr.lkey)),
+            |c| inputs::KEY.put(c, u64::from(mr.lkey)),
             None,
             false,
         )?;
@@ -679,9 +663,9 @@ impl<D: Device> Context<D> {
         let cqn = self.admin(
             "CREATE_CQ",
             |c| {
-                set(c, &inputs::create_cq::LOG_SIZE, u64::from(log_size));
-                set(c, &inputs::create_cq::EQN, u64::from(eqn));
-                set(c, &inputs::create_cq::RING, bus);
+                inputs::create_cq::LOG_SIZE.put(c, u64::from(log_size));
+                inputs::create_cq::EQN.put(c, u64::from(eqn));
+                inputs::create_cq::RING.put(c, bus);
             },
             None,
             false,
@@ -710,7 +694,7 @@ impl<D: Device> Context<D> {
         }
         self.admin(
             "DESTROY_CQ",
-            |c| set(c, &inputs::CQN, u64::from(cq.cqn)),
+            |c| inputs::CQN.put(c, u64::from(cq.cqn)),
             None,
             false,
         )?;
@@ -757,15 +741,15 @@ impl<D: Device> Context<D> {
             "CREATE_QP",
             |c| {
                 use inputs::create_qp::*;
-                set(c, &PDN, u64::from(pd.0));
-                set(c, &SEND_CQN, u64::from(send_cq.cqn));
-                set(c, &RECV_CQN, u64::from(recv_cq.cqn));
-                set(c, &SQ_LOG_SIZE, u64::from(sq.log_size));
-                set(c, &SQ_LOG_STRIDE, u64::from(sq.log_stride));
-                set(c, &RQ_LOG_SIZE, u64::from(rq.log_size));
-                set(c, &RQ_LOG_STRIDE, u64::from(rq.log_stride));
-                set(c, &SQ_RING, sq.bus);
-                set(c, &RQ_RING, rq.bus);
+                PDN.put(c, u64::from(pd.0));
+                SEND_CQN.put(c, u64::from(send_cq.cqn));
+                RECV_CQN.put(c, u64::from(recv_cq.cqn));
+                SQ_LOG_SIZE.put(c, u64::from(sq.log_size));
+                SQ_LOG_STRIDE.put(c, u64::from(sq.log_stride));
+                RQ_LOG_SIZE.put(c, u64::from(rq.log_size));
+                RQ_LOG_STRIDE.put(c, u64::from(rq.log_stride));
+                SQ_RING.put(c, sq.bus);
+                RQ_RING.put(c, rq.bus);
             },
             None,
             false,
@@ -853,7 +837,7 @@ impl<D: Device> Context<D> {
         for (field, value) in [
             (
                 &attr::STATE,
-                code(&codes::QP_STATE, attr.qp_state.abi_name()),
+                codes::QP_STATE.value_of(attr.qp_state.abi_name()),
             ),
             (&attr::PATH_MTU, mtu_code),
             (&attr::TIMEOUT, u64::from(attr.timeout)),
@@ -871,15 +855,15 @@ impl<D: Device> Context<D> {
             (&attr::RQ_PSN, u64::from(attr.rq_psn & 0xFF_FFFF)),
             (&attr::SQ_PSN, u64::from(attr.sq_psn & 0xFF_FFFF)),
         ] {
-            set(&mut a, field, value);
+            field.put(&mut a, value);
         }
         if let Some(ah) = attr.ah {
             let mut mac = [0u8; 8];
             mac[..6].copy_from_slice(&ah.dmac);
-            set(&mut a, &attr::DMAC, u64::from_le_bytes(mac));
-            set(&mut a, &attr::DSCP, u64::from(ah.dscp & 0x3F));
-            set(&mut a, &attr::UDP_SRC_PORT, u64::from(ah.udp_src_port));
-            set(&mut a, &attr::IPV6, u64::from(ah.dgid.is_ipv6()));
+            attr::DMAC.put(&mut a, u64::from_le_bytes(mac));
+            attr::DSCP.put(&mut a, u64::from(ah.dscp & 0x3F));
+            attr::UDP_SRC_PORT.put(&mut a, u64::from(ah.udp_src_port));
+            attr::IPV6.put(&mut a, u64::from(ah.dgid.is_ipv6()));
             let gid = match ah.dgid {
                 IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
                 IpAddr::V6(v6) => v6.octets(),
@@ -891,8 +875,8 @@ impl<D: Device> Context<D> {
         self.admin(
             "MODIFY_QP",
             |c| {
-                set(c, &inputs::modify_qp::QPN, u64::from(qp.qp_num));
-                set(c, &inputs::modify_qp::ATTR_MASK, u64::from(mask));
+                inputs::modify_qp::QPN.put(c, u64::from(qp.qp_num));
+                inputs::modify_qp::ATTR_MASK.put(c, u64::from(mask));
             },
             Some(&a),
             false,
@@ -935,7 +919,7 @@ impl<D: Device> Context<D> {
         self.qp(qp)?;
         self.admin(
             "QUERY_QP",
-            |c| set(c, &inputs::QPN, u64::from(qp.qp_num)),
+            |c| inputs::QPN.put(c, u64::from(qp.qp_num)),
             None,
             true,
         )?;
@@ -971,7 +955,7 @@ impl<D: Device> Context<D> {
         self.qp(qp)?;
         self.admin(
             "DESTROY_QP",
-            |c| set(c, &inputs::QPN, u64::from(qp.qp_num)),
+            |c| inputs::QPN.put(c, u64::from(qp.qp_num)),
             None,
             false,
         )?;
@@ -1060,9 +1044,9 @@ impl<D: Device> Context<D> {
         )?;
         self.check_sges(rings.pd, &wr.sg_list)?;
         let mut slot = vec![0u8; 1 << rings.rq.ring.log_stride];
-        set(&mut slot, &wqe::recv::WR_ID, wr.wr_id);
-        set(&mut slot, &wqe::recv::SGE_COUNT, wr.sg_list.len() as u64);
-        set(&mut slot, &wqe::recv::INDEX, u64::from(rings.rq.producer));
+        wqe::recv::WR_ID.put(&mut slot, wr.wr_id);
+        wqe::recv::SGE_COUNT.put(&mut slot, wr.sg_list.len() as u64);
+        wqe::recv::INDEX.put(&mut slot, u64::from(rings.rq.producer));
         for (i, s) in wr.sg_list.iter().enumerate() {
             encode_sge(&mut slot[wqe::recv::SEGMENTS + 16 * i..], s);
         }
@@ -1140,12 +1124,9 @@ impl<D: Device> Context<D> {
             .get(&cq.cqn)
             .ok_or(Error::NoSuchObject("CQ", cq.cqn))?;
         let mut word = [0u8; 4];
-        set(&mut word, &CONSUMER, ring.consumer & 0xFF_FFFF);
-        set(
-            &mut word,
-            if solicited_only { &ARM_SOLICITED } else { &ARM },
-            1,
-        );
+        CONSUMER.put(&mut word, ring.consumer & 0xFF_FFFF);
+        let arm = if solicited_only { ARM_SOLICITED } else { ARM };
+        arm.put(&mut word, 1);
         self.device()
             .write32(4, cq.cqn * regs::PAGE_SIZE, u32::from_le_bytes(word));
         Ok(())
@@ -1172,8 +1153,8 @@ impl<D: Device> Context<D> {
     fn ring_eq(&mut self, arm: bool) {
         use regs::eq_doorbell::{ARM, CONSUMER};
         let mut word = [0u8; 4];
-        set(&mut word, &CONSUMER, self.eq_consumer & 0xFF_FFFF);
-        set(&mut word, &ARM, u64::from(arm));
+        CONSUMER.put(&mut word, self.eq_consumer & 0xFF_FFFF);
+        ARM.put(&mut word, u64::from(arm));
         let value = u32::from_le_bytes(word);
         let eqn = self.eqn;
         let offset = self
@@ -1227,9 +1208,9 @@ impl<D: Device> Context<D> {
 }
 
 fn encode_sge(at: &mut [u8], s: &Sge) {
-    set(at, &wqe::sge::ADDR, s.addr);
-    set(at, &wqe::sge::LENGTH, u64::from(s.length));
-    set(at, &wqe::sge::LKEY, u64::from(s.lkey));
+    wqe::sge::ADDR.put(at, s.addr);
+    wqe::sge::LENGTH.put(at, u64::from(s.length));
+    wqe::sge::LKEY.put(at, u64::from(s.lkey));
 }
 
 /// The send WQE of `wr` at ring index `index`, in a slot of
@@ -1257,7 +1238,7 @@ pub fn encode_send(wr: &SendWr, index: u16, log_stride: u32) -> Vec<u8> {
     };
     let flag = |on: bool, name: &str| {
         if on {
-            code(&codes::SEND_FLAGS, name)
+            codes::SEND_FLAGS.value_of(name)
         } else {
             0
         }
@@ -1265,7 +1246,7 @@ pub fn encode_send(wr: &SendWr, index: u16, log_stride: u32) -> Vec<u8> {
     let flags =
         flag(wr.signaled, "SIGNALED") | flag(wr.solicited, "SOLICITED") | flag(wr.fence, "FENCE");
     for (field, value) in [
-        (&OPCODE, code(&codes::SEND_OPCODE, name)),
+        (&OPCODE, codes::SEND_OPCODE.value_of(name)),
         (&FLAGS, flags),
         (&SGE_COUNT, wr.sg_list.len() as u64),
         (&INDEX, u64::from(index)),
@@ -1274,14 +1255,14 @@ pub fn encode_send(wr: &SendWr, index: u16, log_stride: u32) -> Vec<u8> {
         (&RKEY, u64::from(rkey)),
         (&IMM_OR_INVALIDATE, u64::from(imm)),
     ] {
-        set(&mut slot, field, value);
+        field.put(&mut slot, value);
     }
     match wr.opcode {
         Opcode::CompareSwap { compare, swap, .. } => {
-            set(&mut slot, &atomic::COMPARE_OR_ADD, compare);
-            set(&mut slot, &atomic::SWAP, swap);
+            atomic::COMPARE_OR_ADD.put(&mut slot, compare);
+            atomic::SWAP.put(&mut slot, swap);
         }
-        Opcode::FetchAdd { add, .. } => set(&mut slot, &atomic::COMPARE_OR_ADD, add),
+        Opcode::FetchAdd { add, .. } => atomic::COMPARE_OR_ADD.put(&mut slot, add),
         _ => {}
     }
     let first_sge = if let Opcode::CompareSwap { .. } | Opcode::FetchAdd { .. } = wr.opcode {
@@ -1299,7 +1280,7 @@ pub fn encode_send(wr: &SendWr, index: u16, log_stride: u32) -> Vec<u8> {
 pub fn decode_cqe(e: &[u8]) -> WorkCompletion {
     let flags = get(e, &cqe::FLAGS);
     let extra = get(e, &cqe::IMM_OR_INVALIDATED) as u32;
-    let has = |name: &str| flags & code(&codes::CQE_FLAGS, name) != 0;
+    let has = |name: &str| flags & codes::CQE_FLAGS.value_of(name) != 0;
     WorkCompletion {
         wr_id: get(e, &cqe::WR_ID),
         status: name_of(&codes::WC_STATUS, get(e, &cqe::STATUS)),

@@ -164,6 +164,15 @@ impl Field {
         Ok(())
     }
 
+    /// [`Field::set`] of a value the caller knows fits in a buffer it knows
+    /// is long enough (an entry of the field's own layout): anything else
+    /// is a programming error, and panics.
+    pub fn put(&self, buf: &mut [u8], value: u64) {
+        if let Err(e) = self.set(buf, value) {
+            panic!("{e}");
+        }
+    }
+
     /// The field's value in `buf`.
     pub fn get(&self, buf: &[u8]) -> Result<u64, LayoutError> {
         self.check_len(buf.len())?;
@@ -291,6 +300,14 @@ impl CodeSet {
 
     pub fn by_name(&self, name: &str) -> Option<&'static Code> {
         self.codes.iter().find(|c| c.name == name)
+    }
+
+    /// The value of the code named `name`, a name the set defines (any
+    /// other is a programming error, and panics).
+    pub fn value_of(&self, name: &str) -> u64 {
+        self.by_name(name)
+            .unwrap_or_else(|| panic!("{} has no code {name}", self.name))
+            .value
     }
 
     /// Two codes with one value (or, for flags, one bit), or a flag that is

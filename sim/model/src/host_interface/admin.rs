@@ -8,7 +8,7 @@ use crate::nic::Nic;
 use crate::verbs::{Access, CqId, ModifyQp, PdId, QpCaps, QpState, RemoteAddress, VerbsError};
 use rocenic_abi::admin::{self, completion, inputs, qp_attributes as attr};
 use rocenic_abi::codes;
-use rocenic_abi::layout::{Code, CodeSet, Field};
+use rocenic_abi::layout::Field;
 use rocenic_abi::registers::limits;
 use rocenic_abi::{cqe, wqe};
 use std::net::{IpAddr, Ipv6Addr};
@@ -33,13 +33,7 @@ pub struct AdminQueue {
 
 /// An admin status by its ABI name.
 fn status(name: &str) -> u8 {
-    code(&admin::STATUS, name) as u8
-}
-
-fn code(set: &CodeSet, name: &str) -> u64 {
-    set.by_name(name)
-        .map(|c: &Code| c.value)
-        .unwrap_or_else(|| panic!("{} has no code {name}", set.name))
+    admin::STATUS.value_of(name) as u8
 }
 
 type AdminResult = Result<u32, u8>;
@@ -99,14 +93,13 @@ impl AdminQueue {
             let outcome = execute(&command, nic, queues, eqs);
             let mut entry = [0u8; completion::LAYOUT.size];
             let get = |f: &Field| f.get(&command).unwrap_or(0);
-            set(&mut entry, &completion::TOKEN, get(&admin::TOKEN));
+            completion::TOKEN.put(&mut entry, get(&admin::TOKEN));
             match outcome {
-                Ok(result) => set(&mut entry, &completion::RESULT, u64::from(result)),
-                Err(s) => set(&mut entry, &completion::STATUS, u64::from(s)),
+                Ok(result) => completion::RESULT.put(&mut entry, u64::from(result)),
+                Err(s) => completion::STATUS.put(&mut entry, u64::from(s)),
             }
-            set(
+            completion::OWNER.put(
                 &mut entry,
-                &completion::OWNER,
                 cqe::owner_for(u64::from(self.completed), rings.acq_log_size),
             );
             let at = u64::from(self.completed % size) * completion::LAYOUT.size as u64;
@@ -117,12 +110,6 @@ impl AdminQueue {
         }
         done
     }
-}
-
-fn set(buf: &mut [u8], field: &Field, value: u64) {
-    field
-        .set(buf, value)
-        .expect("the ABI's layouts fit their entries");
 }
 
 /// A mailbox of `len` bytes at bus address `at`.
@@ -300,7 +287,7 @@ fn modify_qp(command: &[u8], nic: &mut Nic, queues: &mut WorkQueues) -> AdminRes
         attr::LAYOUT.size,
     )?;
     let get = |f: &Field| f.get(&a).unwrap_or(0);
-    let bit = |name: &str| code(&codes::QP_ATTR_MASK, name);
+    let bit = |name: &str| codes::QP_ATTR_MASK.value_of(name);
     let has = |names: &[&str]| names.iter().all(|n| mask & bit(n) != 0);
     if !has(&["STATE"]) {
         return Err(status("BAD_PARAMETER"));
@@ -394,7 +381,7 @@ fn query_qp(command: &[u8], nic: &mut Nic) -> AdminResult {
         QpState::Rts => "RTS",
         QpState::Err => "ERR",
     };
-    set(&mut a, &attr::STATE, code(&codes::QP_STATE, state));
+    attr::STATE.put(&mut a, codes::QP_STATE.value_of(state));
     let mtu_code = (1..=5u64)
         .find(|&c| mtu_bytes(c) == Some(view.mtu))
         .unwrap_or(0);
@@ -416,11 +403,11 @@ fn query_qp(command: &[u8], nic: &mut Nic) -> AdminResult {
         (&attr::SQ_PSN, u64::from(view.sq_next_psn)),
         (&attr::SMAC, mac_value(nic.config().mac)),
     ] {
-        set(&mut a, field, value);
+        field.put(&mut a, value);
     }
     if let Some(tx) = nic.qp_tx_attrs(qpn) {
-        set(&mut a, &attr::DMAC, mac_value(tx.remote_mac));
-        set(&mut a, &attr::IPV6, u64::from(tx.remote_ip.is_ipv6()));
+        attr::DMAC.put(&mut a, mac_value(tx.remote_mac));
+        attr::IPV6.put(&mut a, u64::from(tx.remote_ip.is_ipv6()));
         let [sgid, dgid] = [attr::LAYOUT.areas[0], attr::LAYOUT.areas[1]];
         sgid.set(&mut a, &gid_bytes(tx.local_ip))
             .expect("16-byte GID");

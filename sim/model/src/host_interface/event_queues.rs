@@ -9,7 +9,6 @@
 
 use crate::memory::HostMemory;
 use rocenic_abi::eqe;
-use rocenic_abi::layout::{CodeSet, Field};
 use rocenic_abi::registers::limits;
 use std::collections::BTreeMap;
 
@@ -61,18 +60,6 @@ pub struct EventQueues {
     sent: BTreeMap<u16, u64>,
     /// Events dropped by overrun EQs.
     pub dropped: u64,
-}
-
-fn code(set: &CodeSet, name: &str) -> u64 {
-    set.by_name(name)
-        .map(|c| c.value)
-        .unwrap_or_else(|| panic!("{} has no code {name}", set.name))
-}
-
-fn set(buf: &mut [u8], field: &Field, value: u64) {
-    field
-        .set(buf, value)
-        .expect("the ABI's layouts fit their entries");
 }
 
 impl EventQueues {
@@ -176,17 +163,12 @@ impl EventQueues {
             return;
         }
         let mut entry = [0u8; eqe::LAYOUT.size];
-        set(&mut entry, &eqe::EVENT, code(&eqe::EVENT_TYPE, event.event));
-        set(
+        eqe::EVENT.put(&mut entry, eqe::EVENT_TYPE.value_of(event.event));
+        eqe::CAUSE.put(&mut entry, eqe::QP_ERROR_CAUSE.value_of(event.cause));
+        eqe::OBJECT.put(&mut entry, u64::from(event.object));
+        eqe::DETAIL.put(&mut entry, u64::from(event.detail));
+        eqe::OWNER.put(
             &mut entry,
-            &eqe::CAUSE,
-            code(&eqe::QP_ERROR_CAUSE, event.cause),
-        );
-        set(&mut entry, &eqe::OBJECT, u64::from(event.object));
-        set(&mut entry, &eqe::DETAIL, u64::from(event.detail));
-        set(
-            &mut entry,
-            &eqe::OWNER,
             rocenic_abi::cqe::owner_for(eq.produced, eq.log_size),
         );
         let at = eq.base + (eq.produced % (1 << eq.log_size)) * entry.len() as u64;

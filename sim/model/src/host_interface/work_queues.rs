@@ -20,7 +20,7 @@ use crate::verbs::{
     CqId, Cqe, ModifyQp, QpState, Qpn, RecvWr, SendOp, SendWr, Sge, VerbsError, WcOpcode, WcStatus,
 };
 use rocenic_abi::codes;
-use rocenic_abi::layout::{CodeSet, Field};
+use rocenic_abi::layout::Field;
 use rocenic_abi::{cqe, wqe};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -212,18 +212,6 @@ pub struct WorkQueues {
     events: Vec<Event>,
 }
 
-fn code(set: &CodeSet, name: &str) -> u64 {
-    set.by_name(name)
-        .map(|c| c.value)
-        .unwrap_or_else(|| panic!("{} has no code {name}", set.name))
-}
-
-fn set(buf: &mut [u8], field: &Field, value: u64) {
-    field
-        .set(buf, value)
-        .expect("the ABI's layouts fit their entries");
-}
-
 fn status_name(s: WcStatus) -> &'static str {
     match s {
         WcStatus::Success => "SUCCESS",
@@ -267,11 +255,20 @@ pub fn encode_cqe(c: &Cqe, wqe_index: u16) -> [u8; cqe::LAYOUT.size] {
         (&cqe::IMM_OR_INVALIDATED, u64::from(extra)),
         (&cqe::QPN, u64::from(c.qpn)),
         (&cqe::WQE_INDEX, u64::from(wqe_index)),
-        (&cqe::OPCODE, code(&codes::WC_OPCODE, opcode_name(c.opcode))),
-        (&cqe::STATUS, code(&codes::WC_STATUS, status_name(c.status))),
-        (&cqe::FLAGS, flag.map_or(0, |f| code(&codes::CQE_FLAGS, f))),
+        (
+            &cqe::OPCODE,
+            codes::WC_OPCODE.value_of(opcode_name(c.opcode)),
+        ),
+        (
+            &cqe::STATUS,
+            codes::WC_STATUS.value_of(status_name(c.status)),
+        ),
+        (
+            &cqe::FLAGS,
+            flag.map_or(0, |f| codes::CQE_FLAGS.value_of(f)),
+        ),
     ] {
-        set(&mut e, field, value);
+        field.put(&mut e, value);
     }
     e
 }
@@ -294,10 +291,10 @@ pub fn decode_send(slot: &[u8], index: u16, log_stride: u32) -> Option<SendWr> {
         return None;
     }
     let flags = get(&wqe::send::FLAGS);
-    let flag = |name: &str| flags & code(&codes::SEND_FLAGS, name) != 0;
+    let flag = |name: &str| flags & codes::SEND_FLAGS.value_of(name) != 0;
     let known = ["FENCE", "SIGNALED", "SOLICITED", "INLINE"]
         .iter()
-        .fold(0, |all, n| all | code(&codes::SEND_FLAGS, n));
+        .fold(0, |all, n| all | codes::SEND_FLAGS.value_of(n));
     if flags & !known != 0 || flag("INLINE") {
         return None;
     }
@@ -678,11 +675,7 @@ impl WorkQueues {
                     break;
                 }
                 let mut entry = entry;
-                set(
-                    &mut entry,
-                    &cqe::OWNER,
-                    cqe::owner_for(ring.produced, ring.log_size),
-                );
+                cqe::OWNER.put(&mut entry, cqe::owner_for(ring.produced, ring.log_size));
                 let at = ring.base + (ring.produced % (1 << ring.log_size)) * entry.len() as u64;
                 nic.memory_mut().write_phys(at, &entry);
                 ring.produced += 1;
