@@ -14,16 +14,14 @@
 //! - [`admin`]: the admin queue and its commands.
 //! - [`work_queues`]: the QP doorbells, WQE fetch and decode, and the CQ
 //!   rings the completions are written to.
-//!
 //! - [`event_queues`]: EQEs and MSI-X messages: completion events of
 //!   armed CQs, QP and CQ errors (on the EQ of the QP's send CQ, or the
 //!   CQ's), admin completions (on `admin_eqn`).
 //!
 //! Not modelled yet: inline WQEs (a WQE with INLINE completes
 //! LOC_QP_OP_ERR), the inline doorbell window, FENCE (decoded, not
-//! honoured).
-//! MMIO and DMA take no simulated time here; the RTL backend's PCIe host
-//! model is where they do.
+//! honoured). MMIO and DMA take no simulated time here; the RTL
+//! backend's PCIe host model is where they do.
 
 pub mod admin;
 pub mod event_queues;
@@ -195,8 +193,8 @@ impl HostInterface {
                     let kept = self.stored_value(offset) & !value;
                     self.stored.insert(offset, kept);
                 }
-                // Read-only registers ignore writes; the event queue
-                // doorbells have no EQ behind them yet.
+                // Read-only registers ignore writes, and every doorbell
+                // is handled above.
                 Access::ReadOnly | Access::WriteOnly => {}
             },
         }
