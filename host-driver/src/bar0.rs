@@ -93,9 +93,7 @@ impl<M: Mmio> Bar0<M> {
     }
 
     fn offset(&self, block: &RegisterBlock, name: &str) -> u32 {
-        self.blocks
-            .register(block, name, 0)
-            .unwrap_or_else(|| panic!("the ABI's {} block has a register {name}", block.name))
+        self.register_offset(block, name, 0)
     }
 
     /// A 32-bit register of the contract, by block and name.

@@ -298,6 +298,40 @@ pub mod inputs {
 /// The QP attributes of MODIFY_QP (in) and QUERY_QP (out): 128 bytes.
 pub mod qp_attributes {
     use super::*;
+    use std::net::{IpAddr, Ipv6Addr};
+
+    /// A MAC as `dmac` and `smac` hold it: its first byte (first on the
+    /// wire) in bits 7:0.
+    pub fn mac_value(mac: [u8; 6]) -> u64 {
+        let mut bytes = [0u8; 8];
+        bytes[..6].copy_from_slice(&mac);
+        u64::from_le_bytes(bytes)
+    }
+
+    /// The MAC a `dmac` or `smac` value holds.
+    pub fn mac_of(value: u64) -> [u8; 6] {
+        let bytes = value.to_le_bytes();
+        [bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5]]
+    }
+
+    /// The GID of an address: an IPv6 address itself, an IPv4 address
+    /// mapped (::ffff:a.b.c.d).
+    pub fn gid_of(ip: IpAddr) -> [u8; 16] {
+        match ip {
+            IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+            IpAddr::V6(v6) => v6.octets(),
+        }
+    }
+
+    /// The address a GID names; without the `ipv6` flag an IPv4-mapped GID
+    /// is the IPv4 address.
+    pub fn address_of_gid(gid: [u8; 16], ipv6: bool) -> IpAddr {
+        let v6 = Ipv6Addr::from(gid);
+        match (ipv6, v6.to_ipv4_mapped()) {
+            (false, Some(v4)) => IpAddr::V4(v4),
+            _ => IpAddr::V6(v6),
+        }
+    }
     pub const STATE: Field = Field::bytes("state", 0x00, 1, "A `qp_state`.");
     pub const PATH_MTU: Field = Field::bytes("path_mtu", 0x01, 1, "An `mtu` code.");
     pub const TIMEOUT: Field = Field::bytes(

@@ -282,18 +282,12 @@ impl<D: Device> Context<D> {
             field.put(&mut a, value);
         }
         if let Some(ah) = attr.ah {
-            let mut mac = [0u8; 8];
-            mac[..6].copy_from_slice(&ah.dmac);
-            attr::DMAC.put(&mut a, u64::from_le_bytes(mac));
+            attr::DMAC.put(&mut a, attr::mac_value(ah.dmac));
             attr::DSCP.put(&mut a, u64::from(ah.dscp & 0x3F));
             attr::UDP_SRC_PORT.put(&mut a, u64::from(ah.udp_src_port));
             attr::IPV6.put(&mut a, u64::from(ah.dgid.is_ipv6()));
-            let gid = match ah.dgid {
-                IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
-                IpAddr::V6(v6) => v6.octets(),
-            };
             attr::LAYOUT.areas[1]
-                .set(&mut a, &gid)
+                .set(&mut a, &attr::gid_of(ah.dgid))
                 .expect("16-byte GID");
         }
         self.admin(

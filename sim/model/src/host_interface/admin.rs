@@ -11,7 +11,6 @@ use rocenic_abi::codes;
 use rocenic_abi::layout::Field;
 use rocenic_abi::registers::limits;
 use rocenic_abi::{cqe, wqe};
-use std::net::{IpAddr, Ipv6Addr};
 
 /// Where the two rings are (the admin block's registers).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -268,15 +267,6 @@ fn mtu_bytes(code: u64) -> Option<u32> {
     (1..=5).contains(&code).then(|| 128 << code)
 }
 
-fn gid_address(gid: &[u8], ipv6: bool) -> IpAddr {
-    let bytes: [u8; 16] = gid.try_into().expect("GIDs are 16 bytes");
-    let v6 = Ipv6Addr::from(bytes);
-    match (ipv6, v6.to_ipv4_mapped()) {
-        (false, Some(v4)) => IpAddr::V4(v4),
-        _ => IpAddr::V6(v6),
-    }
-}
-
 fn modify_qp(command: &[u8], nic: &mut Nic, queues: &mut WorkQueues) -> AdminResult {
     use inputs::modify_qp::*;
     let qpn = QPN.get(command).unwrap_or(0) as u32;
@@ -323,12 +313,11 @@ fn modify_qp(command: &[u8], nic: &mut Nic, queues: &mut WorkQueues) -> AdminRes
                 return Err(missing());
             }
             let dgid = attr::LAYOUT.areas[1].get(&a).map_err(|_| missing())?;
+            let dgid: [u8; 16] = dgid.try_into().map_err(|_| missing())?;
             ModifyQp::ToRtr {
                 remote: RemoteAddress {
-                    mac: get(&attr::DMAC).to_le_bytes()[..6]
-                        .try_into()
-                        .expect("six bytes"),
-                    ip: gid_address(dgid, get(&attr::IPV6) != 0),
+                    mac: attr::mac_of(get(&attr::DMAC)),
+                    ip: attr::address_of_gid(dgid, get(&attr::IPV6) != 0),
                 },
                 dest_qpn: get(&attr::DEST_QPN) as u32,
                 rq_psn: get(&attr::RQ_PSN) as u32,
@@ -401,32 +390,19 @@ fn query_qp(command: &[u8], nic: &mut Nic) -> AdminResult {
         (&attr::DEST_QPN, u64::from(view.dest_qpn)),
         (&attr::RQ_PSN, u64::from(view.rq_epsn)),
         (&attr::SQ_PSN, u64::from(view.sq_next_psn)),
-        (&attr::SMAC, mac_value(nic.config().mac)),
+        (&attr::SMAC, attr::mac_value(nic.config().mac)),
     ] {
         field.put(&mut a, value);
     }
     if let Some(tx) = nic.qp_tx_attrs(qpn) {
-        attr::DMAC.put(&mut a, mac_value(tx.remote_mac));
+        attr::DMAC.put(&mut a, attr::mac_value(tx.remote_mac));
         attr::IPV6.put(&mut a, u64::from(tx.remote_ip.is_ipv6()));
         let [sgid, dgid] = [attr::LAYOUT.areas[0], attr::LAYOUT.areas[1]];
-        sgid.set(&mut a, &gid_bytes(tx.local_ip))
+        sgid.set(&mut a, &attr::gid_of(tx.local_ip))
             .expect("16-byte GID");
-        dgid.set(&mut a, &gid_bytes(tx.remote_ip))
+        dgid.set(&mut a, &attr::gid_of(tx.remote_ip))
             .expect("16-byte GID");
     }
     nic.memory_mut().write_phys(out, &a);
     Ok(0)
-}
-
-fn mac_value(mac: [u8; 6]) -> u64 {
-    let mut bytes = [0u8; 8];
-    bytes[..6].copy_from_slice(&mac);
-    u64::from_le_bytes(bytes)
-}
-
-fn gid_bytes(ip: IpAddr) -> [u8; 16] {
-    match ip {
-        IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
-        IpAddr::V6(v6) => v6.octets(),
-    }
 }

@@ -7,6 +7,7 @@
 //! is never overwritten: it is overrun, and, as mlx5 treats an overrun,
 //! drops that event and every later one until it is destroyed.
 
+use super::ConsumedRing;
 use crate::memory::HostMemory;
 use rocenic_abi::eqe;
 use rocenic_abi::registers::limits;
@@ -37,18 +38,9 @@ struct EqRing {
     base: u64,
     log_size: u32,
     vector: u16,
-    produced: u64,
-    consumer: u32,
+    indexes: ConsumedRing,
     armed: bool,
     overrun: bool,
-}
-
-const INDEX_MASK_24: u64 = (1 << 24) - 1;
-
-impl EqRing {
-    fn in_ring(&self) -> u64 {
-        (self.produced - u64::from(self.consumer)) & INDEX_MASK_24
-    }
 }
 
 /// The EQs and the vectors' pending bits.
@@ -72,8 +64,7 @@ impl EventQueues {
                 base,
                 log_size,
                 vector,
-                produced: 0,
-                consumer: 0,
+                indexes: ConsumedRing::default(),
                 armed: false,
                 overrun: false,
             },
@@ -135,14 +126,12 @@ impl EventQueues {
         let Some(eq) = self.eqs.get_mut(&eqn) else {
             return false;
         };
-        let advance = u64::from(consumer.wrapping_sub(eq.consumer)) & INDEX_MASK_24;
-        if advance > eq.in_ring() {
+        if !eq.indexes.consume(consumer) {
             return false;
         }
-        eq.consumer = consumer;
         if arm {
             eq.armed = true;
-            if eq.in_ring() > 0 {
+            if eq.indexes.in_ring() > 0 {
                 eq.armed = false;
                 let vector = eq.vector;
                 self.signal(vector, memory, table);
@@ -157,7 +146,7 @@ impl EventQueues {
             self.dropped += 1;
             return;
         };
-        if eq.overrun || eq.in_ring() >= 1 << eq.log_size {
+        if eq.overrun || eq.indexes.in_ring() >= 1 << eq.log_size {
             eq.overrun = true;
             self.dropped += 1;
             return;
@@ -169,11 +158,11 @@ impl EventQueues {
         eqe::DETAIL.put(&mut entry, u64::from(event.detail));
         eqe::OWNER.put(
             &mut entry,
-            rocenic_abi::cqe::owner_for(eq.produced, eq.log_size),
+            rocenic_abi::cqe::owner_for(eq.indexes.produced, eq.log_size),
         );
-        let at = eq.base + (eq.produced % (1 << eq.log_size)) * entry.len() as u64;
+        let at = eq.base + (eq.indexes.produced % (1 << eq.log_size)) * entry.len() as u64;
         memory.write_phys(at, &entry);
-        eq.produced += 1;
+        eq.indexes.produced += 1;
         if eq.armed {
             eq.armed = false;
             let vector = eq.vector;

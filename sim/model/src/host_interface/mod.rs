@@ -35,6 +35,35 @@ use rocenic_abi::registers::{self as abi, control_bits, Access, RegisterAt};
 use std::collections::BTreeMap;
 use work_queues::{Queue, WorkQueues};
 
+/// The indexes of a ring the NIC writes and software consumes (a CQ, an
+/// EQ): entries written since creation, and the consumer index software
+/// last rang (mod 2^24).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConsumedRing {
+    pub produced: u64,
+    pub consumer: u32,
+}
+
+const INDEX_MASK_24: u64 = (1 << 24) - 1;
+
+impl ConsumedRing {
+    /// Entries written and not yet consumed.
+    pub fn in_ring(&self) -> u64 {
+        (self.produced - u64::from(self.consumer)) & INDEX_MASK_24
+    }
+
+    /// A consumer doorbell: refused (false) when it would consume entries
+    /// not written yet.
+    pub fn consume(&mut self, consumer: u32) -> bool {
+        let advance = u64::from(consumer.wrapping_sub(self.consumer)) & INDEX_MASK_24;
+        let taken = advance <= self.in_ring();
+        if taken {
+            self.consumer = consumer;
+        }
+        taken
+    }
+}
+
 /// The counters only the host interface sees (the rest come from
 /// [`crate::nic::NicCounters`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -102,10 +131,7 @@ impl HostInterface {
     }
 
     fn stored_value(&self, offset: u32) -> u32 {
-        self.stored
-            .get(&offset)
-            .copied()
-            .unwrap_or_else(|| abi::bar0_reset_read32(offset))
+        stored_value(&self.stored, offset)
     }
 
     /// A 32-bit MMIO read of `bar` at `offset` (4-byte aligned).
@@ -172,7 +198,7 @@ impl HostInterface {
                 let word = value.to_le_bytes();
                 let consumer = CONSUMER.get(&word).unwrap_or(0) as u32;
                 let arm = ARM.get(&word) == Ok(1);
-                let table = self.msix_table();
+                let table = msix_table(&self.stored);
                 let memory = self.nic.memory_mut();
                 if !self
                     .events
@@ -183,7 +209,7 @@ impl HostInterface {
             }
             ("msix", "vector_control") => {
                 self.store(&at, offset, value);
-                let table = self.msix_table();
+                let table = msix_table(&self.stored);
                 let memory = self.nic.memory_mut();
                 self.events.unmasked(at.instance as u16, memory, &table);
             }
@@ -200,38 +226,6 @@ impl HostInterface {
         }
     }
 
-    /// The MSI-X table as software wrote it, by vector.
-    fn msix_table(&self) -> impl Fn(u16) -> Vector {
-        let base = abi::bar0_offset(&abi::MSIX);
-        let reg = |name: &str| {
-            abi::MSIX
-                .register(name)
-                .unwrap_or_else(|| panic!("the MSI-X block has no {name}"))
-                .to_owned()
-        };
-        let (address, data, control) = (
-            reg("vector_address"),
-            reg("vector_data"),
-            reg("vector_control"),
-        );
-        let stored = self.stored.clone();
-        let read = move |offset: u32| {
-            stored
-                .get(&offset)
-                .copied()
-                .unwrap_or_else(|| abi::bar0_reset_read32(offset))
-        };
-        move |vector: u16| {
-            let n = u32::from(vector);
-            let at = |r: &abi::Register| base + r.offset_of(n);
-            Vector {
-                address: u64::from(read(at(&address))) | u64::from(read(at(&address) + 4)) << 32,
-                data: read(at(&data)),
-                masked: read(at(&control)) & 1 != 0,
-            }
-        }
-    }
-
     /// MSI-X messages sent on `vector` so far.
     pub fn msix_messages(&self, vector: u16) -> u64 {
         self.events.messages_sent(vector)
@@ -241,7 +235,7 @@ impl HostInterface {
         if events.is_empty() {
             return;
         }
-        let table = self.msix_table();
+        let table = msix_table(&self.stored);
         for event in events {
             self.events.post(event, self.nic.memory_mut(), &table);
         }
@@ -380,6 +374,38 @@ impl HostInterface {
             "cq_overflows" => host.cq_overflows + c.cq_overflows,
             "mmio_unmapped" => host.mmio_unmapped,
             _ => name.strip_prefix("rx_drop_").map_or(0, drop),
+        }
+    }
+}
+
+/// A BAR0 word as software last wrote it, or its reset value.
+fn stored_value(stored: &BTreeMap<u32, u32>, offset: u32) -> u32 {
+    stored
+        .get(&offset)
+        .copied()
+        .unwrap_or_else(|| abi::bar0_reset_read32(offset))
+}
+
+/// The MSI-X table as software wrote it, by vector.
+fn msix_table(stored: &BTreeMap<u32, u32>) -> impl Fn(u16) -> Vector + '_ {
+    let register = |name: &str| {
+        abi::MSIX
+            .register(name)
+            .unwrap_or_else(|| panic!("the MSI-X block has no {name}"))
+    };
+    let base = abi::bar0_offset(&abi::MSIX);
+    let (address, data, control) = (
+        register("vector_address"),
+        register("vector_data"),
+        register("vector_control"),
+    );
+    move |vector: u16| {
+        let at = |r: &abi::Register| base + r.offset_of(u32::from(vector));
+        let read = |offset: u32| stored_value(stored, offset);
+        Vector {
+            address: u64::from(read(at(address))) | u64::from(read(at(address) + 4)) << 32,
+            data: read(at(data)),
+            masked: read(at(control)) & 1 != 0,
         }
     }
 }

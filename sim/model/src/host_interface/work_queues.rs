@@ -14,7 +14,7 @@
 //! CQE goes to ERR.
 
 use super::event_queues::Event;
-use super::HostCounters;
+use super::{ConsumedRing, HostCounters};
 use crate::nic::Nic;
 use crate::verbs::{
     CqId, Cqe, ModifyQp, QpState, Qpn, RecvWr, SendOp, SendWr, Sge, VerbsError, WcOpcode, WcStatus,
@@ -150,10 +150,7 @@ impl QpRings {
 pub struct CqRing {
     base: u64,
     log_size: u32,
-    /// CQEs written since creation, and the consumer index software last
-    /// rang (mod 2^24).
-    produced: u64,
-    consumer: u32,
+    indexes: ConsumedRing,
     /// Each with whether it counts as solicited for arming.
     pending: VecDeque<([u8; cqe::LAYOUT.size], bool)>,
     /// The QP of each waiting CQE.
@@ -176,25 +173,18 @@ enum Arm {
     Solicited,
 }
 
-const INDEX_MASK_24: u64 = (1 << 24) - 1;
-
 impl CqRing {
     pub fn new(base: u64, log_size: u32, eqn: u32) -> CqRing {
         CqRing {
             base,
             log_size,
-            produced: 0,
-            consumer: 0,
+            indexes: ConsumedRing::default(),
             pending: VecDeque::new(),
             pending_qpn: VecDeque::new(),
             overflowed: false,
             eqn,
             armed: None,
         }
-    }
-
-    fn in_ring(&self) -> u64 {
-        (self.produced - u64::from(self.consumer)) & INDEX_MASK_24
     }
 
     /// Whether the CQ has an arm request outstanding.
@@ -607,12 +597,10 @@ impl WorkQueues {
         };
         let word = value.to_le_bytes();
         let consumer = bits::CONSUMER.get(&word).unwrap_or(0) as u32;
-        let advance = u64::from(consumer.wrapping_sub(ring.consumer)) & INDEX_MASK_24;
-        if advance > ring.in_ring() {
+        if !ring.indexes.consume(consumer) {
             counters.doorbell_errors += 1;
             return;
         }
-        ring.consumer = consumer;
         if bits::ARM.get(&word) == Ok(1) {
             ring.armed = Some(Arm::Next);
         } else if bits::ARM_SOLICITED.get(&word) == Ok(1) && ring.armed.is_none() {
@@ -659,7 +647,7 @@ impl WorkQueues {
         let mut overflowing = Vec::new();
         for (&cq, ring) in self.cqs.iter_mut() {
             while let Some(&(entry, solicited)) = ring.pending.front() {
-                if ring.in_ring() >= 1 << ring.log_size {
+                if ring.indexes.in_ring() >= 1 << ring.log_size {
                     if !ring.overflowed {
                         ring.overflowed = true;
                         counters.cq_overflows += 1;
@@ -675,10 +663,14 @@ impl WorkQueues {
                     break;
                 }
                 let mut entry = entry;
-                cqe::OWNER.put(&mut entry, cqe::owner_for(ring.produced, ring.log_size));
-                let at = ring.base + (ring.produced % (1 << ring.log_size)) * entry.len() as u64;
+                cqe::OWNER.put(
+                    &mut entry,
+                    cqe::owner_for(ring.indexes.produced, ring.log_size),
+                );
+                let at =
+                    ring.base + (ring.indexes.produced % (1 << ring.log_size)) * entry.len() as u64;
                 nic.memory_mut().write_phys(at, &entry);
-                ring.produced += 1;
+                ring.indexes.produced += 1;
                 ring.pending.pop_front();
                 ring.pending_qpn.pop_front();
                 ring.overflowed = false;
