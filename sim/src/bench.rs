@@ -786,6 +786,8 @@ pub fn responder_ack_latency(message_bytes: u64) -> Result<AckLatency, RtlError>
             }],
             signaled: true,
             solicited: false,
+            fence: false,
+            inline_data: None,
         },
     )
     .map_err(verbs)?;
@@ -1043,6 +1045,8 @@ pub fn requester_first_frame_latency(
             }],
             signaled: true,
             solicited: false,
+            fence: false,
+            inline_data: None,
         },
     );
 

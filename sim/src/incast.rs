@@ -342,6 +342,8 @@ pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
                 sgl: vec![s.sge],
                 signaled: true,
                 solicited: false,
+                fence: false,
+                inline_data: None,
             },
         )?;
         s.posted += 1;

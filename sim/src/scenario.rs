@@ -354,6 +354,8 @@ impl QpPlan {
             },
             signaled: true,
             solicited: false,
+            fence: false,
+            inline_data: None,
         }
     }
 

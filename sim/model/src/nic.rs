@@ -7,7 +7,6 @@
 use crate::completer::{self, CompleterEvent, CompleterRecord, ResponseRecord};
 use crate::cq::Cq;
 use crate::dcqcn::DcqcnConfig;
-use crate::dma::sgl_len;
 use crate::link_pause::LinkPause;
 use crate::memory::HostMemory;
 use crate::mr::{MrKeys, MrTable, DEFAULT_MAX_MRS, DEFAULT_MAX_MTT_ENTRIES};
@@ -879,7 +878,7 @@ impl Nic {
             match qp.state {
                 QpState::Rts => {}
                 QpState::Err => {
-                    let len = sgl_len(&wr.sgl);
+                    let len = wr.message_len();
                     let first_psn = qp.sq.next_psn;
                     let record = crate::send_queue::WqeRecord {
                         kind: WqeKind::of(&wr.op),
@@ -911,11 +910,16 @@ impl Nic {
                 return Err(VerbsError::QueueFull);
             }
             let kind = WqeKind::of(&wr.op);
-            let len = sgl_len(&wr.sgl);
+            let len = wr.message_len();
             let attrs = qp.send.ok_or(VerbsError::WrongQpState {
                 qpn,
                 state: qp.state,
             })?;
+            if wr.inline_data.is_some() && (kind.needs_response() || !wr.sgl.is_empty()) {
+                return Err(VerbsError::InvalidAttribute(
+                    "inline data: SEND and WRITE only, without an SGL",
+                ));
+            }
             if kind == WqeKind::Atomic && len != 8 {
                 return Err(VerbsError::InvalidAttribute(
                     "atomic needs 8 bytes of local buffer",

@@ -1,7 +1,9 @@
 //! Requester (rxe_req.c): picks the next request packet of a QP and builds
 //! it at transmit time from the send queue's "next PSN to send" cursor, so
 //! Go-Back-N only has to rewind the cursor. Payload is re-read from
-//! registered memory through the L_Key on every (re)transmission.
+//! registered memory through the L_Key on every (re)transmission, except
+//! inline data, which the WQE carries. A WQE with the fence indicator
+//! waits for every earlier READ and atomic to complete.
 
 use crate::completer::SqSnapshot;
 use crate::dma::{read_segments, sgl_segments, LocalError};
@@ -56,6 +58,11 @@ pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<
             return None;
         }
     };
+    if fence_holds(&qp.sq.wqes, idx) {
+        // The RTL does not implement FENCE (it is never given a fenced
+        // WQE), so the completer log has no grant refusal for this wait.
+        return None;
+    }
     let send_psn = choice.send_psn;
     let wqe = &qp.sq.wqes[idx];
     let first_psn = wqe.first_psn;
@@ -209,6 +216,13 @@ pub fn grant_choice<W: RingWqe>(
         break Ok(idx);
     };
     choice
+}
+
+/// IBA 10.8.3.3: WQE `idx` carries the fence indicator and a READ or
+/// atomic posted before it has not completed, so it may not start yet
+/// (the data it sends may depend on what they return).
+pub(crate) fn fence_holds(wqes: &VecDeque<SendWqe>, idx: usize) -> bool {
+    wqes[idx].wr.fence && send_queue::unanswered_before(wqes, idx) > 0
 }
 
 /// Whether a QP may send at all, before its WQEs are looked at: in RTS,
@@ -629,19 +643,30 @@ fn build(
         window_full,
     );
     let access = local_access(&wqe.wr.op, &plan, wqe.len);
-    let segs = sgl_segments(
-        env.mrs,
-        qp.pd,
-        &wqe.wr.sgl,
-        access.offset,
-        access.len,
-        access.need,
-    )
-    .map_err(local_status)?;
-    let payload = if access.read_payload {
-        read_segments(env.memory, &segs)
-    } else {
-        Vec::new()
+    let payload = match &wqe.wr.inline_data {
+        // Copied out of the WQE when it was posted (SEND/WRITE only): no
+        // L_Key to check, and later changes to the caller's buffer or the
+        // ring do not reach the wire, retransmissions included.
+        Some(data) => {
+            let at = access.offset as usize;
+            data[at..at + access.len as usize].to_vec()
+        }
+        None => {
+            let segs = sgl_segments(
+                env.mrs,
+                qp.pd,
+                &wqe.wr.sgl,
+                access.offset,
+                access.len,
+                access.need,
+            )
+            .map_err(local_status)?;
+            if access.read_payload {
+                read_segments(env.memory, &segs)
+            } else {
+                Vec::new()
+            }
+        }
     };
     Ok(Request {
         bth: plan.bth,

@@ -168,6 +168,24 @@ pub struct SendWr {
     /// Generate a completion on success (errors always complete).
     pub signaled: bool,
     pub solicited: bool,
+    /// Start only once every earlier READ and atomic of the QP has
+    /// completed (IBA 10.8.3.3, the fence indicator).
+    pub fence: bool,
+    /// SEND and WRITE variants: the message's bytes themselves, taken at
+    /// post time (libibverbs IBV_SEND_INLINE; the host interface copies
+    /// them out of the WQE), sent instead of reading `sgl`, which is then
+    /// empty.
+    pub inline_data: Option<Vec<u8>>,
+}
+
+impl SendWr {
+    /// The message length: the inline bytes, or the SGL's sum.
+    pub fn message_len(&self) -> u64 {
+        match &self.inline_data {
+            Some(data) => data.len() as u64,
+            None => crate::dma::sgl_len(&self.sgl),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

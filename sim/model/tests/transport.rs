@@ -63,6 +63,8 @@ fn one_message(pair: &mut Pair, a: Side, b: Side, verb: Verb, size: u64, seed: u
                 sgl: split_sgl(&local, size),
                 signaled: true,
                 solicited: false,
+                fence: false,
+                inline_data: None,
             },
         )
         .unwrap();
@@ -182,4 +184,91 @@ fn write_with_imm_every_size() {
 #[test]
 fn read_every_size() {
     every_size(Verb::Read);
+}
+
+fn inline_wr(wr_id: u64, op: SendOp, data: &[u8]) -> SendWr {
+    SendWr {
+        inline_data: Some(data.to_vec()),
+        ..send_wr(wr_id, op, Vec::new())
+    }
+}
+
+#[test]
+fn inline_send_and_write_carry_their_own_bytes_through_a_retransmission() {
+    let mut pair = Pair::new(41);
+    let (a, b) = connect(
+        &mut pair,
+        &ConnOpts {
+            mtu: 256,
+            ..ConnOpts::default()
+        },
+    );
+    // The first middle packet is lost once: Go-Back-N resends from it,
+    // and the inline bytes are all there is to resend from.
+    let mut dropped = false;
+    pair.filter = Some(Box::new(move |from, f| {
+        let drop = from == 0 && f.bth.opcode == rocenic_wire::op::SEND_MIDDLE && !dropped;
+        dropped |= drop;
+        drop
+    }));
+    let dst = buffer(&mut pair.nics[1], b.pd, 4096, Access::ALL);
+    pair.nics[1]
+        .post_recv(b.qpn, recv_wr(10, vec![dst.sge(0, 1024)]))
+        .unwrap();
+    let message = pattern(41, 700);
+    let written = pattern(42, 100);
+    pair.nics[0]
+        .post_send(a.qpn, inline_wr(1, SendOp::Send, &message))
+        .unwrap();
+    let write = SendOp::Write {
+        remote_addr: dst.va + 2048,
+        rkey: dst.rkey,
+    };
+    pair.nics[0]
+        .post_send(a.qpn, inline_wr(2, write, &written))
+        .unwrap();
+    assert!(pair.run(1_000_000_000));
+    assert!(pair.nics[0].counters().retransmitted_frames > 0);
+    let sends: Vec<_> = pair.nics[0]
+        .poll_cq(a.scq, 8)
+        .iter()
+        .map(|c| (c.wr_id, c.status, c.byte_len))
+        .collect();
+    assert_eq!(
+        sends,
+        [(1, WcStatus::Success, 700), (2, WcStatus::Success, 100)]
+    );
+    let recv = expect_one(&mut pair.nics[1], b.rcq);
+    assert_eq!((recv.wr_id, recv.byte_len), (10, 700));
+    assert_eq!(read(&pair.nics[1], dst.va, 700), message);
+    assert_eq!(read(&pair.nics[1], dst.va + 2048, 100), written);
+}
+
+#[test]
+fn inline_data_is_refused_for_reads_atomics_and_with_an_sgl() {
+    let mut pair = Pair::new(43);
+    let (a, b) = connect(&mut pair, &ConnOpts::default());
+    let local = buffer(&mut pair.nics[0], a.pd, 64, Access::ALL);
+    let remote = buffer(&mut pair.nics[1], b.pd, 64, Access::ALL);
+    let refused = VerbsError::InvalidAttribute("inline data: SEND and WRITE only, without an SGL");
+    let read = SendOp::Read {
+        remote_addr: remote.va,
+        rkey: remote.rkey,
+    };
+    let add = SendOp::FetchAdd {
+        remote_addr: remote.va,
+        rkey: remote.rkey,
+        add: 1,
+    };
+    for op in [read, add] {
+        assert_eq!(
+            pair.nics[0].post_send(a.qpn, inline_wr(1, op, &[0; 8])),
+            Err(refused.clone())
+        );
+    }
+    let with_sgl = SendWr {
+        sgl: vec![local.sge(0, 8)],
+        ..inline_wr(1, SendOp::Send, &[0; 8])
+    };
+    assert_eq!(pair.nics[0].post_send(a.qpn, with_sgl), Err(refused));
 }

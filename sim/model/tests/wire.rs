@@ -503,3 +503,68 @@ fn slow_pacing_causes_no_spurious_timeouts() {
     assert_eq!(pair.nics[0].counters().retransmitted_frames, 0);
     assert_eq!(read(&pair.nics[1], dst.va, data.len()), data);
 }
+
+/// A READ of 512 bytes from B (one response), then a WRITE to B posted right behind it,
+/// with `fence` on the WRITE: the frames in the order they were sent.
+fn read_then_write(fence: bool) -> Vec<(usize, u8)> {
+    let mut pair = Pair::new(31);
+    let (a, b) = connect(&mut pair, &ConnOpts::default());
+    let log = record(&mut pair, |_, _| false);
+    let local = buffer(&mut pair.nics[0], a.pd, 8192, Access::ALL);
+    let remote = buffer(&mut pair.nics[1], b.pd, 8192, Access::ALL);
+    let read = SendOp::Read {
+        remote_addr: remote.va,
+        rkey: remote.rkey,
+    };
+    let write = SendOp::Write {
+        remote_addr: remote.va + 4096,
+        rkey: remote.rkey,
+    };
+    pair.nics[0]
+        .post_send(a.qpn, send_wr(1, read, vec![local.sge(0, 512)]))
+        .unwrap();
+    let fenced = SendWr {
+        fence,
+        ..send_wr(2, write, vec![local.sge(4096, 64)])
+    };
+    pair.nics[0].post_send(a.qpn, fenced).unwrap();
+    assert!(pair.run(1_000_000_000));
+    let statuses: Vec<_> = pair.nics[0]
+        .poll_cq(a.scq, 8)
+        .iter()
+        .map(|c| (c.wr_id, c.status))
+        .collect();
+    assert_eq!(
+        statuses,
+        [(1, WcStatus::Success), (2, WcStatus::Success)],
+        "both complete, in order"
+    );
+    let order = log
+        .borrow()
+        .iter()
+        .map(|(from, f)| (*from, f.bth.opcode))
+        .collect();
+    order
+}
+
+#[test]
+fn a_fenced_write_starts_only_after_the_read_before_it_answered() {
+    let order = read_then_write(true);
+    let at = |want: (usize, u8)| order.iter().position(|&o| o == want).unwrap();
+    let (read_response, write) = (at((1, op::READ_RESPONSE_ONLY)), at((0, op::WRITE_ONLY)));
+    assert!(at((0, op::READ_REQUEST)) < read_response);
+    assert!(
+        read_response < write,
+        "the fenced WRITE left before the READ response: {order:x?}"
+    );
+}
+
+#[test]
+fn without_fence_a_write_does_not_wait_for_the_read_response() {
+    let order = read_then_write(false);
+    let at = |want: (usize, u8)| order.iter().position(|&o| o == want).unwrap();
+    assert!(
+        at((0, op::WRITE_ONLY)) < at((1, op::READ_RESPONSE_ONLY)),
+        "the WRITE waited for the READ response: {order:x?}"
+    );
+}

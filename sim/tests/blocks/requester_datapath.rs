@@ -289,6 +289,8 @@ fn build_batch(spec: &BatchSpec, ipv6: bool, mtu: u32) -> Batch {
             sgl: vec![sge],
             signaled: false,
             solicited: rng.gen_bool(0.3),
+            fence: false,
+            inline_data: None,
         };
         let solicited = wr.solicited;
         nic.post_send(qpn, wr).unwrap();

@@ -215,6 +215,8 @@ fn post_send(s: &mut Setup, a_qpn: Qpn, buf: (u64, u32), len: u32, op: SendOp) {
                 }],
                 signaled: true,
                 solicited: false,
+                fence: false,
+                inline_data: None,
             },
         )
         .expect("post");

@@ -194,6 +194,8 @@ fn model_run(seed: u64, mtu: u32, qps: usize, msgs: usize) -> Expected {
                 sgl: vec![sge],
                 signaled: true,
                 solicited: false,
+                fence: false,
+                inline_data: None,
             };
             pair.nics[0].post_send(a.qpn, wr).unwrap();
             if i % 3 == 0 {
@@ -212,6 +214,8 @@ fn model_run(seed: u64, mtu: u32, qps: usize, msgs: usize) -> Expected {
                     }],
                     signaled: true,
                     solicited: false,
+                    fence: false,
+                    inline_data: None,
                 };
                 pair.nics[1].post_send(b.qpn, wr).unwrap();
             }

@@ -278,6 +278,8 @@ fn run(seed: u64, mtu: u32, dma: HostDmaConfig) -> Checked {
                     sgl,
                     signaled: true,
                     solicited: false,
+                    fence: false,
+                    inline_data: None,
                 },
             )
             .expect("post");
@@ -300,6 +302,8 @@ fn run(seed: u64, mtu: u32, dma: HostDmaConfig) -> Checked {
             }],
             signaled: true,
             solicited: false,
+            fence: false,
+            inline_data: None,
         },
     )
     .expect("post");

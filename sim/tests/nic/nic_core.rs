@@ -789,6 +789,8 @@ fn run_err_case(c: &ErrCase) -> usize {
                         sgl: Vec::new(),
                         signaled: true,
                         solicited: false,
+                        fence: false,
+                        inline_data: None,
                     },
                 )
                 .expect("peer post");
@@ -931,6 +933,8 @@ fn run_err_case(c: &ErrCase) -> usize {
                 sgl: Vec::new(),
                 signaled: true,
                 solicited: false,
+                fence: false,
+                inline_data: None,
             },
         )
         .expect("peer post");
@@ -1106,6 +1110,8 @@ fn send_wr(wr_id: u64, op: SendOp, sge: Option<Sge>) -> SendWr {
         sgl: sge.into_iter().collect(),
         signaled: true,
         solicited: false,
+        fence: false,
+        inline_data: None,
     }
 }
 

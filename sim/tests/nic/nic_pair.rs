@@ -407,6 +407,8 @@ fn a_dead_peer_exhausts_the_retries_and_flushes() {
             }],
             signaled: true,
             solicited: false,
+            fence: false,
+            inline_data: None,
         };
         rtl(&mut p.fabric, A).post_send(p.qa, wr);
     }
@@ -448,6 +450,8 @@ fn rnr_naks_until_receive_wqes_are_posted_late() {
             }],
             signaled: true,
             solicited: false,
+            fence: false,
+            inline_data: None,
         };
         rtl(&mut p.fabric, A).post_send(p.qa, wr);
     }
@@ -544,6 +548,8 @@ fn post_pfc_writes(p: &mut Pair) {
             }],
             signaled: true,
             solicited: false,
+            fence: false,
+            inline_data: None,
         };
         rtl(&mut p.fabric, A).post_send(p.qa, wr);
     }

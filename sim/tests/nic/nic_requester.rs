@@ -155,6 +155,8 @@ fn run(case: Case) -> (usize, u64, u64, u64) {
                 }],
                 signaled: true,
                 solicited: false,
+                fence: false,
+                inline_data: None,
             },
         ));
     }

@@ -155,6 +155,8 @@ fn run(case: Case) -> Outcome {
                 }],
                 signaled: true,
                 solicited: false,
+                fence: false,
+                inline_data: None,
             },
         )
         .unwrap();

@@ -343,6 +343,8 @@ fn run(case: Case) -> Run {
                 }],
                 signaled: true,
                 solicited: false,
+                fence: false,
+                inline_data: None,
             },
         )
         .unwrap();

@@ -165,6 +165,8 @@ fn run(seed: u64, lens: &[(Kind, u64)], rnr_retry: u8, post: bool, post_after: u
                 }],
                 signaled: true,
                 solicited: false,
+                fence: false,
+                inline_data: None,
             },
         )
         .unwrap();

@@ -195,6 +195,8 @@ pub fn post_victims(nics: &mut [Nic; 2], mtu: u32) -> Vec<Victim> {
                 }],
                 signaled: true,
                 solicited: false,
+                fence: false,
+                inline_data: None,
             };
             nic.post_send(qpn, wr(wr_id, op, len)).unwrap();
             let end_psn = nic.qp_context(qpn).expect("the QP exists").sq_next_psn;
@@ -338,6 +340,8 @@ pub fn model_trace_full(seed: u64, mtu: u32, faults: FaultConfig, twist: Twist) 
             }],
             signaled: true,
             solicited: false,
+            fence: false,
+            inline_data: None,
         };
         let mut posted = false;
         while !posted && run.fabric.now() < 1_000_000 {
@@ -381,6 +385,8 @@ pub fn model_trace_full(seed: u64, mtu: u32, faults: FaultConfig, twist: Twist) 
                     }],
                     signaled: true,
                     solicited: false,
+                    fence: false,
+                    inline_data: None,
                 };
                 nic.post_send(qpn, wr).expect("a post to ERR completes");
             }

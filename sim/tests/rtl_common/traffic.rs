@@ -158,6 +158,8 @@ impl MixedPair {
                         }],
                         signaled,
                         solicited: false,
+                        fence: false,
+                        inline_data: None,
                     };
                     nics[side].post_send(qpn, wr).unwrap();
                 }
@@ -384,6 +386,8 @@ impl ResponderPair {
                     }],
                     signaled: true,
                     solicited: false,
+                    fence: false,
+                    inline_data: None,
                 };
                 nics[0].post_send(qpn, wr).unwrap();
             }

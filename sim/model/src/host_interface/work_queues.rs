@@ -346,6 +346,8 @@ pub fn decode_send(slot: &[u8], index: u16, log_stride: u32) -> Option<SendWr> {
         sgl,
         signaled: flag("SIGNALED"),
         solicited: flag("SOLICITED"),
+        fence: false,
+        inline_data: None,
     })
 }
 

@@ -558,6 +558,8 @@ pub fn run_workload(pair: &mut Pair, a: Side, b: Side, ops: &[Op], seed: u64, li
                     sgl,
                     signaled,
                     solicited: false,
+                    fence: false,
+                    inline_data: None,
                 },
             )
             .unwrap();
@@ -622,5 +624,7 @@ pub fn send_wr(wr_id: u64, op: SendOp, sgl: Vec<Sge>) -> SendWr {
         sgl,
         signaled: true,
         solicited: false,
+        fence: false,
+        inline_data: None,
     }
 }
