@@ -837,7 +837,9 @@ pub fn bar0_register_at(offset: u32) -> Option<RegisterAt> {
         .find_map(|register| {
             (0..register.count).find_map(|instance| {
                 let start = register.offset_of(instance);
-                (within >= start && within < start + register.width / 8).then_some(RegisterAt {
+                // Lazily: `within - start` underflows for the instances
+                // past `within`.
+                (within >= start && within < start + register.width / 8).then(|| RegisterAt {
                     block,
                     base,
                     register,
