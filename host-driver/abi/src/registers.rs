@@ -670,6 +670,9 @@ pub mod qp_doorbell {
     );
     /// The inline window's offset in the page.
     pub const INLINE_WINDOW: u32 = 0x100;
+    /// Its bytes: one WQE of the largest stride.
+    pub const INLINE_WINDOW_SIZE: u32 =
+        1 << crate::wqe::LOG_STRIDES[crate::wqe::LOG_STRIDES.len() - 1];
 }
 
 pub const QP_PAGE: DoorbellPage = DoorbellPage {
@@ -686,7 +689,7 @@ pub const QP_PAGE: DoorbellPage = DoorbellPage {
             ..reg("rq_producer", 0x004, 32, Access::WriteOnly, 0, "RQ doorbell: the new producer index, checked the same way.")
         },
         Register {
-            count: 16,
+            count: qp_doorbell::INLINE_WINDOW_SIZE / 8,
             stride: 8,
             ..reg(
                 "sq_inline_wqe",
@@ -694,7 +697,7 @@ pub const QP_PAGE: DoorbellPage = DoorbellPage {
                 64,
                 Access::WriteOnly,
                 0,
-                "Inline window (BlueFlame style): software that has written a WQE of at most 128 bytes into the ring may also write it here, as one write-combined burst whose last 8 bytes arrive last; the NIC takes it as the doorbell for that one WQE (producer = its `index` + 1) and does not fetch it.",
+                "Inline window (BlueFlame style), instead of an `sq_producer` write for one send WQE: software that has written the WQE into its ring slot also writes it here, each byte at its offset in the slot, the last 8 bytes last (one write-combined burst, or 32- or 64-bit writes in ascending order). The write that ends at the slot's stride is the doorbell: the NIC takes it as an `sq_producer` write of the WQE's `index` + 1 (checked the same way). If every WQE rung before has been fetched and `index` is the producer index last rung, the NIC takes the WQE from the window and does not fetch the slot; otherwise it fetches the slot as usual, so the slot must hold the same WQE. Writes at or past the QP's stride are ignored (`mmio_unmapped`); a window write to a QP that does not exist counts `doorbell_errors`.",
             )
         },
     ],

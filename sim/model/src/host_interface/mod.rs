@@ -266,17 +266,25 @@ impl HostInterface {
             return;
         }
         let qpn = offset / abi::PAGE_SIZE;
-        let queue = match offset % abi::PAGE_SIZE {
-            0x000 => Queue::Send,
-            0x004 => Queue::Recv,
+        use abi::qp_doorbell::{INLINE_WINDOW, INLINE_WINDOW_SIZE};
+        let window = INLINE_WINDOW..INLINE_WINDOW + INLINE_WINDOW_SIZE;
+        let (nic, counters) = (&mut self.nic, &mut self.counters);
+        match offset % abi::PAGE_SIZE {
+            0x000 => self
+                .queues
+                .doorbell(nic, counters, qpn, Queue::Send, value as u16),
+            0x004 => self
+                .queues
+                .doorbell(nic, counters, qpn, Queue::Recv, value as u16),
+            at if window.contains(&at) => {
+                let at = (at - INLINE_WINDOW) as usize;
+                self.queues.inline_window(nic, counters, qpn, at, value)
+            }
             _ => {
-                self.counters.mmio_unmapped += 1;
+                counters.mmio_unmapped += 1;
                 return;
             }
-        };
-        let (nic, counters) = (&mut self.nic, &mut self.counters);
-        self.queues
-            .doorbell(nic, counters, qpn, queue, value as u16);
+        }
         self.service();
     }
 

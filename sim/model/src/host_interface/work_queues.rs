@@ -16,6 +16,7 @@
 use super::event_queues::Event;
 use super::{ConsumedRing, HostCounters};
 use crate::nic::Nic;
+use crate::qp::WqeKind;
 use crate::verbs::{
     CqId, Cqe, ModifyQp, QpState, Qpn, RecvWr, SendOp, SendWr, Sge, VerbsError, WcOpcode, WcStatus,
 };
@@ -44,12 +45,15 @@ impl Ring {
 }
 
 /// A work ring and the NIC's cursors in it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct WorkRing {
     ring: Ring,
     /// The next WQE index to fetch, and the producer index last rung.
     next: u16,
     producer: u16,
+    /// A WQE that came through the inline window (its index and bytes),
+    /// taken instead of its slot when the fetch cursor reaches it.
+    window_copy: Option<(u16, Vec<u8>)>,
 }
 
 impl WorkRing {
@@ -58,6 +62,7 @@ impl WorkRing {
             ring,
             next: 0,
             producer: 0,
+            window_copy: None,
         }
     }
 
@@ -67,23 +72,40 @@ impl WorkRing {
         let within = producer.wrapping_sub(oldest.unwrap_or(self.next)) <= self.ring.size();
         if within {
             self.producer = producer;
+        } else {
+            self.window_copy = None;
         }
         within
     }
 
-    /// The rung WQE at the fetch cursor: its index and slot.
+    /// The rung WQE at the fetch cursor: its index and slot (the window's
+    /// copy if it came that way).
     fn peek(&self, nic: &Nic) -> Option<(u16, Vec<u8>)> {
         if self.next == self.producer {
             return None;
+        }
+        if let Some((index, wqe)) = &self.window_copy {
+            if *index == self.next {
+                return Some((self.next, wqe.clone()));
+            }
         }
         let mut slot = vec![0u8; 1 << self.ring.log_stride];
         nic.memory().read_phys(self.ring.slot(self.next), &mut slot);
         Some((self.next, slot))
     }
 
+    /// The WQE at `index` is taken: the cursor moves past it.
+    fn advance(&mut self, index: u16) {
+        self.next = index.wrapping_add(1);
+        if self.window_copy.as_ref().is_some_and(|(i, _)| *i == index) {
+            self.window_copy = None;
+        }
+    }
+
     /// Drops what was rung beyond the cursor (a QP in RESET).
     fn refuse(&mut self) {
         self.producer = self.next;
+        self.window_copy = None;
     }
 }
 
@@ -114,7 +136,11 @@ pub struct QpRings {
     /// A malformed send WQE (index, wr_id) waiting for every earlier one
     /// to complete before it fails; nothing after it is fetched.
     sq_malformed: Option<(u16, u64)>,
+    /// The SQ's inline window as software last wrote it.
+    window: [u8; INLINE_WINDOW_SIZE],
 }
+
+const INLINE_WINDOW_SIZE: usize = rocenic_abi::registers::qp_doorbell::INLINE_WINDOW_SIZE as usize;
 
 impl QpRings {
     pub fn new(sq: Ring, rq: Ring, send_cq: CqId, recv_cq: CqId) -> QpRings {
@@ -126,6 +152,7 @@ impl QpRings {
             sq_posted: VecDeque::new(),
             rq_posted: VecDeque::new(),
             sq_malformed: None,
+            window: [0; INLINE_WINDOW_SIZE],
         }
     }
 
@@ -285,7 +312,7 @@ pub fn decode_send(slot: &[u8], index: u16, log_stride: u32) -> Option<SendWr> {
     let known = ["FENCE", "SIGNALED", "SOLICITED", "INLINE"]
         .iter()
         .fold(0, |all, n| all | codes::SEND_FLAGS.value_of(n));
-    if flags & !known != 0 || flag("INLINE") {
+    if flags & !known != 0 {
         return None;
     }
     let opcode = codes::SEND_OPCODE.by_value(get(&wqe::send::OPCODE))?.name;
@@ -302,6 +329,20 @@ pub fn decode_send(slot: &[u8], index: u16, log_stride: u32) -> Option<SendWr> {
     let (remote_addr, rkey) = (get(&wqe::send::REMOTE_ADDR), get(&wqe::send::RKEY) as u32);
     let imm = get(&wqe::send::IMM_OR_INVALIDATE) as u32;
     let atomic = opcode.starts_with("ATOMIC");
+    // Copied out of the slot now: what is sent is what the WQE held when
+    // fetched, whatever software writes into the ring or its buffer later.
+    let inline_data = if flag("INLINE") {
+        let len = get(&wqe::send::INLINE_LEN) as usize;
+        if count != 0 || len > wqe::send::max_inline(log_stride) {
+            return None;
+        }
+        Some(
+            slot.get(wqe::send::SEGMENTS..wqe::send::SEGMENTS + len)?
+                .to_vec(),
+        )
+    } else {
+        None
+    };
     let sgl: Vec<Sge> = if atomic {
         if count != 1 {
             return None;
@@ -340,14 +381,17 @@ pub fn decode_send(slot: &[u8], index: u16, log_stride: u32) -> Option<SendWr> {
         },
         _ => return None,
     };
+    if inline_data.is_some() && WqeKind::of(&op).needs_response() {
+        return None;
+    }
     Some(SendWr {
         wr_id: get(&wqe::send::WR_ID),
         op,
         sgl,
         signaled: flag("SIGNALED"),
         solicited: flag("SOLICITED"),
-        fence: false,
-        inline_data: None,
+        fence: flag("FENCE"),
+        inline_data,
     })
 }
 
@@ -483,6 +527,39 @@ impl WorkQueues {
         }
     }
 
+    /// A 32-bit write at byte `at` of `qpn`'s inline window: the write of
+    /// the slot's last word rings the doorbell of the WQE the window then
+    /// holds (`rocenic_abi::registers::QP_PAGE`, `sq_inline_wqe`).
+    pub fn inline_window(
+        &mut self,
+        nic: &mut Nic,
+        counters: &mut HostCounters,
+        qpn: Qpn,
+        at: usize,
+        value: u32,
+    ) {
+        let Some(q) = self.qps.get_mut(&qpn) else {
+            counters.doorbell_errors += 1;
+            return;
+        };
+        let stride = 1 << q.sq.ring.log_stride;
+        if at + 4 > stride {
+            counters.mmio_unmapped += 1;
+            return;
+        }
+        q.window[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        if at + 4 < stride {
+            return;
+        }
+        let wqe = q.window[..stride].to_vec();
+        let index = wqe::send::INDEX.get(&wqe).unwrap_or(0) as u16;
+        // Only the WQE right after everything fetched so far may skip its
+        // fetch; any other is fetched from its slot in ring order.
+        let next_in_line = q.sq.next == q.sq.producer && index == q.sq.producer;
+        q.sq.window_copy = next_in_line.then_some((index, wqe));
+        self.doorbell(nic, counters, qpn, Queue::Send, index.wrapping_add(1));
+    }
+
     fn fetch_sends(&mut self, nic: &mut Nic, counters: &mut HostCounters, qpn: Qpn) {
         while let Some(q) = self.qps.get_mut(&qpn) {
             if let Some((index, wr_id)) = q.sq_malformed {
@@ -491,7 +568,7 @@ impl WorkQueues {
                     return;
                 }
                 q.sq_malformed = None;
-                q.sq.next = index.wrapping_add(1);
+                q.sq.advance(index);
                 let cq = q.send_cq;
                 self.fail_wqe(nic, counters, qpn, cq, wr_id, index, WcOpcode::Send);
                 continue;
@@ -524,7 +601,7 @@ impl WorkQueues {
                     continue;
                 }
             }
-            q.sq.next = index.wrapping_add(1);
+            q.sq.advance(index);
         }
     }
 
@@ -553,7 +630,7 @@ impl WorkQueues {
                 }
             }
             if let Some(q) = self.qps.get_mut(&qpn) {
-                q.rq.next = index.wrapping_add(1);
+                q.rq.advance(index);
             }
         }
     }
