@@ -38,6 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         max_recv_wr: 64,
         max_send_sge: 2,
         max_recv_sge: 2,
+        max_inline_data: 0,
     };
     let (pd_a, pd_b) = (a.alloc_pd()?, b.alloc_pd()?);
     let (cq_a, cq_b) = (a.create_cq(64)?, b.create_cq(64)?);
@@ -73,6 +74,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         signaled: true,
         solicited: false,
         fence: false,
+        inline: false,
     };
     a.post_send(qp_a, &write)?;
     let wc = a.wait_cq(cq_a, 1, 1_000_000)?;

@@ -39,7 +39,12 @@ fn host(cluster: &ModelCluster, n: u8, cap: QpCap, cq_entries: u32) -> Host {
 }
 
 fn to_rts(h: &mut Host, peer: u8, peer_qpn: u32) {
-    let attr = QpAttr {
+    h.ctx.connect_rc(h.qp, &rc_attr(peer, peer_qpn)).unwrap();
+}
+
+/// The attributes of an RC connection to `peer_qpn` on host `peer`.
+fn rc_attr(peer: u8, peer_qpn: u32) -> QpAttr {
+    QpAttr {
         path_mtu: 1024,
         qp_access_flags: ALL_ACCESS,
         dest_qp_num: peer_qpn,
@@ -50,8 +55,7 @@ fn to_rts(h: &mut Host, peer: u8, peer_qpn: u32) {
             udp_src_port: 0xC000,
         }),
         ..QpAttr::default()
-    };
-    h.ctx.connect_rc(h.qp, &attr).unwrap();
+    }
 }
 
 const CAP: QpCap = QpCap {
@@ -59,6 +63,7 @@ const CAP: QpCap = QpCap {
     max_recv_wr: 16,
     max_send_sge: 4,
     max_recv_sge: 4,
+    max_inline_data: 64,
 };
 
 fn pair(cap: QpCap, cq_entries: u32) -> (ModelCluster, Host, Host) {
@@ -87,6 +92,7 @@ fn send(wr_id: u64, opcode: Opcode, sg_list: Vec<Sge>) -> SendWr {
         signaled: true,
         solicited: false,
         fence: false,
+        inline: false,
     }
 }
 
@@ -474,7 +480,7 @@ fn host_side_errors_complete_in_error_and_are_counted_never_written_outside() {
         vec![sge(&a, 0, 8)],
     );
     a.ctx.post_send(a.qp, &good).unwrap();
-    let mut slot = rocenic_driver::verbs::encode_send(&good, 1, rings.sq_log_stride);
+    let mut slot = rocenic_driver::verbs::encode_send(&good, None, 1, rings.sq_log_stride);
     slot[0] = 0x77;
     slot[8] = 2;
     a.ctx
@@ -735,5 +741,311 @@ fn an_mr_deregistered_under_a_stream_of_writes_takes_no_byte_after() {
         b.ctx.read(b.buf, BUF as usize).unwrap(),
         snapshot,
         "no byte after DEREG_MR"
+    );
+}
+
+fn inline(wr: SendWr) -> SendWr {
+    SendWr { inline: true, ..wr }
+}
+
+/// The bytes of `h`'s send ring slot `index`.
+fn sq_slot_va(h: &mut Host, index: u16) -> u64 {
+    let rings = h.ctx.qp_rings(h.qp).unwrap();
+    rings.sq_va + ((u64::from(index) % (1 << rings.sq_log_size)) << rings.sq_log_stride)
+}
+
+#[test]
+fn an_inline_send_carries_the_bytes_of_post_time_not_of_the_buffer_or_ring_later() {
+    let (_cluster, mut a, mut b) = pair(CAP, 64);
+    let sent = pattern(3, 50);
+    a.ctx.write(a.buf, &sent).unwrap();
+    b.ctx
+        .post_recv(
+            b.qp,
+            &RecvWr {
+                wr_id: 100,
+                sg_list: vec![sge(&b, 0, 256)],
+            },
+        )
+        .unwrap();
+    // Two SGEs, one with an L_Key no MR has: inline data does not use it.
+    let mut sg_list = vec![sge(&a, 0, 20), sge(&a, 20, 30)];
+    sg_list[1].lkey = 0xDEAD;
+    let wr = inline(send(1, Opcode::SendWithImm { imm: 5 }, sg_list));
+    a.ctx.post_send(a.qp, &wr).unwrap();
+    // The caller reuses its buffer at once, and the ring slot is
+    // scribbled over: neither reaches the wire.
+    a.ctx.write(a.buf, &[0xAA; 50]).unwrap();
+    let slot = sq_slot_va(&mut a, 0);
+    a.ctx.write(slot + 32, &[0xBB; 64]).unwrap();
+    let done = wait(&mut a, 1);
+    assert_eq!((done[0].status, done[0].byte_len), ("SUCCESS", 50));
+    let got = wait(&mut b, 1);
+    assert_eq!((got[0].byte_len, got[0].imm_data), (50, Some(5)));
+    assert_eq!(b.ctx.read(b.buf, 50).unwrap(), sent);
+
+    // An inline RDMA WRITE of the slot's whole capacity for this QP.
+    let written = pattern(4, 64);
+    a.ctx.write(a.buf + 4096, &written).unwrap();
+    let wr = inline(send(
+        2,
+        Opcode::RdmaWrite {
+            remote_addr: b.buf + 8192,
+            rkey: b.mr.rkey,
+        },
+        vec![sge(&a, 4096, 64)],
+    ));
+    a.ctx.post_send(a.qp, &wr).unwrap();
+    a.ctx.write(a.buf + 4096, &[0; 64]).unwrap();
+    assert_eq!(wait(&mut a, 1)[0].status, "SUCCESS");
+    assert_eq!(b.ctx.read(b.buf + 8192, 64).unwrap(), written);
+}
+
+#[test]
+fn inline_beyond_the_qps_max_or_with_a_read_or_atomic_is_refused() {
+    let (_cluster, mut a, b) = pair(CAP, 64);
+    let before = a.ctx.qp_rings(a.qp).unwrap().sq_producer;
+    let write = |sg_list| {
+        send(
+            1,
+            Opcode::RdmaWrite {
+                remote_addr: b.buf,
+                rkey: b.mr.rkey,
+            },
+            sg_list,
+        )
+    };
+    assert_eq!(
+        a.ctx
+            .post_send(a.qp, &inline(write(vec![sge(&a, 0, 40), sge(&a, 40, 25)]))),
+        Err(Error::InlineTooLong { given: 65, max: 64 })
+    );
+    let read = send(
+        2,
+        Opcode::RdmaRead {
+            remote_addr: b.buf,
+            rkey: b.mr.rkey,
+        },
+        vec![sge(&a, 0, 8)],
+    );
+    let add = send(
+        3,
+        Opcode::FetchAdd {
+            remote_addr: b.buf,
+            rkey: b.mr.rkey,
+            add: 1,
+        },
+        vec![sge(&a, 0, 8)],
+    );
+    for wr in [read, add] {
+        assert!(matches!(
+            a.ctx.post_send(a.qp, &inline(wr)),
+            Err(Error::BadAttribute(_))
+        ));
+    }
+    assert_eq!(a.ctx.qp_rings(a.qp).unwrap().sq_producer, before);
+
+    // The cap picks the slot, and is bounded by the device's.
+    let device_max = a.ctx.query_device().max_inline_data;
+    let pd = a.ctx.alloc_pd().unwrap();
+    let cap = |max_inline_data| QpCap {
+        max_send_sge: 1,
+        max_inline_data,
+        ..CAP
+    };
+    let small = a.ctx.create_qp(pd, a.cq, a.cq, cap(32)).unwrap();
+    let large = a.ctx.create_qp(pd, a.cq, a.cq, cap(33)).unwrap();
+    assert_eq!(a.ctx.qp_rings(small).unwrap().sq_log_stride, 6);
+    assert_eq!(a.ctx.qp_rings(large).unwrap().sq_log_stride, 7);
+    assert!(matches!(
+        a.ctx.create_qp(pd, a.cq, a.cq, cap(device_max + 1)),
+        Err(Error::BadAttribute(_))
+    ));
+}
+
+#[test]
+fn malformed_inline_wqes_complete_loc_qp_op_err_and_move_the_qp_to_err() {
+    use rocenic_driver::abi::wqe::send as layout;
+    type Mangle = fn(&mut [u8]);
+    let mangles: [(&str, Mangle); 3] = [
+        ("inline_len past the slot", |slot| {
+            let len = slot.len() as u64 - 32 + 1;
+            layout::INLINE_LEN.set(slot, len).unwrap();
+        }),
+        ("INLINE with RDMA_READ", |slot| {
+            layout::OPCODE.set(slot, 4).unwrap();
+        }),
+        ("INLINE with an SGE", |slot| {
+            layout::SGE_COUNT.set(slot, 1).unwrap();
+        }),
+    ];
+    for (what, mangle) in mangles {
+        let (_cluster, mut a, b) = pair(CAP, 64);
+        a.ctx.write(a.buf, &[7; 8]).unwrap();
+        let wr = send(
+            1,
+            Opcode::RdmaWrite {
+                remote_addr: b.buf,
+                rkey: b.mr.rkey,
+            },
+            vec![],
+        );
+        let stride = a.ctx.qp_rings(a.qp).unwrap().sq_log_stride;
+        let mut slot = rocenic_driver::verbs::encode_send(&wr, Some(&[7; 8]), 0, stride);
+        mangle(&mut slot);
+        let at = sq_slot_va(&mut a, 0);
+        a.ctx.write(at, &slot).unwrap();
+        a.ctx.device().write32(2, a.qp.qp_num * 4096, 1);
+        let wc = wait(&mut a, 1);
+        assert_eq!((wc[0].wr_id, wc[0].status), (1, "LOC_QP_OP_ERR"), "{what}");
+        assert_eq!(counter(&mut a, "wqe_errors"), 1, "{what}");
+        assert_eq!(
+            a.ctx.query_qp(a.qp).unwrap().qp_state,
+            QpState::Err,
+            "{what}"
+        );
+    }
+}
+
+/// The bytes of an inline SEND WQE of `data` with `wr_id` at `index`.
+fn inline_send_wqe(h: &mut Host, wr_id: u64, data: &[u8], index: u16) -> Vec<u8> {
+    let stride = h.ctx.qp_rings(h.qp).unwrap().sq_log_stride;
+    let wr = send(wr_id, Opcode::Send, vec![]);
+    rocenic_driver::verbs::encode_send(&wr, Some(data), index, stride)
+}
+
+/// Writes `wqe` into `h`'s inline window, 32 bits at a time.
+fn write_window(h: &mut Host, wqe: &[u8]) {
+    let page = h.qp.qp_num * 4096 + 0x100;
+    for (i, word) in wqe.chunks_exact(4).enumerate() {
+        let value = u32::from_le_bytes(word.try_into().unwrap());
+        h.ctx.device().write32(2, page + 4 * i as u32, value);
+    }
+}
+
+#[test]
+fn the_inline_window_rings_the_doorbell_and_replaces_the_fetch_only_for_the_next_wqe() {
+    // An idle ring: the NIC takes the window's WQE, not the slot's.
+    let small_slots = QpCap {
+        max_send_sge: 1,
+        max_inline_data: 32,
+        ..CAP
+    };
+    let (_cluster, mut a, mut b) = pair(small_slots, 64);
+    for i in 0..2 {
+        let recv = RecvWr {
+            wr_id: 100 + i,
+            sg_list: vec![sge(&b, 1024 * i, 64)],
+        };
+        b.ctx.post_recv(b.qp, &recv).unwrap();
+    }
+    let in_ring = inline_send_wqe(&mut a, 1, b"from the ring", 0);
+    let in_window = inline_send_wqe(&mut a, 2, b"from the window", 0);
+    let at = sq_slot_va(&mut a, 0);
+    a.ctx.write(at, &in_ring).unwrap();
+    write_window(&mut a, &in_window);
+    assert_eq!(wait(&mut a, 1)[0].wr_id, 2);
+    assert_eq!(wait(&mut b, 1)[0].byte_len, 15);
+    assert_eq!(b.ctx.read(b.buf, 15).unwrap(), b"from the window");
+
+    // A window write past the QP's 64-byte stride is unmapped.
+    assert_eq!(a.ctx.qp_rings(a.qp).unwrap().sq_log_stride, 6);
+    a.ctx
+        .device()
+        .write32(2, a.qp.qp_num * 4096 + 0x100 + 64, 0);
+    assert_eq!(counter(&mut a, "mmio_unmapped"), 1);
+
+    // A ring the NIC has not fetched up to (its QP not in RTS yet): the
+    // window still rings the doorbell, but the WQE is fetched from its
+    // slot, in order.
+    let cluster = ModelCluster::new(2, 7, Default::default());
+    let mut a = host(&cluster, 1, CAP, 64);
+    let mut b = host(&cluster, 2, CAP, 64);
+    to_rts(&mut b, 1, a.qp.qp_num);
+    for i in 0..2 {
+        let recv = RecvWr {
+            wr_id: 100 + i,
+            sg_list: vec![sge(&b, 1024 * i, 64)],
+        };
+        b.ctx.post_recv(b.qp, &recv).unwrap();
+    }
+    let attr = rc_attr(2, b.qp.qp_num);
+    a.ctx
+        .modify_qp(
+            a.qp,
+            &QpAttr {
+                qp_state: QpState::Init,
+                ..attr
+            },
+            STATE | ACCESS_FLAGS | PKEY_INDEX,
+        )
+        .unwrap();
+    let first = inline_send_wqe(&mut a, 10, b"first", 0);
+    let at = sq_slot_va(&mut a, 0);
+    a.ctx.write(at, &first).unwrap();
+    a.ctx.device().write32(2, a.qp.qp_num * 4096, 1);
+    let second_in_ring = inline_send_wqe(&mut a, 11, b"second, ring", 1);
+    let second_in_window = inline_send_wqe(&mut a, 12, b"second, window", 1);
+    let at = sq_slot_va(&mut a, 1);
+    a.ctx.write(at, &second_in_ring).unwrap();
+    write_window(&mut a, &second_in_window);
+    for (qp_state, mask) in [
+        (
+            QpState::Rtr,
+            AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER,
+        ),
+        (
+            QpState::Rts,
+            SQ_PSN | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC,
+        ),
+    ] {
+        a.ctx
+            .modify_qp(a.qp, &QpAttr { qp_state, ..attr }, STATE | mask)
+            .unwrap();
+    }
+    let ids: Vec<u64> = wait(&mut a, 2).iter().map(|w| w.wr_id).collect();
+    assert_eq!(ids, [10, 11]);
+    wait(&mut b, 2);
+    assert_eq!(b.ctx.read(b.buf + 1024, 12).unwrap(), b"second, ring");
+}
+
+#[test]
+fn the_driver_posts_through_the_inline_window_when_asked() {
+    let (_cluster, mut a, mut b) = pair(CAP, 64);
+    a.ctx.set_inline_doorbell(true);
+    a.ctx.write(a.buf, &pattern(6, 4096)).unwrap();
+    let (local, lkey, remote, rkey) = (a.buf, a.mr.lkey, b.buf, b.mr.rkey);
+    let write = |i: u64, inline_it: bool| {
+        let wr = send(
+            i,
+            Opcode::RdmaWrite {
+                remote_addr: remote + 64 * i,
+                rkey,
+            },
+            vec![Sge {
+                addr: local + 64 * i,
+                length: 64,
+                lkey,
+            }],
+        );
+        SendWr {
+            inline: inline_it,
+            ..wr
+        }
+    };
+    // Posts on an idle ring (the window, with and without inline data),
+    // then a burst behind them (the doorbell).
+    for i in 0..4 {
+        a.ctx.post_send(a.qp, &write(i, i % 2 == 0)).unwrap();
+        assert_eq!(wait(&mut a, 1)[0].wr_id, i);
+    }
+    for i in 4..8 {
+        a.ctx.post_send(a.qp, &write(i, false)).unwrap();
+    }
+    let ids: Vec<u64> = wait(&mut a, 4).iter().map(|w| w.wr_id).collect();
+    assert_eq!(ids, [4, 5, 6, 7]);
+    assert_eq!(
+        b.ctx.read(b.buf, 8 * 64).unwrap(),
+        a.ctx.read(a.buf, 8 * 64).unwrap()
     );
 }

@@ -184,6 +184,7 @@ fn connect(config: &PerfConfig, size: u64) -> Result<(ModelCluster, Side, Side)>
         max_recv_wr: depth,
         max_send_sge: 1,
         max_recv_sge: 1,
+        max_inline_data: 0,
     };
     let buf_len = size.max(8);
     let per_qp = 2 * buf_len;
@@ -311,6 +312,7 @@ fn bandwidth(config: &PerfConfig, size: u64) -> Result<(BwRow, HostStats)> {
                     signaled: true,
                     solicited: false,
                     fence: false,
+                    inline: false,
                 };
                 a.ctx.post_send(a.qps[q], &wr)?;
                 posted[q] += 1;
@@ -390,6 +392,7 @@ fn latency(config: &PerfConfig, size: u64) -> Result<(LatRow, HostStats)> {
                     signaled: true,
                     solicited: false,
                     fence: false,
+                    inline: false,
                 };
                 a.ctx.post_send(a.qps[0], &wr)?;
                 check(&a.ctx.wait_cq(a.cq, 1, ROW_TIMEOUT_NS)?[0])?;
@@ -465,6 +468,7 @@ fn ping(config: &PerfConfig, from: &mut Side, to: &mut Side, i: u64, size: u64) 
         signaled: true,
         solicited: false,
         fence: false,
+        inline: false,
     };
     from.ctx.post_send(from.qps[0], &wr)?;
     from.unreaped += 1;

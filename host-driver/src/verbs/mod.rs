@@ -40,6 +40,8 @@ pub enum Error {
     QueueFull,
     #[error("{given} SGEs; this queue takes at most {max}")]
     TooManySges { given: usize, max: usize },
+    #[error("{given} bytes of inline data; this QP takes at most {max}")]
+    InlineTooLong { given: u64, max: u32 },
     #[error("SGE {addr:#x} + {length:#x} with L_Key {lkey:#x} is not inside a registered MR")]
     SgeOutsideMr { addr: u64, length: u32, lkey: u32 },
     #[error("bad attribute: {0}")]
@@ -164,6 +166,8 @@ pub struct QpCap {
     pub max_recv_wr: u32,
     pub max_send_sge: u32,
     pub max_recv_sge: u32,
+    /// The most bytes a send WQE may carry inline ([`SendWr::inline`]).
+    pub max_inline_data: u32,
 }
 
 /// The address of the peer (`ibv_ah_attr` for RoCE v2).
@@ -270,6 +274,10 @@ pub struct SendWr {
     pub signaled: bool,
     pub solicited: bool,
     pub fence: bool,
+    /// `IBV_SEND_INLINE`: SEND and RDMA WRITE variants only. The bytes the
+    /// SGEs point at are copied into the WQE by `post_send` (their L_Keys
+    /// are not used), so the buffers may be reused as soon as it returns.
+    pub inline: bool,
 }
 
 /// `ibv_recv_wr`.
@@ -351,6 +359,8 @@ struct QpRings {
     pd: Pd,
     sq: WorkQueue,
     rq: WorkQueue,
+    /// The QP's `max_inline_data`.
+    max_inline: u32,
 }
 
 /// A send or receive ring and the driver's indexes in it.
@@ -421,6 +431,9 @@ pub struct Context<D: Device> {
     mrs: BTreeMap<u32, Mr>,
     cqs: BTreeMap<u32, CqRing>,
     qps: BTreeMap<u32, QpRings>,
+    /// Post a send WQE through the QP's inline window when its ring is
+    /// idle ([`Context::set_inline_doorbell`]).
+    inline_doorbell: bool,
 }
 
 const ADMIN_LOG_SIZE: u32 = 6;
@@ -481,6 +494,7 @@ impl<D: Device> Context<D> {
             mrs: BTreeMap::new(),
             cqs: BTreeMap::new(),
             qps: BTreeMap::new(),
+            inline_doorbell: false,
         };
         ctx.eqn = ctx.admin(
             "CREATE_EQ",

@@ -139,14 +139,23 @@ impl<D: Device> Context<D> {
                 return Err(Error::NoSuchObject("CQ", cq.cqn));
             }
         }
-        let stride = |sges: u32, max_sge: fn(u32) -> usize| {
+        let stride = |sges: u32, max_sge: fn(u32) -> usize, inline: u32| {
             wqe::LOG_STRIDES
                 .into_iter()
-                .find(|&s| sges as usize <= max_sge(s))
-                .ok_or(Error::BadAttribute("more SGEs than a WQE holds"))
+                .find(|&s| {
+                    sges as usize <= max_sge(s) && inline as usize <= wqe::send::max_inline(s)
+                })
+                .ok_or(Error::BadAttribute(
+                    "more SGEs or inline bytes than a WQE holds",
+                ))
         };
-        let sq_stride = stride(cap.max_send_sge, wqe::send::max_sge)?;
-        let rq_stride = stride(cap.max_recv_sge, wqe::recv::max_sge)?;
+        if cap.max_inline_data > self.attr.max_inline_data {
+            return Err(Error::BadAttribute(
+                "max_inline_data beyond the device's cap_max_inline",
+            ));
+        }
+        let sq_stride = stride(cap.max_send_sge, wqe::send::max_sge, cap.max_inline_data)?;
+        let rq_stride = stride(cap.max_recv_sge, wqe::recv::max_sge, 0)?;
         let log_size = |wr: u32| {
             let log = wr.max(1).next_power_of_two().trailing_zeros();
             (wr != 0 && log <= regs::limits::LOG_MAX_QP_WR)
@@ -193,6 +202,7 @@ impl<D: Device> Context<D> {
                 pd,
                 sq: WorkQueue::new(sq),
                 rq: WorkQueue::new(rq),
+                max_inline: cap.max_inline_data,
             },
         );
         Ok(Qp { qp_num: qpn })
