@@ -1049,3 +1049,45 @@ fn the_driver_posts_through_the_inline_window_when_asked() {
         a.ctx.read(a.buf, 8 * 64).unwrap()
     );
 }
+
+/// A READ of B's bytes into A's buffer, then a WRITE of that buffer back
+/// to another place of B, with `fence` on the WRITE: what the WRITE put.
+fn read_then_write_back(fence: bool) -> (Vec<u8>, Vec<u8>) {
+    let (_cluster, mut a, mut b) = pair(CAP, 64);
+    let fetched = pattern(8, 256);
+    b.ctx.write(b.buf, &fetched).unwrap();
+    a.ctx.write(a.buf, &[0x55; 256]).unwrap();
+    let read = send(
+        1,
+        Opcode::RdmaRead {
+            remote_addr: b.buf,
+            rkey: b.mr.rkey,
+        },
+        vec![sge(&a, 0, 256)],
+    );
+    let write_back = SendWr {
+        fence,
+        ..send(
+            2,
+            Opcode::RdmaWrite {
+                remote_addr: b.buf + 4096,
+                rkey: b.mr.rkey,
+            },
+            vec![sge(&a, 0, 256)],
+        )
+    };
+    a.ctx.post_send(a.qp, &read).unwrap();
+    a.ctx.post_send(a.qp, &write_back).unwrap();
+    let ids: Vec<u64> = wait(&mut a, 2).iter().map(|w| w.wr_id).collect();
+    assert_eq!(ids, [1, 2]);
+    (b.ctx.read(b.buf + 4096, 256).unwrap(), fetched)
+}
+
+#[test]
+fn a_fenced_write_sends_what_the_read_before_it_fetched() {
+    let (written, fetched) = read_then_write_back(true);
+    assert_eq!(written, fetched);
+    // Unfenced, the WRITE leaves before the READ's response lands.
+    let (written, _) = read_then_write_back(false);
+    assert_eq!(written, [0x55; 256]);
+}
