@@ -1091,3 +1091,64 @@ fn a_fenced_write_sends_what_the_read_before_it_fetched() {
     let (written, _) = read_then_write_back(false);
     assert_eq!(written, [0x55; 256]);
 }
+
+#[test]
+fn a_cq_armed_for_solicited_events_wakes_only_for_solicited_or_error_receives() {
+    let (_cluster, mut a, mut b) = pair(CAP, 64);
+    for i in 0..4 {
+        let length = if i == 3 { 8 } else { 1024 };
+        let recv = RecvWr {
+            wr_id: 100 + i,
+            sg_list: vec![sge(&b, 1024 * i, length)],
+        };
+        b.ctx.post_recv(b.qp, &recv).unwrap();
+    }
+    let payload = sge(&a, 0, 64);
+    let message = |wr_id, solicited| SendWr {
+        solicited,
+        ..send(wr_id, Opcode::Send, vec![payload])
+    };
+    let no_event = Err(Error::Timeout("an event"));
+
+    // A SEND without SE: a CQE, no event. The sender's own successful
+    // completions are never solicited either.
+    b.ctx.req_notify_cq(b.cq, true).unwrap();
+    a.ctx.req_notify_cq(a.cq, true).unwrap();
+    a.ctx.post_send(a.qp, &message(1, false)).unwrap();
+    assert_eq!(wait(&mut b, 1)[0].wr_id, 100);
+    assert_eq!(b.ctx.get_event(100_000), no_event);
+    wait(&mut a, 1);
+    assert_eq!(a.ctx.get_event(100_000), no_event);
+
+    // A SEND with SE: the event.
+    a.ctx.post_send(a.qp, &message(2, true)).unwrap();
+    let event = b.ctx.get_event(TIMEOUT_NS).unwrap();
+    assert_eq!((event.event, event.object), ("COMPLETION", b.cq.cqn));
+    assert_eq!(wait(&mut b, 1)[0].wr_id, 101);
+
+    // A WRITE with immediate and SE consumes a receive WQE: solicited too.
+    b.ctx.req_notify_cq(b.cq, true).unwrap();
+    let write_imm = SendWr {
+        solicited: true,
+        ..send(
+            3,
+            Opcode::RdmaWriteWithImm {
+                remote_addr: b.buf + 8192,
+                rkey: b.mr.rkey,
+                imm: 1,
+            },
+            vec![sge(&a, 0, 64)],
+        )
+    };
+    a.ctx.post_send(a.qp, &write_imm).unwrap();
+    assert_eq!(b.ctx.get_event(TIMEOUT_NS).unwrap().event, "COMPLETION");
+    assert_eq!(wait(&mut b, 1)[0].opcode, "RECV_RDMA_WITH_IMM");
+
+    // A SEND without SE into an 8-byte buffer: an error CQE, which wakes
+    // a CQ armed for solicited events.
+    b.ctx.req_notify_cq(b.cq, true).unwrap();
+    a.ctx.post_send(a.qp, &message(4, false)).unwrap();
+    let event = b.ctx.get_event(TIMEOUT_NS).unwrap();
+    assert_eq!((event.event, event.object), ("COMPLETION", b.cq.cqn));
+    assert_eq!(wait(&mut b, 1)[0].status, "LOC_LEN_ERR");
+}

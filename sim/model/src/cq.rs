@@ -1,4 +1,8 @@
-//! Completion queues: CQEs in the order the transport generates them.
+//! Completion queues: CQEs in the order the transport generates them,
+//! each with whether it is solicited (IBA 11.4.2.2: a receive completion
+//! of a message whose last packet carried the Solicited Event bit), which
+//! is not part of the verbs' work completion but decides a CQ's
+//! solicited-only events.
 
 use crate::verbs::Cqe;
 use std::collections::VecDeque;
@@ -6,7 +10,7 @@ use std::collections::VecDeque;
 #[derive(Clone, Debug)]
 pub(crate) struct Cq {
     pub depth: u32,
-    pub entries: VecDeque<Cqe>,
+    pub entries: VecDeque<(Cqe, bool)>,
 }
 
 impl Cq {
@@ -21,13 +25,13 @@ impl Cq {
     /// model keeps the entry anyway so no completion is ever lost to a
     /// test, and the overflow is counted by the caller (real hardware
     /// would raise a CQ error event).
-    pub fn push(&mut self, cqe: Cqe) -> bool {
+    pub fn push(&mut self, cqe: Cqe, solicited: bool) -> bool {
         let fits = self.entries.len() < self.depth as usize;
-        self.entries.push_back(cqe);
+        self.entries.push_back((cqe, solicited));
         fits
     }
 
-    pub fn poll(&mut self, max: usize) -> Vec<Cqe> {
+    pub fn poll(&mut self, max: usize) -> Vec<(Cqe, bool)> {
         let n = max.min(self.entries.len());
         self.entries.drain(..n).collect()
     }

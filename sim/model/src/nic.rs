@@ -351,6 +351,12 @@ impl Env<'_> {
     }
 
     pub fn complete(&mut self, cq: CqId, cqe: Cqe) {
+        self.complete_solicited(cq, cqe, false);
+    }
+
+    /// [`Env::complete`] of a receive completion whose message's last
+    /// packet carried the Solicited Event bit when `solicited`.
+    pub fn complete_solicited(&mut self, cq: CqId, cqe: Cqe, solicited: bool) {
         if let Some(open) = self
             .completer_log
             .as_mut()
@@ -362,7 +368,7 @@ impl Env<'_> {
             }
         }
         if let Some(cq) = self.cqs.get_mut(&cq) {
-            if !cq.push(cqe) {
+            if !cq.push(cqe, solicited) {
                 self.counters.cq_overflows += 1;
             }
         }
@@ -1004,6 +1010,15 @@ impl Nic {
     }
 
     pub fn poll_cq(&mut self, cq: CqId, max: usize) -> Vec<Cqe> {
+        let polled = self.poll_cq_solicited(cq, max);
+        polled.into_iter().map(|(cqe, _)| cqe).collect()
+    }
+
+    /// [`Nic::poll_cq`], each CQE with whether it is solicited: a receive
+    /// completion of a message whose last packet carried the Solicited
+    /// Event bit (what a CQ armed for solicited events waits for, with
+    /// the error completions).
+    pub fn poll_cq_solicited(&mut self, cq: CqId, max: usize) -> Vec<(Cqe, bool)> {
         self.cqs.get_mut(&cq).map_or_else(Vec::new, |c| c.poll(max))
     }
 

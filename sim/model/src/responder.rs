@@ -253,7 +253,7 @@ fn execute(qp: &mut Qp, env: &mut Env, f: &RoceFrame, out: &CheckOutcome) -> Res
             };
             if take_wqe {
                 if let Some(wr) = qp.rq.pop_front() {
-                    env.complete(
+                    env.complete_solicited(
                         qp.recv_cq,
                         recv_cqe(
                             qp.qpn,
@@ -264,6 +264,7 @@ fn execute(qp: &mut Qp, env: &mut Env, f: &RoceFrame, out: &CheckOutcome) -> Res
                             f.ext.imm,
                             None,
                         ),
+                        f.bth.solicited,
                     );
                 }
             }
@@ -334,7 +335,7 @@ fn execute_send(
         }
         invalidated = Some(rkey);
     }
-    env.complete(
+    env.complete_solicited(
         qp.recv_cq,
         recv_cqe(
             qp.qpn,
@@ -345,6 +346,7 @@ fn execute_send(
             f.ext.imm,
             invalidated,
         ),
+        f.bth.solicited,
     );
     Ok(())
 }

@@ -272,3 +272,57 @@ fn inline_data_is_refused_for_reads_atomics_and_with_an_sgl() {
     };
     assert_eq!(pair.nics[0].post_send(a.qpn, with_sgl), Err(refused));
 }
+
+#[test]
+fn receive_completions_are_solicited_when_the_last_packet_carried_se() {
+    let mut pair = Pair::new(44);
+    let (a, b) = connect(
+        &mut pair,
+        &ConnOpts {
+            mtu: 256,
+            ..ConnOpts::default()
+        },
+    );
+    let src = buffer(&mut pair.nics[0], a.pd, 4096, Access::ALL);
+    let dst = buffer(&mut pair.nics[1], b.pd, 4096, Access::ALL);
+    let write_imm = SendOp::WriteWithImm {
+        remote_addr: dst.va,
+        rkey: dst.rkey,
+        imm: 9,
+    };
+    // Multi-packet messages: SE rides on the last packet only.
+    let messages = [
+        (SendOp::Send, false),
+        (SendOp::Send, true),
+        (SendOp::SendWithImm { imm: 3 }, true),
+        (write_imm, true),
+        (write_imm, false),
+    ];
+    for (i, (op, solicited)) in messages.into_iter().enumerate() {
+        let i = i as u64;
+        pair.nics[1]
+            .post_recv(b.qpn, recv_wr(100 + i, vec![dst.sge(1024, 1024)]))
+            .unwrap();
+        let wr = SendWr {
+            solicited,
+            ..send_wr(i, op, vec![src.sge(0, 600)])
+        };
+        pair.nics[0].post_send(a.qpn, wr).unwrap();
+    }
+    assert!(pair.run(1_000_000_000));
+    let got: Vec<(u64, bool)> = pair.nics[1]
+        .poll_cq_solicited(b.rcq, 16)
+        .iter()
+        .map(|(c, solicited)| (c.wr_id, *solicited))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (100, false),
+            (101, true),
+            (102, true),
+            (103, true),
+            (104, false)
+        ]
+    );
+}

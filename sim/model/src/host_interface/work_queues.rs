@@ -194,9 +194,9 @@ pub struct CqRing {
 enum Arm {
     /// Any CQE.
     Next,
-    /// A solicited or error CQE. The transport's completions do not carry
-    /// the SE bit, so every receive CQE counts as solicited: an event
-    /// too many, never one too few.
+    /// A solicited CQE (a receive completion of a message whose last
+    /// packet carried the Solicited Event bit) or an error CQE (IBA
+    /// 11.4.2.2).
     Solicited,
 }
 
@@ -691,7 +691,7 @@ impl WorkQueues {
     fn collect_completions(&mut self, nic: &mut Nic, counters: &mut HostCounters) {
         let mut qp_events = Vec::new();
         for (&cq, ring) in self.cqs.iter_mut() {
-            for c in nic.poll_cq(cq, usize::MAX) {
+            for (c, solicited) in nic.poll_cq_solicited(cq, usize::MAX) {
                 let event = match c.status {
                     WcStatus::RetryExcErr | WcStatus::RnrRetryExcErr => {
                         counters.retry_exceeded += 1;
@@ -703,8 +703,7 @@ impl WorkQueues {
                 };
                 let index = self.qps.get_mut(&c.qpn).map_or(0, |q| q.index_of(&c));
                 qp_events.extend(event.map(|e| (c.qpn, e, index)));
-                let solicited = c.status != WcStatus::Success
-                    || matches!(c.opcode, WcOpcode::Recv | WcOpcode::RecvRdmaWithImm);
+                let solicited = solicited || c.status != WcStatus::Success;
                 ring.pending.push_back((encode_cqe(&c, index), solicited));
                 ring.pending_qpn.push_back(c.qpn);
             }
