@@ -18,9 +18,10 @@
 //!   armed CQs, QP and CQ errors (on the EQ of the QP's send CQ, or the
 //!   CQ's), admin completions (on `admin_eqn`).
 //!
-//! Not modelled yet: inline WQEs (a WQE with INLINE completes
-//! LOC_QP_OP_ERR), the inline doorbell window, FENCE (decoded, not
-//! honoured). MMIO and DMA take no simulated time here; the RTL
+//! Inline WQEs are copied out of the ring when fetched; a WQE written
+//! into the QP page's inline window replaces the fetch when it is the
+//! next in line. FENCE and the SE bit go to the transport model, which
+//! honours them. MMIO and DMA take no simulated time here; the RTL
 //! backend's PCIe host model is where they do.
 
 pub mod admin;
