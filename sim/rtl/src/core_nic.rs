@@ -355,7 +355,7 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
         let recv_offered = recv_post.is_some();
         let send_post = r
             .send_posts
-            .offer(&p.post, &mut core.sim, &self.book.shadow);
+            .offer(&p.post, &mut core.sim, &self.book.shadow)?;
         let mut ports = core.drive_mac_and_dma();
         core.sim.set_bit(p.out_ready, true);
         core.sim.set_bit(p.rcqe.ready, true);

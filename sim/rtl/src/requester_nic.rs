@@ -147,8 +147,16 @@ impl<B: Block> SendPostPorts<B> {
         })
     }
 
-    /// Drives the post port with `wr` of `qpn` (`mtu` the QP's path MTU).
-    pub fn drive(&self, sim: &mut Sim<B>, qpn: Qpn, wr: &SendWr, mtu: u32) {
+    /// Drives the post port with `wr` of `qpn` (`mtu` the QP's path MTU);
+    /// refuses what the port has no field for (inline data, the fence
+    /// indicator) rather than posting a different WQE.
+    pub fn drive(&self, sim: &mut Sim<B>, qpn: Qpn, wr: &SendWr, mtu: u32) -> Result<(), String> {
+        if wr.inline_data.is_some() || wr.fence {
+            return Err(format!(
+                "QP {qpn}: WQE {} is inline or fenced, which the core's post port does not carry",
+                wr.wr_id
+            ));
+        }
         let len: u64 = wr.sgl.iter().map(|s| u64::from(s.length)).sum();
         let kind = WqeKind::of(&wr.op);
         let sge = wr.sgl.first().copied().unwrap_or(Sge {
@@ -178,6 +186,7 @@ impl<B: Block> SendPostPorts<B> {
         for (port, v) in self.fields.iter().zip(values) {
             sim.set_u64(*port, v);
         }
+        Ok(())
     }
 
     /// After `eval`: `(qpn, accepted, slot)` in the cycle a post's answer
@@ -246,20 +255,21 @@ impl SendPosts {
     }
 
     /// Before `eval`: offers the oldest WQE not taken yet on `ports` (at
-    /// its QP's path MTU in the shadow), or nothing; the WQE offered.
+    /// its QP's path MTU in the shadow), or nothing; the WQE offered, or
+    /// why the port cannot carry it.
     pub fn offer<B: Block>(
         &self,
         ports: &SendPostPorts<B>,
         sim: &mut Sim<B>,
         shadow: &Nic,
-    ) -> Option<(Qpn, SendWr, bool)> {
+    ) -> Result<Option<(Qpn, SendWr, bool)>, String> {
         let post = self.queue.front().filter(|_| !self.taken).cloned();
         if let Some((q, wr, _)) = &post {
             let mtu = shadow.qp_context(*q).map_or(4096, |v| v.mtu.max(256));
-            ports.drive(sim, *q, wr, mtu);
+            ports.drive(sim, *q, wr, mtu)?;
         }
         sim.set_bit(ports.valid, post.is_some());
-        post
+        Ok(post)
     }
 
     /// The core took the `offered` WQE: the shadow takes it too, unless it
@@ -529,7 +539,7 @@ impl<B: Block> ClockedHarness for RtlRequesterNic<B> {
         let core = &mut r.core;
         let now = core.fabric_cycle() * NS_PER_CYCLE;
         core.drive_rx(false);
-        let post = r.posts.offer(&p.post, &mut core.sim, &self.book.shadow);
+        let post = r.posts.offer(&p.post, &mut core.sim, &self.book.shadow)?;
         let mut ports = core.drive_mac_and_dma();
         core.sim.set_bit(p.cqe.ready, true);
         core.sim.eval();
