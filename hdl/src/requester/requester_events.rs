@@ -16,7 +16,7 @@
 //! # Ports
 //!
 //! - `clock`; `reset` (synchronous, high): back to idle, the in-flight
-//!   grant count and the sent FIFO emptied; the RAMs keep their contents.
+//!   grant counts and the sent FIFO emptied; the RAMs keep their contents.
 //! - `qp_host` ([`ContextConfig`]): the context's host port, linked
 //!   through (the driver's `modify_qp`; a host write of the `sq_*` fields
 //!   or `state` while an event of the QP is under way is overwritten by
@@ -37,7 +37,9 @@
 //!     (`qpn`, `rnr`): an expiry forced from outside (a harness that
 //!     replays a model's timers); the inner one first. `hold_timers` high
 //!     keeps the inner expiries waiting (they are taken once it drops);
-//!   - `EV_GRANT`: `greq_qpn`, from the ready set;
+//!   - `EV_GRANT`: `greq_qpn`, from the ready set; taken while fewer than
+//!     [`MAX_GRANTS`] grants are in flight and fewer than
+//!     [`MAX_LONG_GRANTS`] of them may carry more than one packet;
 //!   - `EV_SENT`: `sent_*`, a one-cycle pulse (`requester_datapath`'s
 //!     status: `qpn`, `next_psn`, `ackreq`, `ackreq_end`, `error`,
 //!     `status`) into a 16-entry FIFO; at most 16 grants are in flight
@@ -95,8 +97,9 @@
 //! and its source is answered. A response whose data is placed: the
 //! completer's placement request goes out as it is and the event waits
 //! for its answer. At the completer's done: the timer command, the body
-//! written (an accepted post), the grant registered, the granted bit set (a grant) or, at the sent status's
-//! entry, cleared; a second lookup of the QP, whose record (with host
+//! written (an accepted post), the grant registered, the granted bit set
+//! (a grant; with whether it may carry more than one packet) or, at the
+//! sent status's entry, cleared; a second lookup of the QP, whose record (with host
 //! changes since) gets the completer's fields and is written back in the
 //! update slot three cycles later. A timer expiry waiting for a QP whose
 //! event just issued a timer command is dropped (the command replaced
@@ -114,7 +117,7 @@
 //!
 //! The context ([`QpContext`], 8 RAMB36 at 1024 QPs), the completer's
 //! rings and side RAM, the timers' deadlines and the WQE bodies
-//! ([`WqeBodyRam`]) in block RAM; the granted bits (`2^A` x 1) and the
+//! ([`WqeBodyRam`]) in block RAM; the granted bits (`2^A` x 2) and the
 //! sent FIFO (16 x 65 bits) are small enough that Yosys puts them in LUT
 //! RAM (`hdl/tests/requester_events.rs` checks the mapping).
 
@@ -139,6 +142,18 @@ use rust_hdl::prelude::*;
 pub const SLOT_BITS: usize = DEFAULT_SLOT_BITS;
 /// Grants in flight at most (the sent FIFO's depth).
 pub const MAX_GRANTS: u64 = 16;
+/// Grants of more than one packet in flight at most; while that many are,
+/// no grant is taken (the size of the next is known only after its event).
+/// A QP's responses wait while it is granted, and a QP stays granted until
+/// the datapath has decided the last packet of every grant ahead of its
+/// own: with a 16-packet grant of every busy QP queued, a response (a NAK,
+/// a READ response after a loss) waited for microseconds and held up every
+/// response behind it. One is enough to keep the line busy: its status
+/// comes with 8 packets still buffered, which cover the next grant's
+/// turnaround. One-packet grants (small messages, READ and atomic
+/// requests) pass quickly and fill up to [`MAX_GRANTS`] while no longer
+/// one is in flight.
+pub const MAX_LONG_GRANTS: u64 = 1;
 
 /// Source indices of the round robin.
 pub const SRC_POST: u64 = 0;
@@ -281,8 +296,9 @@ pub struct RequesterEvents<const A: usize> {
     completer: CompleterDatapath<A, SLOT_BITS>,
     timers: QpTimers<A>,
     bodies: WqeBodyRam<A, SLOT_BITS>,
-    /// Per QP: granted, its sent status not yet taken.
-    granted: SyncRam<Bit, A>,
+    /// Per QP: granted, its sent status not yet taken (bit 0), and the
+    /// grant may carry more than one packet (bit 1).
+    granted: SyncRam<Bits<2>, A>,
     sent_fifo: SyncFifo<SentStatus, 4, 5>,
 
     state: DFF<Bits<3>>,
@@ -298,6 +314,7 @@ pub struct RequesterEvents<const A: usize> {
     body: DFF<WqeBody>,
     mtu: DFF<Bits<3>>,
     grants_in_flight: DFF<Bits<5>>,
+    long_grants_in_flight: DFF<Bits<5>>,
     is_granted: DFF<Bit>,
     // The completer's done, kept to the write-back.
     wb_state: DFF<Bits<3>>,
@@ -363,6 +380,12 @@ pub struct RequesterEvents<const A: usize> {
     timer_arm: Constant<Bits<2>>,
     state_rts: Constant<Bits<3>>,
     max_grants: Constant<Bits<5>>,
+    max_long_grants: Constant<Bits<5>>,
+    /// PSNs of the WQE from the grant's resume PSN on, and whether that is
+    /// more than one packet (a SEND or WRITE; READ and atomic requests are
+    /// one packet).
+    grant_left: Signal<Local, Bits<24>>,
+    grant_long: Signal<Local, Bit>,
     wants: Signal<Local, Bits<6>>,
     after_last: Signal<Local, Bits<6>>,
     wants_after: Signal<Local, Bits<6>>,
@@ -484,6 +507,7 @@ impl<const A: usize> Default for RequesterEvents<A> {
             body: Default::default(),
             mtu: Default::default(),
             grants_in_flight: Default::default(),
+            long_grants_in_flight: Default::default(),
             is_granted: Default::default(),
             wb_state: Default::default(),
             wb_next_psn: Default::default(),
@@ -545,6 +569,9 @@ impl<const A: usize> Default for RequesterEvents<A> {
             timer_arm: Constant::new(bits::<2>(TIMER_ARM)),
             state_rts: Constant::new(bits::<3>(u64::from(qp_state::RTS))),
             max_grants: Constant::new(bits::<5>(MAX_GRANTS)),
+            max_long_grants: Constant::new(bits::<5>(MAX_LONG_GRANTS)),
+            grant_left: Default::default(),
+            grant_long: Default::default(),
             wants: Default::default(),
             after_last: Default::default(),
             wants_after: Default::default(),
@@ -577,6 +604,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             body,
             mtu,
             grants_in_flight,
+            long_grants_in_flight,
             is_granted,
             wb_state,
             wb_next_psn,
@@ -654,6 +682,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         if self.greq_valid.val()
             & !self.g_valid.q.val()
             & (self.grants_in_flight.q.val() < self.max_grants.val())
+            & (self.long_grants_in_flight.q.val() < self.max_long_grants.val())
         {
             self.wants.next = self.wants.val() | 8;
         }
@@ -727,7 +756,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.granted.read_address.next = self.qpn.q.val();
         self.granted.write_enable.next = false;
         self.granted.write_address.next = self.qpn.q.val();
-        self.granted.write_data.next = false;
+        self.granted.write_data.next = 0.into();
         self.post.ready.next = false;
         self.rsp_ready.next = false;
         self.timer_force_ready.next = false;
@@ -798,6 +827,11 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.bodies.read_qpn.next = self.g_qpn.q.val();
         self.bodies.read_slot.next = self.g_slot.q.val();
 
+        self.grant_left.next = self.completer.grant_first_psn.val()
+            + self.completer.grant_npsn.val()
+            - self.completer.grant_resume_psn.val();
+        self.grant_long.next = !self.completer.grant_kind.val().get_bit(1)
+            & self.grant_left.val().get_bits::<23>(1).any();
         if self.state.q.val() == self.st_idle.val() {
             if self.wants.val().any() & self.completer.ev_ready.val() {
                 self.source.d.next = self.pick.val();
@@ -809,7 +843,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
                 self.state.d.next = self.st_lookup.val();
             }
         } else if self.state.q.val() == self.st_lookup.val() {
-            self.held.d.next = self.granted.read_data.val()
+            self.held.d.next = self.granted.read_data.val().get_bit(0)
                 & (self.source.q.val() != self.src_post.val())
                 & (self.source.q.val() != self.src_sent.val());
             self.kind.d.next = self.ev_to_error.val();
@@ -862,8 +896,11 @@ impl<const A: usize> Logic for RequesterEvents<A> {
                 if self.source.q.val() == self.src_sent.val() {
                     self.sent_fifo.read.next = true;
                     self.granted.write_enable.next = true;
-                    self.granted.write_data.next = false;
+                    self.granted.write_data.next = 0.into();
                     self.grants_in_flight.d.next = self.grants_in_flight.q.val() - 1;
+                    if self.granted.read_data.val().get_bit(1) {
+                        self.long_grants_in_flight.d.next = self.long_grants_in_flight.q.val() - 1;
+                    }
                 }
                 if self.source.q.val() == self.src_to_error.val() {
                     self.err.ready.next = true;
@@ -909,8 +946,12 @@ impl<const A: usize> Logic for RequesterEvents<A> {
 
                 if (self.kind.q.val() == self.ev_grant.val()) & self.completer.grant_valid.val() {
                     self.granted.write_enable.next = true;
-                    self.granted.write_data.next = true;
+                    self.granted.write_data.next = 1.into();
                     self.grants_in_flight.d.next = self.grants_in_flight.q.val() + 1;
+                    if self.grant_long.val() {
+                        self.granted.write_data.next = 3.into();
+                        self.long_grants_in_flight.d.next = self.long_grants_in_flight.q.val() + 1;
+                    }
                     self.bodies.read_qpn.next = self.completer.done_qpn.val();
                     self.bodies.read_slot.next = self.completer.grant_slot.val();
                     self.g_valid.d.next = true;
@@ -936,7 +977,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         } else if self.state.q.val() == self.st_wb_merge.val() {
             // The record as it stands (host changes since included)
             // with the completer's fields.
-            self.is_granted.d.next = self.granted.read_data.val();
+            self.is_granted.d.next = self.granted.read_data.val().get_bit(0);
             self.merged.d.next = self.context_fields.fields.val();
             self.merged.d.next.state = self.wb_state.q.val();
             self.merged.d.next.sq_next_psn = self.wb_next_psn.q.val();
@@ -1032,6 +1073,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             self.state.d.next = self.st_idle.val();
             self.g_valid.d.next = false;
             self.grants_in_flight.d.next = 0.into();
+            self.long_grants_in_flight.d.next = 0.into();
             self.tc_valid.d.next = false;
             self.pr_valid.d.next = false;
         }

@@ -916,6 +916,57 @@ fn a_response_waits_while_its_qp_is_granted() {
     );
 }
 
+/// Ends QP `q`'s grant: its sent status with the send cursor at `next`.
+fn offer_sent(b: &mut Bench, q: u64, next: u32) {
+    let s = &mut b.sim;
+    s.set_u64(Dut::SENT_QPN, q);
+    s.set_u64(Dut::SENT_NEXT_PSN, next.into());
+    s.set_bit(Dut::SENT_ACKREQ, true);
+    s.set_u64(Dut::SENT_ACKREQ_END, next.into());
+    s.set_bit(Dut::SENT_ERROR, false);
+    s.set_bit(Dut::SENT_VALID, true);
+    b.cycle();
+    b.sim.set_bit(Dut::SENT_VALID, false);
+}
+
+/// Asks for a grant of `q` and runs until it is taken (true) or `limit`
+/// cycles have passed with the request still waiting (false).
+fn grant_within(b: &mut Bench, q: u64, limit: u64) -> bool {
+    b.sim.set_u64(Dut::GREQ_QPN, q);
+    b.sim.set_bit(Dut::GREQ_VALID, true);
+    until_taken(b, Dut::GREQ_VALID, Dut::GREQ_READY, limit)
+}
+
+#[test]
+fn a_grant_of_several_packets_in_flight_holds_the_next_grant() {
+    let mut b = Bench::new(9);
+    let (long, short_a, short_b) = (3u64, 4u64, 5u64);
+    for (q, psn) in [(long, 100), (short_a, 300), (short_b, 500)] {
+        write_context(&mut b.sim, q as u32, &rts_record(psn)).unwrap();
+        offer_post(&mut b.sim, q);
+        if q == long {
+            b.sim.set_u64(Dut::POST_NPSN, 4);
+            b.sim.set_u64(Dut::POST_LEN, 4 * 4096);
+        }
+        assert!(until_taken(&mut b, Dut::POST_VALID, Dut::POST_READY, 50));
+    }
+    // One-packet grants do not hold the next grant.
+    assert!(grant_within(&mut b, short_a, 100));
+    assert!(grant_within(&mut b, long, 100));
+    // The 4-packet grant holds every other until its status is taken.
+    assert!(
+        !grant_within(&mut b, short_b, 400),
+        "granted behind a long grant"
+    );
+    offer_sent(&mut b, long, 104);
+    assert!(until_taken(&mut b, Dut::GREQ_VALID, Dut::GREQ_READY, 100));
+    for _ in 0..60 {
+        b.cycle();
+    }
+    let granted: Vec<u64> = b.grants.iter().map(|g| g.qpn).collect();
+    assert_eq!(granted, [short_a, long, short_b]);
+}
+
 #[test]
 fn every_source_is_served_round_robin() {
     const N: u64 = 12;
