@@ -846,9 +846,7 @@ fn a_response_waits_while_its_qp_is_granted() {
     write_context(&mut b.sim, qb as u32, &rts_record(500)).unwrap();
     offer_post(&mut b.sim, qa);
     assert!(until_taken(&mut b, Dut::POST_VALID, Dut::POST_READY, 50));
-    b.sim.set_u64(Dut::GREQ_QPN, qa);
-    b.sim.set_bit(Dut::GREQ_VALID, true);
-    assert!(until_taken(&mut b, Dut::GREQ_VALID, Dut::GREQ_READY, 100));
+    assert!(grant_within(&mut b, qa, 100));
     for _ in 0..60 {
         b.cycle();
     }
@@ -882,15 +880,7 @@ fn a_response_waits_while_its_qp_is_granted() {
     b.dones.sort();
     assert_eq!(b.dones, [(qa, EV_POST), (qb, EV_TO_ERROR)], "{waited}");
     // The sent status ends the grant; the ACK goes in after it.
-    let s = &mut b.sim;
-    s.set_u64(Dut::SENT_QPN, qa);
-    s.set_u64(Dut::SENT_NEXT_PSN, 101);
-    s.set_bit(Dut::SENT_ACKREQ, true);
-    s.set_u64(Dut::SENT_ACKREQ_END, 101);
-    s.set_bit(Dut::SENT_ERROR, false);
-    s.set_bit(Dut::SENT_VALID, true);
-    b.cycle();
-    b.sim.set_bit(Dut::SENT_VALID, false);
+    offer_sent(&mut b, qa, 101);
     b.seen = Seen::default();
     assert!(until_taken(&mut b, Dut::RSP_VALID, Dut::RSP_READY, 200));
     for _ in 0..100 {
