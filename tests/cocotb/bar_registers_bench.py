@@ -30,7 +30,7 @@ and checks BAR0 against the contract in docs/abi.md, read by
 The access rules the contract states (registers.rs module doc, repeated in
 bar_registers.rs): a 32-bit half is written only with its four strobes;
 a read counts `unmapped` for the dword its address names.
-Run by tests/cocotb/test_bar_registers.py.
+Run by tests/cocotb/test_benches.py.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ refused and counted.
   each refused CQE's QP and raises CQ_ERR once;
 - one_per_cycle: 64 completions to one CQ are taken in 64 consecutive
   cycles and written in 64 consecutive cycles.
-Run by tests/cocotb/test_cqe_writer.py.
+Run by tests/cocotb/test_benches.py.
 """
 
 from __future__ import annotations

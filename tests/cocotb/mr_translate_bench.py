@@ -35,7 +35,7 @@ written from the IBA Vol. 1 ch. 10.6 memory-region rules:
   leaves nothing behind.
 Stalls: the source idles at random and the response sink drops resp_ready
 at random (the only output with a ready). Run by
-tests/cocotb/test_mr_translate.py.
+tests/cocotb/test_benches.py.
 """
 
 from __future__ import annotations

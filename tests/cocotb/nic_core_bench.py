@@ -26,7 +26,7 @@ against the IBA responder rules (responder_rules) and the memory rules
   (no hang); QPs the rules moved to ERR are created again, the others go
   back to the responder's expected PSN (Go-Back-N). $ROCENIC_HOSTILE_FRAMES
   sets the number of frames (default 100,000).
-Run by tests/cocotb/test_nic_core.py.
+Run by tests/cocotb/test_benches.py.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from the module doc's contract, not from the Rust model.
   it and done comes three cycles later;
 - reset_keeps_the_records: a reset drops what is in flight and keeps
   every record.
-Run by tests/cocotb/test_qp_context.py.
+Run by tests/cocotb/test_benches.py.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ The parameter matrix (verilog-ethernet style, one cocotb test per point):
 - unknown_opcodes: every opcode the parser does not know x IPv4/IPv6;
 - reset_mid_traffic: reset with frames in flight, then a clean restart.
 Backpressure: the sinks drop ready at random, the source inserts idle
-cycles. Run by tests/cocotb/test_rx_parser.py.
+cycles. Run by tests/cocotb/test_benches.py.
 """
 
 from __future__ import annotations

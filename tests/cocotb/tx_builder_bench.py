@@ -20,7 +20,7 @@ on a header-only opcode) send nothing, swallow their payload and count in
 The matrix: every opcode x IPv4 / IPv4 with UDP checksum / IPv6 x
 back-to-back or stalls (the sink drops ready, the sources idle at random),
 payload sizes at the 64-byte beat edges; payloads 0..4096; refused records
-between good ones. Run by tests/cocotb/test_tx_builder.py.
+between good ones. Run by tests/cocotb/test_benches.py.
 """
 
 from __future__ import annotations
