@@ -44,6 +44,7 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 import abi_contract
 from bar_model import SOFT_RESET_KEEPS, BarModel
+from bench_harness import pause_at_random, pulse_reset
 
 CLOCK_NS = 4
 CONTRACT = abi_contract.load()
@@ -72,12 +73,6 @@ def decode_counter(value: int) -> tuple[int, int]:
     return index, cycle
 
 
-def random_pauses(rng: random.Random, probability: float):
-    """A pause generator for cocotbext-axi: True (pause) with `probability`."""
-    while True:
-        yield rng.random() < probability
-
-
 class BarBench:
     """The DUT, its AxiLiteMaster, and per-cycle models of its side ports.
 
@@ -96,11 +91,10 @@ class BarBench:
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
         if pauses:
             w, r = self.axil.write_if, self.axil.read_if
-            w.aw_channel.set_pause_generator(random_pauses(rng, 0.2))
-            w.w_channel.set_pause_generator(random_pauses(rng, 0.2))
-            w.b_channel.set_pause_generator(random_pauses(rng, 0.4))
-            r.ar_channel.set_pause_generator(random_pauses(rng, 0.2))
-            r.r_channel.set_pause_generator(random_pauses(rng, 0.4))
+            pause_at_random(
+                rng,
+                [(w.aw_channel, 0.2), (w.w_channel, 0.2), (w.b_channel, 0.4), (r.ar_channel, 0.2), (r.r_channel, 0.4)],
+            )
         self.cycle = 0
         self.pulses: list[tuple[int, str, object]] = []
         self.counters_moving = False  # False: every counter reads 0 (its reset value)
@@ -123,10 +117,7 @@ class BarBench:
         self.dut.msix_pending.value = i.msix_pending
 
     async def reset(self) -> None:
-        self.dut.rst.value = 1
-        await ClockCycles(self.dut.clk, 4)
-        self.dut.rst.value = 0
-        await ClockCycles(self.dut.clk, 2)
+        await pulse_reset(self.dut)
         self.model.reset()
 
     # --- the per-cycle side-port models ----------------------------------

@@ -49,6 +49,7 @@ from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, with_timeout
 from cocotbext.axi.stream import define_stream
 
 import mr_rules as rules
+from bench_harness import pause_at_random, pulse_reset, quiet
 from mr_rules import Access, Kind, Mr, MrTable, State, Status
 
 CLOCK_NS = 4
@@ -66,12 +67,6 @@ ReqBus, ReqTransaction, ReqSource, _, _ = define_stream(
 RespBus, _, _, RespSink, _ = define_stream(
     "MrResp", signals=[*RESP_FIELDS, "valid", "ready"], valid_signal="valid", ready_signal="ready"
 )
-
-
-def random_pauses(rng: random.Random, probability: float):
-    """A pause generator for cocotbext-axi: True (pause) with `probability`."""
-    while True:
-        yield rng.random() < probability
 
 
 @dataclass
@@ -101,11 +96,9 @@ class MrBench:
         cocotb.start_soon(Clock(dut.clk, CLOCK_NS, unit="ns").start())
         self.source = ReqSource(ReqBus.from_prefix(dut, "req"), dut.clk, dut.rst)
         self.sink = RespSink(RespBus.from_prefix(dut, "resp"), dut.clk, dut.rst)
-        for log in (self.source.log, self.sink.log):
-            log.setLevel("WARNING")
+        quiet(self.source, self.sink)
         if stalls:
-            self.source.set_pause_generator(random_pauses(rng, 0.3))
-            self.sink.set_pause_generator(random_pauses(rng, 0.4))
+            pause_at_random(rng, [(self.source, 0.3), (self.sink, 0.4)])
         dut.cfg_mr_write.value = 0
         dut.cfg_mtt_write.value = 0
         self.tag = 0
@@ -113,10 +106,7 @@ class MrBench:
 
     async def reset(self):
         """Pulse reset and wait out the sweep that frees every entry."""
-        self.dut.rst.value = 1
-        await ClockCycles(self.dut.clk, 4)
-        self.dut.rst.value = 0
-        await RisingEdge(self.dut.clk)
+        await pulse_reset(self.dut, settle_cycles=1)
         await with_timeout(self.wait_cfg_ready(), (SWEEP_CYCLES + 20) * CLOCK_NS, "ns")
         self.model = MrTable()
 

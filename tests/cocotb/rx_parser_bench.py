@@ -34,6 +34,7 @@ from cocotbext.axi.stream import define_stream
 
 import roce_frames as frames
 import roce_rules as rules
+from bench_harness import pause_at_random, pulse_reset, quiet
 from roce_rules import Drop
 
 BEAT_BYTES = 64
@@ -43,12 +44,6 @@ STAT_COUNTERS = len(Drop)  # counter 0: accepted; counter r: dropped for reason 
 RecordBus, _, _, RecordSink, _ = define_stream(
     "Record", signals=[*rules.RECORD_FIELDS, "valid", "ready"], valid_signal="valid", ready_signal="ready"
 )
-
-
-def random_pauses(rng: random.Random, probability: float):
-    """A pause generator for cocotbext-axi: True (pause) with `probability`."""
-    while True:
-        yield rng.random() < probability
 
 
 class RxParserBench:
@@ -61,19 +56,13 @@ class RxParserBench:
         self.source = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.clk, dut.rst)
         self.payload = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis_payload"), dut.clk, dut.rst)
         self.record = RecordSink(RecordBus.from_prefix(dut, "m_record"), dut.clk, dut.rst)
-        for log in (self.source.log, self.payload.log, self.record.log):
-            log.setLevel("WARNING")
+        quiet(self.source, self.payload, self.record)
         if backpressure:
-            self.source.set_pause_generator(random_pauses(rng, 0.2))
-            self.payload.set_pause_generator(random_pauses(rng, 0.3))
-            self.record.set_pause_generator(random_pauses(rng, 0.3))
+            pause_at_random(rng, [(self.source, 0.2), (self.payload, 0.3), (self.record, 0.3)])
         dut.stat_select.value = 0
 
     async def reset(self):
-        self.dut.rst.value = 1
-        await ClockCycles(self.dut.clk, 4)
-        self.dut.rst.value = 0
-        await ClockCycles(self.dut.clk, 2)
+        await pulse_reset(self.dut)
 
     async def run(self, cases: list[tuple[str, bytes]]):
         """Send every (label, frame) and check each frame's record and

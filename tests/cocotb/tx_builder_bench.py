@@ -38,6 +38,7 @@ from scapy.layers.l2 import Ether
 
 import roce_frames as frames
 import roce_rules as rules
+from bench_harness import pause_at_random, pulse_reset, quiet
 from roce_rules import Drop
 
 BEAT_BYTES = 64
@@ -91,12 +92,6 @@ HeaderBus, HeaderTransaction, HeaderSource, _, _ = define_stream(
 )
 
 
-def random_pauses(rng: random.Random, probability: float):
-    """A pause generator for cocotbext-axi: True (pause) with `probability`."""
-    while True:
-        yield rng.random() < probability
-
-
 def record_of(spec: frames.FrameSpec) -> HeaderTransaction:
     """The header record of a frame spec. The spec's IPv4 addresses are
     32-bit values (the record's low bits); fields of headers the opcode
@@ -126,19 +121,13 @@ class TxBuilderBench:
         self.header = HeaderSource(HeaderBus.from_prefix(dut, "s_header"), dut.clk, dut.rst)
         self.payload = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis_payload"), dut.clk, dut.rst)
         self.frame = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis_frame"), dut.clk, dut.rst)
-        for log in (self.header.log, self.payload.log, self.frame.log):
-            log.setLevel("WARNING")
+        quiet(self.header, self.payload, self.frame)
         if stalls:
-            self.header.set_pause_generator(random_pauses(rng, 0.3))
-            self.payload.set_pause_generator(random_pauses(rng, 0.2))
-            self.frame.set_pause_generator(random_pauses(rng, 0.3))
+            pause_at_random(rng, [(self.header, 0.3), (self.payload, 0.2), (self.frame, 0.3)])
         self.dropped = 0
 
     async def reset(self):
-        self.dut.rst.value = 1
-        await ClockCycles(self.dut.clk, 4)
-        self.dut.rst.value = 0
-        await ClockCycles(self.dut.clk, 2)
+        await pulse_reset(self.dut)
 
     async def run(self, cases: list[tuple[str, frames.FrameSpec, bool]]):
         """Send every (label, spec, good) record with its payload; check
