@@ -14,6 +14,7 @@ is itself checked by tests/cocotb/test_roce_rules.py).
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass, field
 from typing import Callable
@@ -167,10 +168,34 @@ def _flip_bit(data: bytes, lo: int, hi: int, rng: random.Random) -> bytes:
     return bytes(out)
 
 
+def bth_offset(ipv6: bool) -> int:
+    """Where the BTH starts in a frame: after Ethernet, IP and UDP."""
+    return rules.ETH_HEADER_LEN + (rules.IPV6_HEADER_LEN if ipv6 else rules.IPV4_HEADER_LEN) + rules.UDP_HEADER_LEN
+
+
+def payload_offset(opcode: int, ipv6: bool) -> int:
+    """Where the payload starts in a frame of `opcode`: every header
+    before it, the opcode's extension headers included."""
+    return bth_offset(ipv6) + rules.BTH_LEN + rules.OPCODES[opcode].headers_len
+
+
 def _layout(spec: FrameSpec) -> tuple[int, int]:
     """(offset of the BTH, offset of the payload) in the frame."""
-    bth = rules.ETH_HEADER_LEN + (rules.IPV6_HEADER_LEN if spec.ipv6 else rules.IPV4_HEADER_LEN) + rules.UDP_HEADER_LEN
-    return bth, bth + rules.BTH_LEN + rules.OPCODES[spec.opcode].headers_len
+    return bth_offset(spec.ipv6), payload_offset(spec.opcode, spec.ipv6)
+
+
+def _changes_packet(change: Callable[[Packet, FrameSpec, random.Random], None]):
+    """A corruption made by changing fields of the frame's scapy packet:
+    `change(pkt, spec, rng)` edits the packet `build` made, and the
+    corruption returns its bytes."""
+
+    @functools.wraps(change)
+    def corrupt(spec: FrameSpec, rng: random.Random) -> bytes:
+        pkt = build(spec)
+        change(pkt, spec, rng)
+        return bytes(pkt)
+
+    return corrupt
 
 
 def icrc_wrong(spec, rng):
@@ -196,11 +221,11 @@ def covered_header_bit_flip(spec, rng):
     return _flip_bit(frame, bth + offset, bth + offset + 1, rng)
 
 
-def masked_fields_changed(spec, rng):
+@_changes_packet
+def masked_fields_changed(pkt, spec, rng):
     """Fields a router may rewrite (DSCP/ECN, TTL or hop limit, flow label,
     UDP checksum, FECN/BECN) changed after the ICRC was computed: the ICRC
     masks them (Annex A17), so the frame stays good."""
-    pkt = build(spec)
     icrc_value = bytes(pkt)[-4:]
     ip = pkt[IPv6] if spec.ipv6 else pkt[IP]
     if spec.ipv6:
@@ -215,13 +240,11 @@ def masked_fields_changed(spec, rng):
     pkt[BTH].fecn ^= 1
     pkt[BTH].becn ^= rng.getrandbits(1)
     pkt[BTH].icrc = int.from_bytes(icrc_value, "big")  # keep the old ICRC
-    return bytes(pkt)
 
 
-def tver_nonzero(spec, rng):
-    pkt = build(spec)
+@_changes_packet
+def tver_nonzero(pkt, spec, rng):
     pkt[BTH].version = rng.randrange(1, 16)
-    return bytes(pkt)
 
 
 def truncated_in_payload(spec, rng):
@@ -243,79 +266,69 @@ def truncated_in_headers(spec, rng):
     return frame[: rng.randrange(1, start)]
 
 
-def ipv4_checksum_wrong(spec, rng):
-    pkt = build(spec)
+@_changes_packet
+def ipv4_checksum_wrong(pkt, spec, rng):
     good = IP(bytes(pkt[IP])).chksum
     pkt[IP].chksum = good ^ (1 << rng.randrange(16))
-    return bytes(pkt)
 
 
-def udp_port_wrong(spec, rng):
-    pkt = build(spec)
+@_changes_packet
+def udp_port_wrong(pkt, spec, rng):
     pkt[UDP].dport = rng.choice([4790, 4792, 4791 ^ 0x100, rng.randrange(1024)])
-    return bytes(pkt)
 
 
-def ethertype_wrong(spec, rng):
-    pkt = build(spec)
+@_changes_packet
+def ethertype_wrong(pkt, spec, rng):
     pkt[Ether].type = rng.choice([0x8915, 0x8100, 0x0806, 0x88CC, 0x86DC, 0x0801])
-    return bytes(pkt)
 
 
-def ip_version_wrong(spec, rng):
-    pkt = build(spec)
+@_changes_packet
+def ip_version_wrong(pkt, spec, rng):
     ip = pkt[IPv6] if spec.ipv6 else pkt[IP]
     ip.version = rng.choice([v for v in range(16) if v != (6 if spec.ipv6 else 4)])
-    return bytes(pkt)
 
 
-def ipv4_options(spec, rng):
-    pkt = build(spec)
+@_changes_packet
+def ipv4_options(pkt, spec, rng):
     pkt[IP].options = [IPOption_NOP()] * (4 * rng.randrange(1, 4))
-    return bytes(pkt)
 
 
-def ipv4_fragment(spec, rng):
-    pkt = build(spec)
+@_changes_packet
+def ipv4_fragment(pkt, spec, rng):
     if rng.getrandbits(1):
         pkt[IP].flags = "MF"
     else:
         pkt[IP].frag = rng.randrange(1, 1 << 13)
-    return bytes(pkt)
 
 
-def not_udp(spec, rng):
-    pkt = build(spec)
+@_changes_packet
+def not_udp(pkt, spec, rng):
     proto = rng.choice([6, 1, 0x11 ^ 0x80, 132])
     if spec.ipv6:
         pkt[IPv6].nh = proto
     else:
         pkt[IP].proto = proto
-    return bytes(pkt)
 
 
-def ipv4_length_below_header(spec, rng):
-    pkt = build(spec)
+@_changes_packet
+def ipv4_length_below_header(pkt, spec, rng):
     pkt[IP].len = rng.randrange(0, 20)
-    return bytes(pkt)
 
 
-def ip_length_beyond_frame(spec, rng):
+@_changes_packet
+def ip_length_beyond_frame(pkt, spec, rng):
     """The IP header announces more bytes than the frame holds."""
-    pkt = build(spec)
     extra = rng.randrange(1, 70)
     if spec.ipv6:
         pkt[IPv6].plen = len(pkt[UDP]) + extra
     else:
         pkt[IP].len = len(pkt[IP]) + extra
-    return bytes(pkt)
 
 
-def udp_length_wrong(spec, rng):
-    pkt = build(spec)
+@_changes_packet
+def udp_length_wrong(pkt, spec, rng):
     length = len(pkt[UDP])
     pkt[UDP].len = rng.choice([length - 1, length + 1, length + 4, 0, 8])
-    return bytes(pkt)
 
 
 def extension_headers_cut(spec, rng):

@@ -141,17 +141,12 @@ def reason_name(code: int) -> str:
     return Drop(code).name if code in Drop._value2member_map_ else "?"
 
 
-def _header_len(opcode: int, ipv6: bool) -> int:
-    ip = rules.IPV6_HEADER_LEN if ipv6 else rules.IPV4_HEADER_LEN
-    return rules.ETH_HEADER_LEN + ip + rules.UDP_HEADER_LEN + rules.BTH_LEN + rules.OPCODES[opcode].headers_len
-
-
 def edge_sizes(opcode: int, ipv6: bool) -> list[int]:
     """Payload sizes at the beat edges: the payload filling whole output
     beats (63, 64, 65, ...) and the frame's ICRC ending just before, at and
     after an input beat edge."""
     sizes = {0, 1, 2, 3, 4, 5, 63, 64, 65, 127, 128, 129}
-    tail = _header_len(opcode, ipv6) + rules.ICRC_LEN
+    tail = frames.payload_offset(opcode, ipv6) + rules.ICRC_LEN
     for beats in (1, 2, 3):
         for delta in (-1, 0, 1):
             aligned = BEAT_BYTES * beats - tail  # payload + pad that ends the frame on the edge

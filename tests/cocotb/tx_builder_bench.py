@@ -250,13 +250,7 @@ def edge_sizes(opcode: int, ipv6: bool) -> list[int]:
     """Payload sizes around the payload beat edges and where the frame's
     ICRC falls just before, at and after an output beat edge."""
     sizes = {0, 1, 2, 3, 4, 5, 63, 64, 65, 127, 128, 129}
-    header = (
-        rules.ETH_HEADER_LEN
-        + (rules.IPV6_HEADER_LEN if ipv6 else rules.IPV4_HEADER_LEN)
-        + rules.UDP_HEADER_LEN
-        + rules.BTH_LEN
-        + rules.OPCODES[opcode].headers_len
-    )
+    header = frames.payload_offset(opcode, ipv6)
     for beats in (1, 2, 3):
         aligned = BEAT_BYTES * beats - header - rules.ICRC_LEN
         for delta in (-4, -1, 0, 1, 4):
