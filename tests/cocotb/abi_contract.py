@@ -181,10 +181,7 @@ def _version(cell: str) -> int:
 
 def parse(text: str) -> Contract:
     """The BAR0 part of an abi.md text."""
-    lines = text.splitlines()
-    start = lines.index("## BAR0: register blocks")
-    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("## "))
-    section = lines[start:end]
+    section = _section(text.splitlines(), "## BAR0: register blocks")
     bar_size = int(_BAR_SIZE.search("\n".join(section)).group(1))
 
     header, rows, i = _tables(section, 0)
@@ -289,15 +286,21 @@ def _section(lines: list[str], title: str) -> list[str]:
     return lines[start:end]
 
 
+def _headed_tables(path: Path, title: str, heading: re.Pattern):
+    """In section `title` of `path`, each heading line `heading` matches
+    with the table under it: (match, header, rows)."""
+    section = _section(path.read_text().splitlines(), title)
+    for i, line in enumerate(section):
+        m = heading.match(line)
+        if m:
+            header, rows, _ = _tables(section, i + 1)
+            yield m, header, rows
+
+
 def entries(path: Path = ABI_MD) -> dict[str, Entry]:
     """docs/abi.md's queue entry layouts, by name."""
-    section = _section(path.read_text().splitlines(), "## Queue entries and commands")
     found = {}
-    for i, line in enumerate(section):
-        m = _ENTRY_HEADING.match(line)
-        if not m:
-            continue
-        header, rows, _ = _tables(section, i + 1)
+    for m, header, rows in _headed_tables(path, "## Queue entries and commands", _ENTRY_HEADING):
         assert header == ["offset", "bits", "field", "description"], header
         fields = {}
         for r in rows:
@@ -311,13 +314,8 @@ def entries(path: Path = ABI_MD) -> dict[str, Entry]:
 
 def codes(path: Path = ABI_MD) -> dict[str, dict[str, int]]:
     """docs/abi.md's code families: family -> name -> value."""
-    section = _section(path.read_text().splitlines(), "## Codes")
     found = {}
-    for i, line in enumerate(section):
-        m = _CODES_HEADING.match(line)
-        if not m:
-            continue
-        header, rows, _ = _tables(section, i + 1)
+    for m, header, rows in _headed_tables(path, "## Codes", _CODES_HEADING):
         assert header[:2] == ["value", "name"], header
         found[m.group(1)] = {_name(r[1]): int(r[0], 16) for r in rows}
     return found
