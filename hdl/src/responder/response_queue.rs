@@ -65,15 +65,13 @@
 //! reach 28 items under loss (`sim/tests/blocks/response_queue.rs`), so no
 //! practical depth makes waits impossible.
 //!
-//! The decision (against building `D` = 5, 32 items per QP): the item
-//! fields are 187 bits x 2^(10+D), so at 1024 QPs `D` = 5 is four times
-//! the block RAM of `D` = 3 (both sizes: `docs/status.md`) for a queue
-//! that still could not promise never to fill. The
-//! cost of waiting is head-of-line blocking at the responder: while one
-//! QP's push waits, the requests of other QPs wait behind it (the response
-//! transmitter keeps draining every QP's queue meanwhile, so the wait ends
-//! after at most one of the full QP's head items). `ResponseQueue<A, D>`
-//! still takes `D` as a build parameter.
+//! The default is `D` = 5, 32 items per QP: enough for the usual
+//! `max_dest_rd_atomic` 16 with waits only when voided READs pile up. With
+//! fewer, a QP's READs beyond the queue's depth wait in the responder's
+//! input, and so do its duplicate READs after a loss: they reach the queue
+//! only after the answers they should void were sent, and every other
+//! QP's requests wait behind them (`docs/transport-core.md` has the
+//! figures, `docs/status.md` the block RAM).
 //!
 //! # Order
 //!
@@ -118,8 +116,8 @@ use std::collections::BTreeMap;
 
 /// Default QP address bits: 1024 QPs.
 pub const DEFAULT_QPN_BITS: usize = 10;
-/// Default item address bits per QP: 8 items.
-pub const DEFAULT_DEPTH_BITS: usize = 3;
+/// Default item address bits per QP: 32 items (see "Capacity").
+pub const DEFAULT_DEPTH_BITS: usize = 5;
 /// Width of the write sequence numbers (`command_wseq`, `packet.wseq`).
 pub const WSEQ_BITS: usize = 8;
 

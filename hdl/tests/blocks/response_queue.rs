@@ -7,13 +7,13 @@
 //! queue waits (not taken while the model says the queue is full, counted
 //! once in `full_waits` only when the model says it may be full) and is
 //! taken once a slot frees, nothing lost; the item RAM in block RAM, no LUT
-//! RAM (Yosys synth_xilinx, 1024 QPs x 8). The long runs
+//! RAM (Yosys synth_xilinx, 1024 QPs x 32, the default). The long runs
 //! and the model NIC traces are under Verilator
 //! (`sim/tests/blocks/response_queue.rs`).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_hdl::responder::response_queue::{CommandFields, ResponseQueue};
+use rocenic_hdl::responder::response_queue::{CommandFields, ResponseQueue, DEFAULT_DEPTH_BITS};
 use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rocenic_model::response_queue::{
     Command, Descriptor, QueueItem, ReadSlice, RespPacket, ResponseQueueModel,
@@ -311,11 +311,12 @@ fn a_push_to_a_full_queue_waits_for_a_slot() {
 
 #[test]
 fn item_ram_maps_to_block_ram() {
-    let verilog = verilog_of::<ResponseQueue<10, 3>>();
-    let report = xilinx_synth("response_queue_1024x8", &verilog).unwrap();
+    let verilog = verilog_of::<ResponseQueue<10, DEFAULT_DEPTH_BITS>>();
+    let report = xilinx_synth("response_queue_1024x32", &verilog).unwrap();
     let (b36, b18) = (report.count("RAMB36E2"), report.count("RAMB18E2"));
-    // 8192 x 187 item bits need 1.5 Mbit: 42 RAMB36 at least.
-    assert!(2 * b36 + b18 >= 2 * 42, "{}", report.log);
+    // 32768 x 187 item bits need 6.0 Mbit: 167 RAMB36 at least.
+    assert_eq!(DEFAULT_DEPTH_BITS, 5);
+    assert!(2 * b36 + b18 >= 2 * 167, "{}", report.log);
     assert!(
         report
             .cells

@@ -196,7 +196,7 @@ impl<B: Block> RtlNic<B> {
     /// as many work requests per QP as its rings hold, one SGE per WQE,
     /// as many READ / atomic requests outstanding at the responder as its
     /// resources hold (16 per QP; the response queue makes a push to a
-    /// full QP queue wait, so its 8 items do not limit this).
+    /// full QP queue wait, so its 32 items do not limit this).
     pub fn new(mut config: NicConfig, dma: HostDmaConfig) -> RtlNic<B> {
         config.max_qp_wr = 1 << RECV_SLOT_BITS.min(SEND_SLOT_BITS);
         config.max_sge = 1;
