@@ -25,6 +25,7 @@ pub mod responder;
 pub mod response_queue;
 pub mod send_queue;
 pub mod timers;
+pub(crate) mod trace;
 pub(crate) mod tx;
 pub mod verbs;
 

@@ -12,11 +12,11 @@ use crate::nic::{Env, TxClass};
 pub use crate::qp::RdResource;
 use crate::qp::{InProgress, PathAttrs, Qp};
 use crate::response_queue::{capture_ops, QueueOp, RespPacket};
+use crate::trace::{self, Trace};
 use crate::verbs::{Access, Cqe, PdId, QpState, Sge, WcOpcode, WcStatus};
 use rocenic_wire::{
     op, psn, syndrome, Aeth, AtomicAckEth, AtomicEth, Bth, ExtHeaders, Reth, RoceFrame,
 };
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::net::IpAddr;
 
@@ -49,22 +49,19 @@ pub struct RequestRecord {
 }
 
 thread_local! {
-    static REQUEST_TRACE: RefCell<Option<Vec<RequestRecord>>> = const { RefCell::new(None) };
+    static REQUEST_TRACE: Trace<RequestRecord> = const { Trace::new(None) };
 }
 
 /// Runs `f` recording every request the responders of this thread handle,
 /// with the response-queue operations each one applied, in order.
 pub fn record_requests<R>(f: impl FnOnce() -> R) -> (R, Vec<RequestRecord>) {
-    let outer = REQUEST_TRACE.with(|t| t.borrow_mut().replace(Vec::new()));
-    let r = f();
-    let trace = REQUEST_TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), outer));
-    (r, trace.unwrap_or_default())
+    trace::record(&REQUEST_TRACE, f)
 }
 
 /// Handles an RC request packet for `qp`: [`check_request`] decides, then
 /// the memory work of an executed request follows.
 pub(crate) fn on_request(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
-    if REQUEST_TRACE.with(|t| t.borrow().is_none()) {
+    if !trace::is_recording(&REQUEST_TRACE) {
         handle_request(qp, env, f);
         return;
     }
@@ -75,21 +72,13 @@ pub(crate) fn on_request(qp: &mut Qp, env: &mut Env, f: &RoceFrame) {
         outcome,
         queue_ops,
     };
-    REQUEST_TRACE.with(|t| {
-        if let Some(trace) = t.borrow_mut().as_mut() {
-            trace.push(record);
-        }
-    });
+    trace::push(&REQUEST_TRACE, || record);
 }
 
 fn handle_request(qp: &mut Qp, env: &mut Env, f: &RoceFrame) -> (CheckInput, CheckOutcome) {
     let input = check_input(qp, f);
     let out = check_request(&input);
-    CHECK_TRACE.with(|t| {
-        if let Some(trace) = t.borrow_mut().as_mut() {
-            trace.push((input, out));
-        }
-    });
+    trace::push(&CHECK_TRACE, || (input, out));
     qp.resp.nak_sent = out.nak_sent;
     match out.verdict {
         Verdict::QpState => env.drop_frame("qp_state"),
@@ -870,17 +859,13 @@ fn check_in_order(i: &CheckInput) -> Result<(Verdict, Message), Fault> {
 }
 
 thread_local! {
-    static CHECK_TRACE: RefCell<Option<Vec<(CheckInput, CheckOutcome)>>> =
-        const { RefCell::new(None) };
+    static CHECK_TRACE: Trace<(CheckInput, CheckOutcome)> = const { Trace::new(None) };
 }
 
 /// Runs `f` recording every request check the responders of this thread
 /// make (input and outcome, in order): traces for the RTL request checker.
 pub fn record_checks<R>(f: impl FnOnce() -> R) -> (R, Vec<(CheckInput, CheckOutcome)>) {
-    let outer = CHECK_TRACE.with(|t| t.borrow_mut().replace(Vec::new()));
-    let r = f();
-    let trace = CHECK_TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), outer));
-    (r, trace.unwrap_or_default())
+    trace::record(&CHECK_TRACE, f)
 }
 
 fn check_input(qp: &Qp, f: &RoceFrame) -> CheckInput {
@@ -1086,28 +1071,21 @@ pub struct ResourceRecord {
 }
 
 thread_local! {
-    static RESOURCE_TRACE: RefCell<Option<Vec<ResourceRecord>>> = const { RefCell::new(None) };
+    static RESOURCE_TRACE: Trace<ResourceRecord> = const { Trace::new(None) };
 }
 
 /// Runs `f` recording every operation the responders of this thread make
 /// on their READ/atomic resources, in order: traces for the RTL resource
 /// ring.
 pub fn record_resource_ops<R>(f: impl FnOnce() -> R) -> (R, Vec<ResourceRecord>) {
-    let outer = RESOURCE_TRACE.with(|t| t.borrow_mut().replace(Vec::new()));
-    let r = f();
-    let trace = RESOURCE_TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), outer));
-    (r, trace.unwrap_or_default())
+    trace::record(&RESOURCE_TRACE, f)
 }
 
 pub(crate) fn record_resource_op(path: Option<&PathAttrs>, qpn: u32, op: ResourceOp) {
-    RESOURCE_TRACE.with(|t| {
-        if let Some(trace) = t.borrow_mut().as_mut() {
-            trace.push(ResourceRecord {
-                local_ip: path.map(|p| p.local_ip),
-                qpn,
-                op,
-            });
-        }
+    trace::push(&RESOURCE_TRACE, || ResourceRecord {
+        local_ip: path.map(|p| p.local_ip),
+        qpn,
+        op,
     });
 }
 
@@ -1222,17 +1200,14 @@ pub struct SentResponse {
 }
 
 thread_local! {
-    static SENT_TRACE: RefCell<Option<Vec<SentResponse>>> = const { RefCell::new(None) };
+    static SENT_TRACE: Trace<SentResponse> = const { Trace::new(None) };
 }
 
 /// Runs `f` recording every response packet the responders of this thread
 /// send (descriptor and frame, in order): traces for the RTL response
 /// transmitter.
 pub fn record_sent_responses<R>(f: impl FnOnce() -> R) -> (R, Vec<SentResponse>) {
-    let outer = SENT_TRACE.with(|t| t.borrow_mut().replace(Vec::new()));
-    let r = f();
-    let trace = SENT_TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), outer));
-    (r, trace.unwrap_or_default())
+    trace::record(&SENT_TRACE, f)
 }
 
 pub(crate) fn next_output(qp: &mut Qp, env: &mut Env) -> Option<Vec<u8>> {
@@ -1262,15 +1237,11 @@ pub(crate) fn next_output(qp: &mut Qp, env: &mut Env) -> Option<Vec<u8>> {
             env.counters.read_responses_sent += 1;
         }
         if let Some(bytes) = crate::tx::frame(env, qp, TxClass::Response, bth, ext, payload, ect) {
-            SENT_TRACE.with(|t| {
-                if let Some(trace) = t.borrow_mut().as_mut() {
-                    trace.push(SentResponse {
-                        nic_mac: env.config.mac,
-                        qpn: qp.qpn,
-                        packet,
-                        frame: bytes.clone(),
-                    });
-                }
+            trace::push(&SENT_TRACE, || SentResponse {
+                nic_mac: env.config.mac,
+                qpn: qp.qpn,
+                packet,
+                frame: bytes.clone(),
             });
             return Some(bytes);
         }

@@ -16,8 +16,8 @@
 //!   the RTL. The responder always queues the restarted READ (or a NAK)
 //!   right after, so no ACK can merge across a void.
 
+use crate::trace::{self, Trace};
 use rocenic_wire::{op, psn, syndrome, MASK24};
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -130,11 +130,11 @@ pub enum QueueOp {
 }
 
 thread_local! {
-    static OP_TRACE: RefCell<Option<Vec<(u64, QueueOp)>>> = const { RefCell::new(None) };
+    static OP_TRACE: Trace<(u64, QueueOp)> = const { Trace::new(None) };
 }
 
 thread_local! {
-    static CAPTURE: RefCell<Option<Vec<QueueOp>>> = const { RefCell::new(None) };
+    static CAPTURE: Trace<QueueOp> = const { Trace::new(None) };
 }
 
 /// Runs `f` collecting the operations it applies to response queues of
@@ -142,10 +142,7 @@ thread_local! {
 /// `responder::record_requests`). Nests: an outer capture sees none of
 /// the inner one's operations.
 pub fn capture_ops<R>(f: impl FnOnce() -> R) -> (R, Vec<QueueOp>) {
-    let outer = CAPTURE.with(|t| t.borrow_mut().replace(Vec::new()));
-    let r = f();
-    let ops = CAPTURE.with(|t| std::mem::replace(&mut *t.borrow_mut(), outer));
-    (r, ops.unwrap_or_default())
+    trace::record(&CAPTURE, f)
 }
 
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
@@ -153,10 +150,7 @@ static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
 /// Runs `f` recording every operation on the response queues of this
 /// thread, in order, tagged with the queue's serial number.
 pub fn record_queue_ops<R>(f: impl FnOnce() -> R) -> (R, Vec<(u64, QueueOp)>) {
-    let outer = OP_TRACE.with(|t| t.borrow_mut().replace(Vec::new()));
-    let r = f();
-    let trace = OP_TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), outer));
-    (r, trace.unwrap_or_default())
+    trace::record(&OP_TRACE, f)
 }
 
 /// A per-QP response queue (unbounded; the RTL's holds `2^D` items).
@@ -177,16 +171,8 @@ impl<D> Default for ResponseQueue<D> {
 
 impl<D> ResponseQueue<D> {
     fn record(&self, op: QueueOp) {
-        CAPTURE.with(|t| {
-            if let Some(ops) = t.borrow_mut().as_mut() {
-                ops.push(op.clone());
-            }
-        });
-        OP_TRACE.with(|t| {
-            if let Some(trace) = t.borrow_mut().as_mut() {
-                trace.push((self.serial, op));
-            }
-        });
+        trace::push(&CAPTURE, || op.clone());
+        trace::push(&OP_TRACE, || (self.serial, op));
     }
 
     /// Items queued, voided READs included (the RTL's occupancy, as long
