@@ -459,37 +459,18 @@ pub struct Nic {
     completer_log: Option<Vec<CompleterRecord>>,
 }
 
+/// What a log a `record_*` call opened holds, leaving it open and empty
+/// (nothing when none was opened).
+fn take_log<T>(log: &mut Option<Vec<T>>) -> Vec<T> {
+    log.as_mut().map(std::mem::take).unwrap_or_default()
+}
+
 /// Splits the NIC into one QP and the shared environment.
 macro_rules! with_qp {
     ($self:ident, $qpn:expr, |$qp:ident, $env:ident| $body:expr) => {{
-        let Nic {
-            config,
-            memory,
-            mrs,
-            counters,
-            cqs,
-            ip_id,
-            qps,
-            response_log,
-            ring_log,
-            completer_log,
-            ..
-        } = $self;
+        let (mut $env, qps) = $self.env_and_qps();
         match qps.get_mut(&$qpn) {
-            Some($qp) => {
-                let mut $env = Env {
-                    config,
-                    memory,
-                    mrs,
-                    counters,
-                    cqs,
-                    ip_id,
-                    response_log,
-                    ring_log,
-                    completer_log,
-                };
-                Some($body)
-            }
+            Some($qp) => Some($body),
             None => None,
         }
     }};
@@ -537,10 +518,7 @@ impl Nic {
 
     /// The completer events recorded so far (emptying the log).
     pub fn take_completer_log(&mut self) -> Vec<CompleterRecord> {
-        self.completer_log
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+        take_log(&mut self.completer_log)
     }
 
     /// From now on, records every operation on the send queues and what
@@ -552,18 +530,12 @@ impl Nic {
 
     /// The send-queue operations recorded since the last call, in order.
     pub fn take_ring_log(&mut self) -> Vec<RingRecord> {
-        self.ring_log
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+        take_log(&mut self.ring_log)
     }
 
     /// The responses recorded since the last call, in arrival order.
     pub fn take_response_log(&mut self) -> Vec<ResponseRecord> {
-        self.response_log
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+        take_log(&mut self.response_log)
     }
 
     pub fn config(&self) -> &NicConfig {
@@ -600,11 +572,18 @@ impl Nic {
         PdId(pd)
     }
 
+    /// `NoSuchPd` unless `pd` is allocated.
+    fn check_pd(&self, pd: PdId) -> Result<(), VerbsError> {
+        if self.pds.contains(&pd.0) {
+            Ok(())
+        } else {
+            Err(VerbsError::NoSuchPd(pd))
+        }
+    }
+
     /// Fails with `Busy` while a QP or an MR still uses the PD.
     pub fn dealloc_pd(&mut self, pd: PdId) -> Result<(), VerbsError> {
-        if !self.pds.contains(&pd.0) {
-            return Err(VerbsError::NoSuchPd(pd));
-        }
+        self.check_pd(pd)?;
         if self.qps.values().any(|q| q.pd == pd) || self.mrs.uses_pd(pd) {
             return Err(VerbsError::Busy);
         }
@@ -619,9 +598,7 @@ impl Nic {
         len: u64,
         access: Access,
     ) -> Result<MrKeys, VerbsError> {
-        if !self.pds.contains(&pd.0) {
-            return Err(VerbsError::NoSuchPd(pd));
-        }
+        self.check_pd(pd)?;
         self.mrs.register(pd, va, len, access, &self.memory)
     }
 
@@ -636,9 +613,7 @@ impl Nic {
         page_size: u64,
         pages: &[u64],
     ) -> Result<MrKeys, VerbsError> {
-        if !self.pds.contains(&pd.0) {
-            return Err(VerbsError::NoSuchPd(pd));
-        }
+        self.check_pd(pd)?;
         self.mrs
             .register_pages(pd, va, len, access, page_size, pages)
     }
@@ -679,9 +654,7 @@ impl Nic {
         recv_cq: CqId,
         caps: QpCaps,
     ) -> Result<Qpn, VerbsError> {
-        if !self.pds.contains(&pd.0) {
-            return Err(VerbsError::NoSuchPd(pd));
-        }
+        self.check_pd(pd)?;
         for cq in [send_cq, recv_cq] {
             if !self.cqs.contains_key(&cq) {
                 return Err(VerbsError::NoSuchCq(cq));
@@ -1102,6 +1075,29 @@ impl Nic {
         });
     }
 
+    /// The shared environment every QP's blocks work in, and the QPs
+    /// beside it (borrowed apart, so that one QP can be worked on in it).
+    fn env_and_qps(&mut self) -> (Env<'_>, &mut BTreeMap<Qpn, Qp>) {
+        // Each field of `Env` borrows the `Nic` field of its name.
+        macro_rules! split {
+            ($($field:ident),*) => {{
+                let Nic { qps, $($field,)* .. } = self;
+                (Env { $($field),* }, qps)
+            }};
+        }
+        split!(
+            config,
+            memory,
+            mrs,
+            counters,
+            cqs,
+            ip_id,
+            response_log,
+            ring_log,
+            completer_log
+        )
+    }
+
     fn rr_order(&self, last: Qpn) -> Vec<Qpn> {
         self.qps
             .range(last.saturating_add(1)..)
@@ -1120,30 +1116,7 @@ impl Nic {
         let Some(path) = qp.path else { return };
         let mut bth = Bth::new(op::CNP, path.dest_qpn, 0);
         bth.becn = true;
-        let Nic {
-            config,
-            memory,
-            mrs,
-            counters,
-            cqs,
-            ip_id,
-            qps,
-            response_log,
-            ring_log,
-            completer_log,
-            ..
-        } = self;
-        let mut env = Env {
-            config,
-            memory,
-            mrs,
-            counters,
-            cqs,
-            ip_id,
-            response_log,
-            ring_log,
-            completer_log,
-        };
+        let (mut env, qps) = self.env_and_qps();
         if let Some(frame) = crate::tx::frame(
             &mut env,
             &qps[&qpn],
