@@ -40,18 +40,10 @@ fn one_message(pair: &mut Pair, a: Side, b: Side, verb: Verb, size: u64, seed: u
     let imm = 0xC0DE_0000 | seed as u32;
     let op = verb.op(&src, &dst, inv_target.rkey, imm);
     let local = if verb == Verb::Read { dst } else { src };
-    let needs_recv = matches!(
-        verb,
-        Verb::Send | Verb::SendImm | Verb::SendInv | Verb::WriteImm
-    );
+    let needs_recv = verb.needs_recv();
     if needs_recv {
-        let sgl = if verb == Verb::WriteImm {
-            Vec::new()
-        } else {
-            split_sgl(&dst, size + slack)
-        };
         pair.nics[1]
-            .post_recv(b.qpn, recv_wr(wr_id + 1, sgl))
+            .post_recv(b.qpn, recv_wr(wr_id + 1, verb.recv_sgl(&dst, size + slack)))
             .unwrap();
     }
     pair.nics[0]
@@ -78,11 +70,7 @@ fn one_message(pair: &mut Pair, a: Side, b: Side, verb: Verb, size: u64, seed: u
     );
 
     let c = expect_one(&mut pair.nics[0], a.scq);
-    let opcode = match verb {
-        Verb::Send | Verb::SendImm | Verb::SendInv => WcOpcode::Send,
-        Verb::Write | Verb::WriteImm => WcOpcode::RdmaWrite,
-        Verb::Read => WcOpcode::RdmaRead,
-    };
+    let opcode = verb.send_opcode();
     assert_eq!(
         c,
         Cqe {
@@ -97,19 +85,7 @@ fn one_message(pair: &mut Pair, a: Side, b: Side, verb: Verb, size: u64, seed: u
     );
     if needs_recv {
         let r = expect_one(&mut pair.nics[1], b.rcq);
-        let want = Cqe {
-            wr_id: wr_id + 1,
-            status: WcStatus::Success,
-            opcode: if verb == Verb::WriteImm {
-                WcOpcode::RecvRdmaWithImm
-            } else {
-                WcOpcode::Recv
-            },
-            qpn: b.qpn,
-            byte_len: size as u32,
-            imm: matches!(verb, Verb::SendImm | Verb::WriteImm).then_some(imm),
-            invalidated_rkey: (verb == Verb::SendInv).then_some(inv_target.rkey),
-        };
+        let want = verb.recv_cqe(wr_id + 1, b.qpn, size as u32, imm, inv_target.rkey);
         assert_eq!(r, want);
     } else {
         assert!(pair.nics[1].poll_cq(b.rcq, 16).is_empty());

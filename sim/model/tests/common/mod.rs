@@ -390,6 +390,52 @@ impl Verb {
             },
         }
     }
+
+    /// Whether the verb consumes a receive WQE at the responder.
+    pub fn needs_recv(self) -> bool {
+        matches!(
+            self,
+            Verb::Send | Verb::SendImm | Verb::SendInv | Verb::WriteImm
+        )
+    }
+
+    /// The receive WQE's SGL for a message to `dst` of up to `len` bytes
+    /// (none for WRITE with immediate: its data goes by the RETH).
+    pub fn recv_sgl(self, dst: &Buf, len: u64) -> Vec<Sge> {
+        if self == Verb::WriteImm {
+            Vec::new()
+        } else {
+            split_sgl(dst, len)
+        }
+    }
+
+    /// The opcode of the requester's completion.
+    pub fn send_opcode(self) -> WcOpcode {
+        match self {
+            Verb::Send | Verb::SendImm | Verb::SendInv => WcOpcode::Send,
+            Verb::Write | Verb::WriteImm => WcOpcode::RdmaWrite,
+            Verb::Read => WcOpcode::RdmaRead,
+        }
+    }
+
+    /// The responder's completion of a `byte_len` message on QP `qpn`
+    /// whose receive WQE was `wr_id` (see [`Verb::needs_recv`]), posted
+    /// with `imm` and invalidating `inv_rkey` where the verb carries them.
+    pub fn recv_cqe(self, wr_id: u64, qpn: Qpn, byte_len: u32, imm: u32, inv_rkey: u32) -> Cqe {
+        Cqe {
+            wr_id,
+            status: WcStatus::Success,
+            opcode: if self == Verb::WriteImm {
+                WcOpcode::RecvRdmaWithImm
+            } else {
+                WcOpcode::Recv
+            },
+            qpn,
+            byte_len,
+            imm: matches!(self, Verb::SendImm | Verb::WriteImm).then_some(imm),
+            invalidated_rkey: (self == Verb::SendInv).then_some(inv_rkey),
+        }
+    }
 }
 
 pub const ALL_VERBS: [Verb; 6] = [
@@ -473,44 +519,14 @@ pub fn run_workload(pair: &mut Pair, a: Side, b: Side, ops: &[Op], seed: u64, li
                 let local = if verb == Verb::Read { dst } else { src };
                 let inv = buffer(&mut pair.nics[1], b.pd, 64, Access::ALL);
                 let op = verb.op(&src, &dst, inv.rkey, imm);
-                if matches!(
-                    verb,
-                    Verb::Send | Verb::SendImm | Verb::SendInv | Verb::WriteImm
-                ) {
-                    let rsgl = if verb == Verb::WriteImm {
-                        Vec::new()
-                    } else {
-                        split_sgl(&dst, size + SLACK)
-                    };
+                if verb.needs_recv() {
+                    let recv_id = wr_id | 1 << 40;
                     pair.nics[1]
-                        .post_recv(
-                            b.qpn,
-                            RecvWr {
-                                wr_id: wr_id | 1 << 40,
-                                sgl: rsgl,
-                            },
-                        )
+                        .post_recv(b.qpn, recv_wr(recv_id, verb.recv_sgl(&dst, size + SLACK)))
                         .unwrap();
-                    recv = Some(Cqe {
-                        wr_id: wr_id | 1 << 40,
-                        status: WcStatus::Success,
-                        opcode: if verb == Verb::WriteImm {
-                            WcOpcode::RecvRdmaWithImm
-                        } else {
-                            WcOpcode::Recv
-                        },
-                        qpn: b.qpn,
-                        byte_len: size as u32,
-                        imm: matches!(verb, Verb::SendImm | Verb::WriteImm).then_some(imm),
-                        invalidated_rkey: (verb == Verb::SendInv).then_some(inv.rkey),
-                    });
+                    recv = Some(verb.recv_cqe(recv_id, b.qpn, size as u32, imm, inv.rkey));
                 }
-                let opcode = match verb {
-                    Verb::Send | Verb::SendImm | Verb::SendInv => WcOpcode::Send,
-                    Verb::Write | Verb::WriteImm => WcOpcode::RdmaWrite,
-                    Verb::Read => WcOpcode::RdmaRead,
-                };
-                (op, split_sgl(&local, size), opcode, size as u32)
+                (op, split_sgl(&local, size), verb.send_opcode(), size as u32)
             }
             Op::FetchAdd(_) | Op::CmpSwap(_) => {
                 let init = 0x1122_3344_5566_7788u64 ^ i;
