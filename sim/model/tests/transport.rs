@@ -19,21 +19,7 @@ fn expect_one(nic: &mut Nic, cq: CqId) -> Cqe {
 fn one_message(pair: &mut Pair, a: Side, b: Side, verb: Verb, size: u64, seed: u64) {
     let data = pattern(seed, size as usize);
     let slack = 16u64;
-    let src_nic = if verb == Verb::Read { 1 } else { 0 };
-    let dst_nic = 1 - src_nic;
-    let (src_pd, dst_pd) = if verb == Verb::Read {
-        (b.pd, a.pd)
-    } else {
-        (a.pd, b.pd)
-    };
-    let src = buffer(&mut pair.nics[src_nic], src_pd, size + slack, Access::ALL);
-    let dst = buffer(&mut pair.nics[dst_nic], dst_pd, size + slack, Access::ALL);
-    fill(&mut pair.nics[src_nic], src.va, &data);
-    fill(
-        &mut pair.nics[dst_nic],
-        dst.va,
-        &vec![0xEE; (size + slack) as usize],
-    );
+    let (src, dst, dst_nic) = message_buffers(pair, a, b, verb, &data, slack);
     let inv_target = buffer(&mut pair.nics[1], b.pd, 64, Access::ALL);
 
     let wr_id = 0x1000 + seed;

@@ -456,6 +456,31 @@ pub enum Op {
     CmpSwap(bool),
 }
 
+/// Buffers for a message of `verb` from A to B (READ: B's bytes to A) of
+/// `data`, each `slack` bytes longer: the source holds `data`, the
+/// destination 0xEE bytes. Returns the source, the destination and the
+/// index of the destination's NIC.
+pub fn message_buffers(
+    pair: &mut Pair,
+    a: Side,
+    b: Side,
+    verb: Verb,
+    data: &[u8],
+    slack: u64,
+) -> (Buf, Buf, usize) {
+    let len = data.len() as u64 + slack;
+    let (src_side, src_pd, dst_side, dst_pd) = if verb == Verb::Read {
+        (1, b.pd, 0, a.pd)
+    } else {
+        (0, a.pd, 1, b.pd)
+    };
+    let src = buffer(&mut pair.nics[src_side], src_pd, len, Access::ALL);
+    let dst = buffer(&mut pair.nics[dst_side], dst_pd, len, Access::ALL);
+    fill(&mut pair.nics[src_side], src.va, data);
+    fill(&mut pair.nics[dst_side], dst.va, &vec![0xEE; len as usize]);
+    (src, dst, dst_side)
+}
+
 /// Splits `[0, len)` of `buf` into up to three SGEs of uneven sizes.
 pub fn split_sgl(buf: &Buf, len: u64) -> Vec<Sge> {
     if len == 0 {
@@ -502,19 +527,7 @@ pub fn run_workload(pair: &mut Pair, a: Side, b: Side, ops: &[Op], seed: u64, li
                 let data = pattern(seed * 1000 + i, size as usize);
                 let mut tail = data.clone();
                 tail.extend_from_slice(&[0xEE; SLACK as usize]);
-                let (src_side, src_pd, dst_side, dst_pd) = if verb == Verb::Read {
-                    (1, b.pd, 0, a.pd)
-                } else {
-                    (0, a.pd, 1, b.pd)
-                };
-                let src = buffer(&mut pair.nics[src_side], src_pd, size + SLACK, Access::ALL);
-                let dst = buffer(&mut pair.nics[dst_side], dst_pd, size + SLACK, Access::ALL);
-                fill(&mut pair.nics[src_side], src.va, &data);
-                fill(
-                    &mut pair.nics[dst_side],
-                    dst.va,
-                    &vec![0xEE; (size + SLACK) as usize],
-                );
+                let (src, dst, dst_side) = message_buffers(pair, a, b, verb, &data, SLACK);
                 memory.push((dst_side, dst.va, tail));
                 let local = if verb == Verb::Read { dst } else { src };
                 let inv = buffer(&mut pair.nics[1], b.pd, 64, Access::ALL);
