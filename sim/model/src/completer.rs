@@ -529,13 +529,7 @@ fn on_atomic_ack(
     f: &RoceFrame,
     ack_end: u32,
 ) -> Option<(Result<(), WqeDrop>, Option<Placed>)> {
-    if implicit_ack(qp, env, now, ack_end) {
-        retry(qp, env, Retry::Implicit);
-        return None;
-    }
-    let p = f.bth.psn;
-    let idx = lookup(qp, env, p);
-    let view = idx.map(|i| WqeView::of(&qp.sq.wqes[i]));
+    let (p, idx, view) = answered_wqe(qp, env, now, f, ack_end)?;
     let outcome = check_atomic_ack(view.as_ref(), p);
     let (Ok(()), Some(idx)) = (outcome, idx) else {
         env.drop_frame(WqeDrop::Unexpected.reason());
@@ -556,13 +550,7 @@ fn on_read_response(
     f: &RoceFrame,
     ack_end: u32,
 ) -> Option<(Result<ReadPlacement, WqeDrop>, Option<Placed>)> {
-    if implicit_ack(qp, env, now, ack_end) {
-        retry(qp, env, Retry::Implicit);
-        return None;
-    }
-    let p = f.bth.psn;
-    let idx = lookup(qp, env, p);
-    let view = idx.map(|i| WqeView::of(&qp.sq.wqes[i]));
+    let (p, idx, view) = answered_wqe(qp, env, now, f, ack_end)?;
     let outcome = check_read_response(
         view.as_ref(),
         qp.mtu(),
@@ -644,6 +632,26 @@ fn place(
             Err(status)
         }
     }
+}
+
+/// The start of a READ response's or atomic ACK's handling: `None` when
+/// the acknowledgement it implies up to `ack_end` shows an earlier
+/// response lost (the requester then resends from there); else its PSN,
+/// the WQE holding that PSN and a view of the WQE.
+fn answered_wqe(
+    qp: &mut Qp,
+    env: &mut Env,
+    now: Time,
+    f: &RoceFrame,
+    ack_end: u32,
+) -> Option<(u32, Option<usize>, Option<WqeView>)> {
+    if implicit_ack(qp, env, now, ack_end) {
+        retry(qp, env, Retry::Implicit);
+        return None;
+    }
+    let p = f.bth.psn;
+    let idx = lookup(qp, env, p);
+    Some((p, idx, idx.map(|i| WqeView::of(&qp.sq.wqes[i]))))
 }
 
 /// The WQE holding `p`, for a READ response or atomic ACK.
