@@ -7,8 +7,8 @@
 //! simulated fabric; on a board only the device handles change.
 
 use rocenic_driver::device::Device;
-use rocenic_driver::model::{host_ip, host_mac, ModelCluster};
-use rocenic_driver::verbs::{access, AddressVector, Context, Opcode, QpAttr, QpCap, SendWr, Sge};
+use rocenic_driver::model::{host_address, ModelCluster};
+use rocenic_driver::verbs::{access, Context, Opcode, QpAttr, QpCap, SendWr, Sge};
 
 const BYTES: usize = 4096;
 
@@ -18,12 +18,7 @@ fn towards(peer: u8, peer_qpn: u32) -> QpAttr {
     QpAttr {
         qp_access_flags: access::REMOTE_WRITE | access::REMOTE_READ,
         dest_qp_num: peer_qpn,
-        ah: Some(AddressVector {
-            dmac: host_mac(peer),
-            dgid: host_ip(peer),
-            dscp: 26,
-            udp_src_port: 0xC000,
-        }),
+        ah: Some(host_address(peer)),
         ..QpAttr::default()
     }
 }

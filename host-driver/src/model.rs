@@ -8,6 +8,7 @@
 //! a microsecond passes when none is due.
 
 use crate::device::{Device, DeviceError};
+use crate::verbs::AddressVector;
 use rocenic_fabric::{Fabric, LinkConfig, NodeId, SwitchConfig};
 use rocenic_model::host_interface::HostInterface;
 use rocenic_model::memory::MIN_PAGE_SIZE;
@@ -45,6 +46,17 @@ pub fn host_mac(n: u8) -> [u8; 6] {
 /// Host `n`'s IPv4 address.
 pub fn host_ip(n: u8) -> IpAddr {
     IpAddr::from([10, 0, 0, n])
+}
+
+/// The address of host `n` as a connection's peer: its MAC and IP, DSCP
+/// 26 and UDP source port 0xC000.
+pub fn host_address(n: u8) -> AddressVector {
+    AddressVector {
+        dmac: host_mac(n),
+        dgid: host_ip(n),
+        dscp: 26,
+        udp_src_port: 0xC000,
+    }
 }
 
 impl ModelCluster {

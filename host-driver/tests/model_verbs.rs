@@ -3,10 +3,10 @@
 //! error paths of the NIC.
 
 use rocenic_driver::device::Device;
-use rocenic_driver::model::{host_ip, host_mac, ModelCluster, ModelDevice};
+use rocenic_driver::model::{host_address, ModelCluster, ModelDevice};
 use rocenic_driver::verbs::{
-    access, attr_mask::*, AddressVector, Context, Cq, Error, Mr, Opcode, Qp, QpAttr, QpCap,
-    QpState, RecvWr, SendWr, Sge, WorkCompletion,
+    access, attr_mask::*, Context, Cq, Error, Mr, Opcode, Qp, QpAttr, QpCap, QpState, RecvWr,
+    SendWr, Sge, WorkCompletion,
 };
 
 const BUF: u64 = 64 << 10;
@@ -48,12 +48,7 @@ fn rc_attr(peer: u8, peer_qpn: u32) -> QpAttr {
         path_mtu: 1024,
         qp_access_flags: ALL_ACCESS,
         dest_qp_num: peer_qpn,
-        ah: Some(AddressVector {
-            dmac: host_mac(peer),
-            dgid: host_ip(peer),
-            dscp: 26,
-            udp_src_port: 0xC000,
-        }),
+        ah: Some(host_address(peer)),
         ..QpAttr::default()
     }
 }
