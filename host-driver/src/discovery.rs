@@ -129,15 +129,21 @@ mod tests {
         assert_eq!(map.offset(&DEVICE), 0);
     }
 
+    /// BAR0 as after reset, but for the word at `offset`, which reads
+    /// `value`.
+    fn reset_bar0_but(offset: u32, value: u32) -> impl Fn(u32) -> u32 {
+        move |at| {
+            if at == offset {
+                value
+            } else {
+                bar0_reset_read32(at)
+            }
+        }
+    }
+
     #[test]
     fn a_device_the_driver_does_not_understand_is_refused_by_name() {
-        let new_major = |offset: u32| {
-            if offset == 0x104 {
-                0x0002_0000
-            } else {
-                bar0_reset_read32(offset)
-            }
-        };
+        let new_major = reset_bar0_but(0x104, 0x0002_0000);
         assert!(matches!(
             discover(new_major),
             Err(DiscoveryError::UnsupportedVersion {
@@ -146,21 +152,9 @@ mod tests {
                 ..
             })
         ));
-        let newer_minor = |offset: u32| {
-            if offset == 0x104 {
-                0x0001_0003
-            } else {
-                bar0_reset_read32(offset)
-            }
-        };
+        let newer_minor = reset_bar0_but(0x104, 0x0001_0003);
         assert!(discover(newer_minor).is_ok(), "a newer minor only adds");
-        let foreign = |offset: u32| {
-            if offset == 0x200 {
-                0xDEAD_BEEF
-            } else {
-                bar0_reset_read32(offset)
-            }
-        };
+        let foreign = reset_bar0_but(0x200, 0xDEAD_BEEF);
         assert_eq!(
             discover(foreign),
             Err(DiscoveryError::UnknownType {
@@ -168,24 +162,12 @@ mod tests {
                 type_id: 0xDEAD_BEEF
             })
         );
-        let short_chain = |offset: u32| {
-            if offset == 0x308 {
-                0
-            } else {
-                bar0_reset_read32(offset)
-            }
-        };
+        let short_chain = reset_bar0_but(0x308, 0);
         assert_eq!(
             discover(short_chain),
             Err(DiscoveryError::Missing("counters"))
         );
-        let looped = |offset: u32| {
-            if offset == 0x308 {
-                0x100
-            } else {
-                bar0_reset_read32(offset)
-            }
-        };
+        let looped = reset_bar0_but(0x308, 0x100);
         assert_eq!(
             discover(looped),
             Err(DiscoveryError::BadNext {
