@@ -542,6 +542,12 @@ impl<D: Device> Context<D> {
         Ok(buf)
     }
 
+    /// Runs an admin command whose one input is the handle of the object
+    /// it destroys (`handle` in the field `field`): DESTROY_*, DEREG_MR.
+    fn admin_destroy(&mut self, command: &'static str, field: Field, handle: u32) -> Result<u32> {
+        self.admin(command, |c| field.put(c, u64::from(handle)), None, false)
+    }
+
     /// Runs one admin command: `fill` writes its inputs; `input` goes to
     /// the mailbox. Returns the completion's `result`.
     fn admin(

@@ -15,13 +15,8 @@ impl<D: Device> Context<D> {
         if in_use {
             return Err(Error::Busy("the PD is still used by an MR or a QP"));
         }
-        self.admin(
-            "DESTROY_PD",
-            |c| inputs::PDN.put(c, u64::from(pd.0)),
-            None,
-            false,
-        )
-        .map(drop)
+        self.admin_destroy("DESTROY_PD", inputs::PDN, pd.0)
+            .map(drop)
     }
 
     /// `ibv_reg_mr` of `[addr, addr + length)` of memory from
@@ -70,12 +65,7 @@ impl<D: Device> Context<D> {
     /// `ibv_dereg_mr`: once it returns, no access through the key
     /// succeeds.
     pub fn dereg_mr(&mut self, mr: Mr) -> Result<()> {
-        self.admin(
-            "DEREG_MR",
-            |c| inputs::KEY.put(c, u64::from(mr.lkey)),
-            None,
-            false,
-        )?;
+        self.admin_destroy("DEREG_MR", inputs::KEY, mr.lkey)?;
         self.mrs.remove(&mr.lkey);
         Ok(())
     }
@@ -122,12 +112,7 @@ impl<D: Device> Context<D> {
         {
             return Err(Error::Busy("the CQ is still used by a QP"));
         }
-        self.admin(
-            "DESTROY_CQ",
-            |c| inputs::CQN.put(c, u64::from(cq.cqn)),
-            None,
-            false,
-        )?;
+        self.admin_destroy("DESTROY_CQ", inputs::CQN, cq.cqn)?;
         self.cqs.remove(&cq.cqn);
         Ok(())
     }
@@ -381,12 +366,7 @@ impl<D: Device> Context<D> {
     /// `ibv_destroy_qp`: outstanding work is dropped without completions.
     pub fn destroy_qp(&mut self, qp: Qp) -> Result<()> {
         self.qp(qp)?;
-        self.admin(
-            "DESTROY_QP",
-            |c| inputs::QPN.put(c, u64::from(qp.qp_num)),
-            None,
-            false,
-        )?;
+        self.admin_destroy("DESTROY_QP", inputs::QPN, qp.qp_num)?;
         self.qps.remove(&qp.qp_num);
         Ok(())
     }
