@@ -35,32 +35,28 @@ impl ExtSet {
         self.0
     }
 
+    /// Each header with the bytes it occupies on the wire.
+    const WIRE_LENS: [(ExtSet, usize); 8] = [
+        (Self::DETH, crate::headers::DETH_LEN),
+        (Self::RETH, crate::headers::RETH_LEN),
+        (Self::ATOMIC_ETH, crate::headers::ATOMIC_ETH_LEN),
+        (Self::AETH, crate::headers::AETH_LEN),
+        (Self::ATOMIC_ACK_ETH, crate::headers::ATOMIC_ACK_ETH_LEN),
+        (Self::IMM, crate::headers::IMM_LEN),
+        (Self::IETH, crate::headers::IETH_LEN),
+        (Self::CNP_RESERVED, crate::headers::CNP_RESERVED_LEN),
+    ];
+
     /// Bytes the headers in this set occupy on the wire.
     pub const fn wire_len(self) -> usize {
         let mut len = 0;
-        if self.contains(Self::DETH) {
-            len += crate::headers::DETH_LEN;
-        }
-        if self.contains(Self::RETH) {
-            len += crate::headers::RETH_LEN;
-        }
-        if self.contains(Self::ATOMIC_ETH) {
-            len += crate::headers::ATOMIC_ETH_LEN;
-        }
-        if self.contains(Self::AETH) {
-            len += crate::headers::AETH_LEN;
-        }
-        if self.contains(Self::ATOMIC_ACK_ETH) {
-            len += crate::headers::ATOMIC_ACK_ETH_LEN;
-        }
-        if self.contains(Self::IMM) {
-            len += crate::headers::IMM_LEN;
-        }
-        if self.contains(Self::IETH) {
-            len += crate::headers::IETH_LEN;
-        }
-        if self.contains(Self::CNP_RESERVED) {
-            len += crate::headers::CNP_RESERVED_LEN;
+        let mut i = 0;
+        while i < Self::WIRE_LENS.len() {
+            let (header, header_len) = Self::WIRE_LENS[i];
+            if self.contains(header) {
+                len += header_len;
+            }
+            i += 1;
         }
         len
     }
