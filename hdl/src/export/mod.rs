@@ -48,7 +48,7 @@ use crate::responder::receive_queue::ReceiveQueueDefault;
 use crate::responder::request_checker::RequestChecker;
 use crate::responder::responder_datapath::ResponderDatapath;
 use crate::responder::responder_path::ResponderPath;
-use crate::responder::response_queue::{ResponseQueue, DEFAULT_DEPTH_BITS};
+use crate::responder::response_queue::ResponseQueue;
 use crate::responder::response_transmitter::ResponseTransmitter;
 use crate::responder::response_write_gate::ResponseWriteGate;
 use rust_hdl::prelude::*;
@@ -122,11 +122,10 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // Grant to request frames: segmenter, MR check, DMA reassembly, TX
         // builder; an 8-packet payload buffer in block RAM.
         ExportedBlock::new("requester_datapath", RequesterDatapath::default()),
-        // 1024 QPs x 32 queued responses in block RAM, ready-QP FIFO.
-        ExportedBlock::new(
-            "response_queue",
-            ResponseQueue::<10, DEFAULT_DEPTH_BITS>::default(),
-        ),
+        // 1024 QPs x 8 queued responses in block RAM, ready-QP FIFO: the
+        // lockstep tests' instance, where pushes to a full queue wait
+        // often; the core builds 32 (`DEFAULT_DEPTH_BITS`).
+        ExportedBlock::new("response_queue", ResponseQueue::<10, 3>::default()),
         // CNP, response and request frames into the MAC stream, whole
         // frames, strict priority.
         ExportedBlock::new(
