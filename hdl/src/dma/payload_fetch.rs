@@ -33,6 +33,9 @@
 //!   with `head_take`: stream its payload out; low drops it).
 //! - `payload` (AXI-Stream out, 512 bits): the payloads of the packets
 //!   taken with `head_send`, one frame each (none for an empty one).
+//! - `checked_valid`, `checked_failed` (out): a one-cycle pulse per
+//!   request, in request order, when its check is decided (long before its
+//!   data is in): `checked_failed` as `head_failed` will say of it.
 //!
 //! # Latency and throughput
 //!
@@ -93,6 +96,9 @@ pub struct PayloadFetch {
     pub dma: DmaReadPort,
 
     pub payload: AxisSource<DATA_BITS, KEEP_BITS>,
+
+    pub checked_valid: Signal<Out, Bit>,
+    pub checked_failed: Signal<Out, Bit>,
 
     translate: MrTranslateDefault,
     infos: SyncFifo<PacketInfo, 3, 4>,
@@ -214,6 +220,8 @@ impl Default for PayloadFetch {
             cfg: Default::default(),
             dma: Default::default(),
             payload: Default::default(),
+            checked_valid: Default::default(),
+            checked_failed: Default::default(),
             translate: Default::default(),
             infos: Default::default(),
             buffer: Default::default(),
@@ -428,6 +436,8 @@ impl Logic for PayloadFetch {
                 self.infos.data_in.next.len_b = bit_cast::<13, 32>(self.translate.resp_len.val());
             }
         }
+        self.checked_valid.next = self.infos.write.val();
+        self.checked_failed.next = self.infos.data_in.val().failed;
         if self.x_take.val() & self.translate.resp_first.val() {
             self.x_failed.d.next = self.x_fail.val();
             self.x_len_a.d.next = 0.into();

@@ -55,7 +55,7 @@
 //!   - grant: nothing (the transmit scheduler asks what the QP may send
 //!     from next);
 //!   - sent (the status of the grant's packets, as `requester_datapath`
-//!     reports it when its last packet is decided): `sent_next_psn` (the
+//!     reports it when its last packet's local check is decided): `sent_next_psn` (the
 //!     send cursor after them), `sent_ackreq` and `sent_ackreq_end` (a
 //!     packet carried AckReq; the PSN after the last such packet),
 //!     `sent_error` with `sent_status` (the packet at `sent_next_psn`

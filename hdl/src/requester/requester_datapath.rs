@@ -45,8 +45,10 @@
 //!   its first beat, 64 bytes a beat), `dma.rd_last`. Beats of one tag in
 //!   order; tags in any order.
 //! - `frame` (AXI-Stream out, 512 bits, full backpressure): the frames.
-//! - Status (a one-cycle pulse per grant, when its last packet is decided):
-//!   what `completer_datapath`'s `EV_SENT` takes. `status_valid`,
+//! - Status (a one-cycle pulse per grant, when the local check of its last
+//!   packet is decided, before that packet's data is fetched: what the
+//!   grant sends is then fixed): what `completer_datapath`'s `EV_SENT`
+//!   takes. `status_valid`,
 //!   `status_qpn`, `status_error` with `status_status` (the WQE failed its
 //!   local checks: the model's LocProtErr, [`wc_status::LOC_PROT_ERR`]; no frame left from the failing packet on),
 //!   `status_next_psn` (the send cursor after the grant: the PSN after its
@@ -63,7 +65,11 @@
 //!
 //! # Latency and throughput
 //!
-//! Up to 8 grants are in the block at once (their local buffer and
+//! A grant's status comes a few cycles after its last descriptor took a
+//! packet slot (the MR check's latency), not after the DMA read latency,
+//! so the event loop can grant the QP again while its packets are still
+//! being fetched: one QP's one-packet WQEs follow each other at the event
+//! loop's pace, not one per read round trip. Up to 8 grants are in the block at once (their local buffer and
 //! addressing queued until their last descriptor is checked and their last
 //! packet has left), so grants follow each other without waiting for the
 //! previous one's DMA reads. Descriptors leave the segmenter one per cycle
@@ -121,6 +127,17 @@ pub struct PacketDesc {
     pub compare: Bits<64>,
     pub payload_len: Bits<13>,
     pub wqe_end: Bit,
+}
+
+/// One packet descriptor waiting for its check: what the grant's status
+/// needs of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
+pub struct PacketCheck {
+    pub qpn: Bits<24>,
+    pub packet: Bit,
+    pub psn: Bits<24>,
+    pub ack_req: Bit,
+    pub wqe_end: Bit,
     pub cut: Bit,
     pub next_psn: Bits<24>,
 }
@@ -128,6 +145,7 @@ pub struct PacketDesc {
 /// What the translate stage needs of a grant.
 #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
 pub struct GrantLocal {
+    pub qpn: Bits<24>,
     pub kind: Bits<3>,
     pub lkey: Bits<32>,
     pub local_va: Bits<64>,
@@ -137,7 +155,6 @@ pub struct GrantLocal {
 /// What a grant's frames and status need at retire.
 #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
 pub struct GrantFrame {
-    pub qpn: Bits<24>,
     pub pkey: Bits<16>,
     pub eth_dst: Bits<48>,
     pub eth_src: Bits<48>,
@@ -198,6 +215,10 @@ pub struct RequesterDatapath {
     builder: TxBuilder,
     /// Descriptors in the fetch's slots, in order (8 at most).
     descs: SyncFifo<PacketDesc, 3, 4>,
+    /// The same descriptors until their check is decided, and the checks'
+    /// outcomes (failed), both in order: the status stage pairs them.
+    checks: SyncFifo<PacketCheck, 3, 4>,
+    results: SyncFifo<Bit, 3, 4>,
 
     /// Grants accepted: their local buffer until their last descriptor is
     /// translated, their addressing until their last packet retires.
@@ -205,12 +226,14 @@ pub struct RequesterDatapath {
     grant_frames: SyncFifo<GrantFrame, 3, 4>,
     /// A packet of the retiring grant failed: the rest of it is dropped.
     g_failed: DFF<Bit>,
-    /// The retiring grant's cursor at its failing packet.
-    g_fail_psn: DFF<Bits<24>>,
-    /// A frame of the retiring grant carried AckReq; the PSN after the
-    /// last one.
-    g_ackreq: DFF<Bit>,
-    g_ackreq_end: DFF<Bits<24>>,
+    /// A packet of the grant being checked failed (the rest of it will be
+    /// dropped), its cursor at the failing packet.
+    c_failed: DFF<Bit>,
+    c_fail_psn: DFF<Bits<24>>,
+    /// A frame of the grant being checked will carry AckReq; the PSN after
+    /// the last one.
+    c_ackreq: DFF<Bit>,
+    c_ackreq_end: DFF<Bits<24>>,
 
     // Header record to the TX builder.
     h_valid: DFF<Bit>,
@@ -235,11 +258,14 @@ pub struct RequesterDatapath {
     t_check: Signal<Local, Bit>,
     t_dma: Signal<Local, Bit>,
     t_go: Signal<Local, Bit>,
+    // Status.
+    c_go: Signal<Local, Bit>,
+    c_drop: Signal<Local, Bit>,
+    c_fails_now: Signal<Local, Bit>,
+    c_asks_ack: Signal<Local, Bit>,
     // Retire.
     retire: Signal<Local, Bit>,
     drop_pkt: Signal<Local, Bit>,
-    fails_now: Signal<Local, Bit>,
-    asks_ack: Signal<Local, Bit>,
 }
 
 impl Logic for RequesterDatapath {
@@ -249,9 +275,10 @@ impl Logic for RequesterDatapath {
             self,
             clock,
             g_failed,
-            g_fail_psn,
-            g_ackreq,
-            g_ackreq_end,
+            c_failed,
+            c_fail_psn,
+            c_ackreq,
+            c_ackreq_end,
             h_valid,
             h_record,
             ip_id,
@@ -267,12 +294,16 @@ impl Logic for RequesterDatapath {
         self.fetch.clock.next = self.clock.val();
         self.builder.clock.next = self.clock.val();
         self.descs.clock.next = self.clock.val();
+        self.checks.clock.next = self.clock.val();
+        self.results.clock.next = self.clock.val();
         self.grant_locals.clock.next = self.clock.val();
         self.grant_frames.clock.next = self.clock.val();
         self.segmenter.reset.next = self.reset.val();
         self.fetch.reset.next = self.reset.val();
         self.builder.reset.next = self.reset.val();
         self.descs.reset.next = self.reset.val();
+        self.checks.reset.next = self.reset.val();
+        self.results.reset.next = self.reset.val();
         self.grant_locals.reset.next = self.reset.val();
         self.grant_frames.reset.next = self.reset.val();
 
@@ -302,12 +333,12 @@ impl Logic for RequesterDatapath {
         self.segmenter.wqe_ack_req_interval.next = self.grant_ack_req_interval.val();
         self.segmenter.wqe_max_packets.next = self.grant_max_packets.val();
         self.grant_locals.write.next = self.grant_take.val();
+        self.grant_locals.data_in.next.qpn = self.grant_qpn.val();
         self.grant_locals.data_in.next.kind = self.grant_kind.val();
         self.grant_locals.data_in.next.lkey = self.grant_lkey.val();
         self.grant_locals.data_in.next.local_va = self.grant_local_va.val();
         self.grant_locals.data_in.next.pd = self.grant_address.val().pd;
         self.grant_frames.write.next = self.grant_take.val();
-        self.grant_frames.data_in.next.qpn = self.grant_qpn.val();
         self.grant_frames.data_in.next.pkey = self.grant_address.val().pkey;
         self.grant_frames.data_in.next.eth_dst = self.grant_address.val().eth_dst;
         self.grant_frames.data_in.next.eth_src = self.grant_address.val().eth_src;
@@ -377,9 +408,64 @@ impl Logic for RequesterDatapath {
         self.descs.data_in.next.compare = self.segmenter.pkt_compare.val();
         self.descs.data_in.next.payload_len = self.segmenter.pkt_payload_len.val();
         self.descs.data_in.next.wqe_end = self.segmenter.pkt_wqe_end.val();
-        self.descs.data_in.next.cut = self.segmenter.pkt_cut.val();
-        self.descs.data_in.next.next_psn = self.segmenter.pkt_next_psn.val();
+        self.checks.write.next = self.t_go.val();
+        self.checks.data_in.next.qpn = self.grant_locals.data_out.val().qpn;
+        self.checks.data_in.next.packet = self.segmenter.pkt_packet.val();
+        self.checks.data_in.next.psn = self.segmenter.pkt_psn.val();
+        self.checks.data_in.next.ack_req = self.segmenter.pkt_ack_req.val();
+        self.checks.data_in.next.wqe_end = self.segmenter.pkt_wqe_end.val();
+        self.checks.data_in.next.cut = self.segmenter.pkt_cut.val();
+        self.checks.data_in.next.next_psn = self.segmenter.pkt_next_psn.val();
         self.grant_locals.read.next = self.t_go.val() & self.segmenter.pkt_wqe_end.val();
+
+        // ---- status: each descriptor's check outcome, in order; the
+        // grant's status goes out at its last descriptor's, before its
+        // data is fetched (the model decides a packet when it sends it, and
+        // nothing after the check can change what the grant sends).
+        self.results.write.next = self.fetch.checked_valid.val();
+        self.results.data_in.next = self.fetch.checked_failed.val();
+        self.c_go.next = !self.checks.empty.val() & !self.results.empty.val();
+        self.checks.read.next = self.c_go.val();
+        self.results.read.next = self.c_go.val();
+        self.c_drop.next = self.c_failed.q.val()
+            | self.results.data_out.val()
+            | !self.checks.data_out.val().packet;
+        // The first failing packet is where the cursor stops (the model
+        // sends nothing of the WQE from it on).
+        self.c_fails_now.next = !self.c_failed.q.val() & self.results.data_out.val();
+        self.c_asks_ack.next = !self.c_drop.val() & self.checks.data_out.val().ack_req;
+        self.s_valid.d.next = false;
+        if self.c_go.val() {
+            if self.results.data_out.val() {
+                self.c_failed.d.next = true;
+            }
+            if self.c_fails_now.val() {
+                self.c_fail_psn.d.next = self.checks.data_out.val().psn;
+            }
+            if self.c_asks_ack.val() {
+                self.c_ackreq.d.next = true;
+                self.c_ackreq_end.d.next = self.checks.data_out.val().next_psn;
+            }
+            if self.checks.data_out.val().wqe_end {
+                self.c_failed.d.next = false;
+                self.c_ackreq.d.next = false;
+                self.s_valid.d.next = true;
+                self.s_qpn.d.next = self.checks.data_out.val().qpn;
+                self.s_error.d.next = self.c_failed.q.val() | self.results.data_out.val();
+                self.s_next_psn.d.next = self.checks.data_out.val().next_psn;
+                if self.c_failed.q.val() {
+                    self.s_next_psn.d.next = self.c_fail_psn.q.val();
+                } else if self.results.data_out.val() {
+                    self.s_next_psn.d.next = self.checks.data_out.val().psn;
+                }
+                self.s_ackreq.d.next = self.c_ackreq.q.val() | self.c_asks_ack.val();
+                self.s_ackreq_end.d.next = self.c_ackreq_end.q.val();
+                if self.c_asks_ack.val() {
+                    self.s_ackreq_end.d.next = self.checks.data_out.val().next_psn;
+                }
+                self.s_cut.d.next = self.checks.data_out.val().cut;
+            }
+        }
 
         // ---- retire: the head packet, once its data is in, sends its
         // header (its payload follows from the fetch) or is dropped.
@@ -397,40 +483,12 @@ impl Logic for RequesterDatapath {
         if self.h_valid.q.val() & self.builder.header.ready.val() {
             self.h_valid.d.next = false;
         }
-        self.s_valid.d.next = false;
-        // The first failing packet is where the cursor stops (the model
-        // sends nothing of the WQE from it on).
-        self.fails_now.next = !self.g_failed.q.val() & self.fetch.head_failed.val();
-        self.asks_ack.next = !self.drop_pkt.val() & self.descs.data_out.val().ack_req;
         if self.retire.val() {
             if self.fetch.head_failed.val() {
                 self.g_failed.d.next = true;
             }
-            if self.fails_now.val() {
-                self.g_fail_psn.d.next = self.descs.data_out.val().psn;
-            }
-            if self.asks_ack.val() {
-                self.g_ackreq.d.next = true;
-                self.g_ackreq_end.d.next = self.descs.data_out.val().next_psn;
-            }
             if self.descs.data_out.val().wqe_end {
                 self.g_failed.d.next = false;
-                self.g_ackreq.d.next = false;
-                self.s_valid.d.next = true;
-                self.s_qpn.d.next = self.grant_frames.data_out.val().qpn;
-                self.s_error.d.next = self.g_failed.q.val() | self.fetch.head_failed.val();
-                self.s_next_psn.d.next = self.descs.data_out.val().next_psn;
-                if self.g_failed.q.val() {
-                    self.s_next_psn.d.next = self.g_fail_psn.q.val();
-                } else if self.fetch.head_failed.val() {
-                    self.s_next_psn.d.next = self.descs.data_out.val().psn;
-                }
-                self.s_ackreq.d.next = self.g_ackreq.q.val() | self.asks_ack.val();
-                self.s_ackreq_end.d.next = self.g_ackreq_end.q.val();
-                if self.asks_ack.val() {
-                    self.s_ackreq_end.d.next = self.descs.data_out.val().next_psn;
-                }
-                self.s_cut.d.next = self.descs.data_out.val().cut;
             }
             if !self.drop_pkt.val() {
                 self.h_valid.d.next = true;
@@ -503,7 +561,8 @@ impl Logic for RequesterDatapath {
 
         if self.reset.val() {
             self.g_failed.d.next = false;
-            self.g_ackreq.d.next = false;
+            self.c_failed.d.next = false;
+            self.c_ackreq.d.next = false;
             self.h_valid.d.next = false;
             self.ip_id.d.next = 0.into();
             self.s_valid.d.next = false;
