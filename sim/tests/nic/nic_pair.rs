@@ -210,12 +210,14 @@ fn recovery_against_the_model(config: &ScenarioConfig) -> (Report, Report) {
 }
 
 /// `make demo`'s run (Mix, 64 x 64 KiB on 4 QPs, 1 % loss): the RTL pair
-/// recovers about as the model pair does on the same seed. A QP's
-/// responses wait while it is granted, so when every QP had a 16-packet
-/// grant queued in the datapath, responses waited a median 164 us for the
-/// event loop and the RTL retransmitted 5,862 frames against the model's
-/// 1,467 (34.0 against 38.7 Gb/s); with one multi-packet grant in flight
-/// (`requester_events::MAX_LONG_GRANTS`) it is under twice the model's.
+/// recovers about as the model pair does on the same seed, within issue
+/// #14's bound (1.25x the model's frames and retransmissions, 0.9x its
+/// goodput). A QP's responses wait while it is granted, so when every QP
+/// had a 16-packet grant queued in the datapath, responses waited a
+/// median 164 us for the event loop and the RTL retransmitted 5,862
+/// frames against the model's 1,467 (34.0 against 38.7 Gb/s); with one
+/// multi-packet grant in flight (`requester_events::MAX_LONG_GRANTS`)
+/// 2,616; with grants of 4 packets (`requester_path::GRANT_PACKETS`) 563.
 #[test]
 fn the_demo_run_recovers_from_loss_about_as_the_model_does() {
     let config = ScenarioConfig {
@@ -230,11 +232,73 @@ fn the_demo_run_recovers_from_loss_about_as_the_model_does() {
         ..ScenarioConfig::default()
     };
     let (model, rtl) = recovery_against_the_model(&config);
-    assert!(
-        rtl.retransmitted_frames <= 2 * model.retransmitted_frames,
-        "RTL retransmitted {} frames, the model {}",
+    within_a_quarter_of_the_model(&rtl, &model);
+}
+
+/// Issue #14's bound on frames and retransmissions: at most 1.25x the
+/// model's.
+fn within_a_quarter_of_the_model(rtl: &Report, model: &Report) {
+    within_a_quarter("frames", rtl.frames, model.frames);
+    within_a_quarter(
+        "retransmitted frames",
         rtl.retransmitted_frames,
-        model.retransmitted_frames
+        model.retransmitted_frames,
+    );
+}
+
+fn within_a_quarter(what: &str, rtl: u64, model: u64) {
+    assert!(4 * rtl <= 5 * model, "RTL {rtl} {what}, the model {model}");
+}
+
+/// Mix (64 x 64 KiB on 4 QPs) at 1 % loss, duplication and reordering,
+/// over six seeds: the RTL pair's frames and retransmissions summed are
+/// within 1.25x the model pair's, its mean goodput at least 0.9x. One
+/// seed alone says little: the two pairs' timings differ, so the faults
+/// hit other packets, and the model's own retransmissions range from
+/// 1,332 to 4,254 over these seeds. With grants of 16 packets the sums
+/// were 62,607 frames and 28,460 retransmitted against the model's 42,718
+/// and 15,108.
+#[test]
+fn mix_with_loss_duplication_and_reordering_over_seeds_recovers_as_the_model_does() {
+    // Per pair: frames, retransmitted frames, goodput summed.
+    let (mut model, mut rtl) = ([0u64; 2], [0u64; 2]);
+    let (mut model_gbps, mut rtl_gbps) = (0.0, 0.0);
+    for seed in 1..=6 {
+        let config = ScenarioConfig {
+            workload: Workload::Mix,
+            size: 65_536,
+            count: 64,
+            qps: 4,
+            faults: lossy(0.01),
+            seed,
+            ..ScenarioConfig::default()
+        };
+        let m = run_backend(Backend::Model, &config, None).expect("the model runs");
+        let r = pair(&config);
+        line(&config, &r);
+        for (sum, gbps, one) in [
+            (&mut model, &mut model_gbps, &m),
+            (&mut rtl, &mut rtl_gbps, &r),
+        ] {
+            sum[0] += one.frames;
+            sum[1] += one.retransmitted_frames;
+            *gbps += one.goodput_gbps;
+        }
+    }
+    println!(
+        "six seeds: model {} frames ({} retransmitted), {:.2} Gb/s a run; RTL {} ({}), {:.2}",
+        model[0],
+        model[1],
+        model_gbps / 6.0,
+        rtl[0],
+        rtl[1],
+        rtl_gbps / 6.0
+    );
+    within_a_quarter("frames", rtl[0], model[0]);
+    within_a_quarter("retransmitted frames", rtl[1], model[1]);
+    assert!(
+        rtl_gbps >= 0.9 * model_gbps,
+        "RTL {rtl_gbps:.1}, the model {model_gbps:.1}"
     );
 }
 
@@ -256,16 +320,7 @@ fn lossy_reads_are_answered_about_as_the_model_does() {
         ..ScenarioConfig::default()
     };
     let (model, rtl) = recovery_against_the_model(&config);
-    for (what, rtl, model) in [
-        ("frames", rtl.frames, model.frames),
-        (
-            "retransmitted frames",
-            rtl.retransmitted_frames,
-            model.retransmitted_frames,
-        ),
-    ] {
-        assert!(4 * rtl <= 5 * model, "RTL {rtl} {what}, the model {model}");
-    }
+    within_a_quarter_of_the_model(&rtl, &model);
 }
 
 /// Small MTU with many QPs, and 64 QPs at 5 % with every workload.

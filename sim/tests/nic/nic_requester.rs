@@ -411,34 +411,38 @@ fn late_receive_wqes_make_sends_wait_out_rnr_naks() {
 /// A QP's transmit grants are capped (`requester_path::GRANT_PACKETS`), so
 /// its ACKs and NAKs are taken between grants instead of after a whole
 /// WQE: at 1 % loss on 1 MiB WRITEs (2 QPs, 8 messages each) the RTL
-/// requester retransmits at most twice the frames the model requester
-/// does on the same seed (with a whole WQE per grant: 31,682 against
-/// 2,139, the rest of a message sent past a NAK before the rewind).
+/// requester retransmits, summed over three seeds, at most 1.5x the frames
+/// the model requester does (with a whole WQE per grant, on seed 1 alone:
+/// 31,682 against 2,139, the rest of a message sent past a NAK before the
+/// rewind). One seed alone swings either way: with 4-packet grants seeds
+/// 1, 2 and 3 gave 4,620, 2,979 and 6,869 against the model's 2,139, 2,969
+/// and 5,433.
 #[test]
 fn a_nak_is_acted_on_between_capped_grants() {
-    let config = ScenarioConfig {
-        workload: Workload::Write,
-        size: 1 << 20,
-        count: 8,
-        qps: 2,
-        faults: FaultConfig {
-            loss: 0.01,
-            ..FaultConfig::default()
-        },
-        ..ScenarioConfig::default()
-    };
-    let model = run_backend(Backend::Model, &config, None).unwrap();
-    let rtl = run_backend(Backend::RtlRequester, &config, None).unwrap();
-    eprintln!(
-        "retransmitted frames: RTL requester {} of {}, model {} of {}",
-        rtl.retransmitted_frames, rtl.frames, model.retransmitted_frames, model.frames
-    );
-    assert!(rtl.data_verified && rtl.messages_completed == rtl.messages_posted);
-    assert!(model.retransmitted_frames > 100);
-    assert!(
-        rtl.retransmitted_frames <= 2 * model.retransmitted_frames,
-        "RTL {} against model {}",
-        rtl.retransmitted_frames,
-        model.retransmitted_frames
-    );
+    let (mut model, mut rtl) = (0, 0);
+    for seed in 1..=3 {
+        let config = ScenarioConfig {
+            workload: Workload::Write,
+            size: 1 << 20,
+            count: 8,
+            qps: 2,
+            faults: FaultConfig {
+                loss: 0.01,
+                ..FaultConfig::default()
+            },
+            seed,
+            ..ScenarioConfig::default()
+        };
+        let m = run_backend(Backend::Model, &config, None).unwrap();
+        let r = run_backend(Backend::RtlRequester, &config, None).unwrap();
+        eprintln!(
+            "seed {seed}: retransmitted frames: RTL requester {} of {}, model {} of {}",
+            r.retransmitted_frames, r.frames, m.retransmitted_frames, m.frames
+        );
+        assert!(r.data_verified && r.messages_completed == r.messages_posted);
+        assert!(m.retransmitted_frames > 100);
+        model += m.retransmitted_frames;
+        rtl += r.retransmitted_frames;
+    }
+    assert!(2 * rtl <= 3 * model, "RTL {rtl} against model {model}");
 }
