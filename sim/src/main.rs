@@ -104,7 +104,9 @@ enum Command {
         /// Probability that a link flips a bit of a frame.
         #[arg(long, default_value_t = 0.0, value_parser = probability)]
         corrupt: f64,
-        /// ECN marking in the switch and DCQCN in the NICs.
+        /// ECN marking in the switch and DCQCN in the NICs (with `--backend
+        /// rtl`: the RTL cores' notification points send CNPs, and nothing
+        /// reacts to them yet).
         #[arg(long)]
         ecn: bool,
         /// Use IPv6 instead of IPv4.

@@ -39,15 +39,18 @@ pub enum Backend {
     Model,
     /// NIC B, the responder, is the Verilated responder half of the RTL
     /// core (`responder_path`), scored frame by frame against its shadow
-    /// model; NIC A, the requester, is the model. Refuses `--ecn`: the RTL
-    /// has no DCQCN (`docs/status.md`).
+    /// model; NIC A, the requester, is the model. Refuses `--ecn`: a half
+    /// has no notification point.
     RtlResponder,
     /// NIC A, the requester, is the Verilated requester half of the RTL
     /// core (`requester_path`), scored frame by frame against its shadow
-    /// model; NIC B, the responder, is the model.
+    /// model; NIC B, the responder, is the model. Refuses `--ecn`.
     RtlRequester,
     /// Both NICs are the whole Verilated core (`nic_core`: both halves,
     /// one DMA port per direction), each scored by its own shadow model.
+    /// With `--ecn` the cores send CNPs for CE-marked frames (DCQCN's
+    /// notification point) and count the CNPs they receive: they have no
+    /// reaction point yet, so nothing slows down (their shadows run so).
     Rtl,
 }
 
@@ -88,7 +91,7 @@ fn run_rtl_backend(
     use rocenic_rtl::requester_nic::RtlRequesterNic;
     let refuse_ecn = || {
         if config.ecn {
-            bail!("--ecn: the RTL core has no CNP generation or DCQCN yet");
+            bail!("--ecn: only the whole RTL core (--backend rtl) has DCQCN's notification point; its halves have none");
         }
         Ok(())
     };
@@ -115,7 +118,6 @@ fn run_rtl_backend(
             run_on(backend.name(), a, b, pcap, config, |_, _| {})
         }
         Backend::Rtl => {
-            refuse_ecn()?;
             type Core = verilator_sys::NicCore;
             let node = |n: u8| {
                 Node::Rtl(Box::new(RtlCoreNic::<Core>::new(

@@ -6,7 +6,8 @@
 //! ```text
 //!            +--> ResponderPath (requests) --- responses --+
 //! rx -- fork |      | ERR verdict -> err_* ^ ERR hand-over    | FrameArbiter -> frame
-//!            +--> RequesterPath (responses) -- requests ---+  (CNP tied idle)
+//!            +--> RequesterPath (responses) -- requests ---+
+//!                   CE events of both -> CnpGenerator -- CNPs -+
 //!   DMA writes: responder (with its atomic unit), requester placement
 //!               -> DmaWriteArbiter -> dmaw
 //!   DMA reads:  requester payload, responder (transmitter + atomic unit,
@@ -33,9 +34,16 @@
 //!   handled, so no opcode split is needed here; a beat moves on once both
 //!   halves have taken it (each half's `tvalid` never depends on the other's
 //!   `tready`: a half that took the beat waits with its `tvalid` low).
-//! - `frame` (AXI-Stream source): [`FrameArbiter`] over the responder's
-//!   frames and the requester's, responses first, whole frames. Its CNP
-//!   input is tied idle: the core has no CNP generator.
+//! - `frame` (AXI-Stream source): [`FrameArbiter`] over the CNPs, the
+//!   responder's frames and the requester's, in that order, whole frames.
+//! - `now` (32 bits: the time base, in cycles; a free-running counter on a
+//!   board), `np` ([`NpParamsPort`]: `enabled`, `interval` in cycles):
+//!   DCQCN's notification point, [`CnpGenerator`]. A CE-marked frame is
+//!   reported when the scoreboard hands it to the shadow model (see "CE
+//!   events" below). `cnp_fire` / `cnp_qpn`: a CNP of that QP enters the
+//!   transmitter (the next CNP frame out is the QP's; the `tx_cnps`
+//!   pulse); `ce_events` (CE events decided) and `cnp_lost` (events or
+//!   CNPs dropped for a full queue) count.
 //! - `pfc` ([`PfcParamsPort`]) and `tx_priority` (3 bits: the priority of
 //!   the core's frames, the driver's DSCP / 8): priority flow control.
 //!   [`PfcPause`] taps the receive beats both halves take; while
@@ -112,6 +120,20 @@
 //!   hand-over: state ERR again, nothing left to flush but WQEs posted
 //!   since, which the model would also complete with WR_FLUSH_ERR).
 //!
+//! # CE events
+//!
+//! A request frame's CE mark is reported at its commit point (the first
+//! accepted queue command after the previous outcome was taken, or else
+//! its own outcome: `ResponderPath`, "The commit point"), with the QP of
+//! the oldest frame whose outcome has not been taken (the presented
+//! outcome's, or the one being decided); an outcome and the next frame's
+//! first command in one cycle report two. A response frame's is reported
+//! when the requester's event loop takes its header (`rsp_fire`). These
+//! are the moments the shadow model takes the frames, so its notification
+//! point decides on the same times in the same order. Only frames a half
+//! takes for a QP in its table count (not a parser drop, not another
+//! half's opcode).
+//!
 //! # Latency and throughput
 //!
 //! The halves' own. Added here: the frame arbiter's register (1 cycle, one
@@ -140,6 +162,8 @@
 //! (more than 16 waiting at once, none lost).
 
 use crate::codes::{qp_state, request_verdict};
+use crate::congestion::cnp_generator::CnpGenerator;
+use crate::congestion::dcqcn_notification_point::NpParamsPort;
 use crate::congestion::pfc_pause::{PfcParamsPort, PfcPause};
 use crate::dma::dma_port::{DmaReadPort, DmaWritePort};
 use crate::dma::dma_read_arbiter::DmaReadArbiter;
@@ -180,6 +204,12 @@ pub struct NicCore {
     pub pfc_tripped: Signal<Out, Bits<8>>,
     pub pause_frame: Signal<Out, Bit>,
     pub pause_trips: Signal<Out, Bits<8>>,
+    pub now: Signal<In, Bits<32>>,
+    pub np: NpParamsPort,
+    pub cnp_fire: Signal<Out, Bit>,
+    pub cnp_qpn: Signal<Out, Bits<QPN_BITS>>,
+    pub ce_events: Signal<Out, Bits<32>>,
+    pub cnp_lost: Signal<Out, Bits<16>>,
     pub rsp_qp_host: ContextConfig<QPN_BITS>,
     pub req_qp_host: ContextConfig<QPN_BITS>,
     pub queue_host: QueueCommand<QPN_BITS>,
@@ -234,10 +264,24 @@ pub struct NicCore {
     pause: PfcPause,
     /// `tx_priority` is paused.
     data_paused: Signal<Local, Bit>,
-    /// The arbiter's `pause` bits of the response and request sources.
+    /// The arbiter's `pause` bits of the sources on `tx_priority`: all
+    /// three (the model pauses its CNPs with the rest).
     data_sources: Constant<Bits<3>>,
     write_arbiter: DmaWriteArbiter,
     read_arbiter: DmaReadArbiter,
+
+    // ---- DCQCN's notification point: CE events at the halves' commit
+    // points
+    cnps: CnpGenerator,
+    /// The oldest request frame without a taken outcome is committed (a
+    /// queue command of it was accepted).
+    rsp_fed: DFF<Bit>,
+    fed_after_outcome: Signal<Local, Bit>,
+    commit_by_outcome: Signal<Local, Bit>,
+    commit_by_command: Signal<Local, Bit>,
+    outcome_ce: Signal<Local, Bit>,
+    command_ce: Signal<Local, Bit>,
+    command_qpn: Signal<Local, Bits<24>>,
 
     // ---- rx fork
     /// The half has taken the beat on offer; it waits for the other.
@@ -303,6 +347,12 @@ impl Default for NicCore {
             pfc_tripped: Default::default(),
             pause_frame: Default::default(),
             pause_trips: Default::default(),
+            now: Default::default(),
+            np: Default::default(),
+            cnp_fire: Default::default(),
+            cnp_qpn: Default::default(),
+            ce_events: Default::default(),
+            cnp_lost: Default::default(),
             rsp_qp_host: Default::default(),
             req_qp_host: Default::default(),
             queue_host: Default::default(),
@@ -347,9 +397,17 @@ impl Default for NicCore {
             tx: Default::default(),
             pause: Default::default(),
             data_paused: Default::default(),
-            data_sources: Constant::new(bits(0b110)),
+            data_sources: Constant::new(bits(0b111)),
             write_arbiter: Default::default(),
             read_arbiter: Default::default(),
+            cnps: Default::default(),
+            rsp_fed: Default::default(),
+            fed_after_outcome: Default::default(),
+            commit_by_outcome: Default::default(),
+            commit_by_command: Default::default(),
+            outcome_ce: Default::default(),
+            command_ce: Default::default(),
+            command_qpn: Default::default(),
             rsp_took: Default::default(),
             req_took: Default::default(),
             rsp_has_beat: Default::default(),
@@ -408,7 +466,8 @@ impl Logic for NicCore {
             rq_flush_owed,
             flush_owed,
             port_owner,
-            req_err_count
+            req_err_count,
+            rsp_fed
         );
         clock!(
             self,
@@ -470,11 +529,8 @@ impl Logic for NicCore {
         self.pause_frame.next = self.pause.pause_frame.val();
         self.pause_trips.next = self.pause.trips.val();
 
-        // ---- tx: responses before requests, whole frames; no CNPs yet
-        self.tx.cnp.tvalid.next = false;
-        self.tx.cnp.tdata.next = 0.into();
-        self.tx.cnp.tkeep.next = 0.into();
-        self.tx.cnp.tlast.next = false;
+        // ---- tx: CNPs, then responses, then requests, whole frames
+        AxisSource::<DATA_BITS, KEEP_BITS>::join(&mut self.cnps.frame, &mut self.tx.cnp);
         self.tx.response.tdata.next = self.responder.frame.tdata.val();
         self.tx.response.tkeep.next = self.responder.frame.tkeep.val();
         self.tx.response.tlast.next = self.responder.frame.tlast.val();
@@ -611,6 +667,52 @@ impl Logic for NicCore {
         self.requester.err.qpn.next = self.rsp_err_qpn.q.val();
         if self.rsp_err_pending.q.val() & self.requester.err.ready.val() {
             self.rsp_err_pending.d.next = false;
+        }
+
+        // ---- CE-marked frames to the notification point, each at the
+        // moment the scoreboard hands its frame to the shadow model: a
+        // request frame at its commit point (the first accepted queue
+        // command after the previous outcome was taken, or else its own
+        // outcome; `ResponderPath`, "The commit point"), a response when
+        // the requester's event loop takes its header. The frame of a
+        // command is the oldest without a taken outcome: the presented
+        // outcome's, or else the one being decided.
+        self.cnps.clock.next = self.clock.val();
+        self.cnps.reset.next = self.reset.val();
+        self.cnps.now.next = self.now.val();
+        NpParamsPort::link(&mut self.np, &mut self.cnps.cfg);
+        self.fed_after_outcome.next = self.rsp_fed.q.val() & !self.outcome_taken.val();
+        self.commit_by_outcome.next = self.outcome_taken.val() & !self.rsp_fed.q.val();
+        self.commit_by_command.next =
+            self.responder.queue_fire.val() & !self.fed_after_outcome.val();
+        self.rsp_fed.d.next = self.fed_after_outcome.val() | self.commit_by_command.val();
+        self.outcome_ce.next = self.commit_by_outcome.val() & self.responder.out.ce.val();
+        self.command_qpn.next = self.responder.deciding_qpn.val();
+        self.command_ce.next = self.responder.deciding_ce.val();
+        if self.responder.out.valid.val() & !self.outcome_taken.val() {
+            self.command_qpn.next = self.responder.out.qpn.val();
+            self.command_ce.next = self.responder.out.ce.val();
+        }
+        self.cnps.rsp_ce_valid.next =
+            self.outcome_ce.val() | (self.commit_by_command.val() & self.command_ce.val());
+        self.cnps.rsp_ce_qpn.next = self.command_qpn.val().get_bits::<QPN_BITS>(0);
+        if self.outcome_ce.val() {
+            self.cnps.rsp_ce_qpn.next = self.responder.out.qpn.val().get_bits::<QPN_BITS>(0);
+        }
+        self.cnps.rsp_ce2_valid.next =
+            self.outcome_ce.val() & self.commit_by_command.val() & self.command_ce.val();
+        self.cnps.rsp_ce2_qpn.next = self.command_qpn.val().get_bits::<QPN_BITS>(0);
+        self.cnps.req_ce_valid.next = self.requester.rsp_fire.val() & self.requester.rsp_ce.val();
+        self.cnps.req_ce_qpn.next = self.requester.rsp_qpn.val();
+        self.cnps.addr_write.next = self.addr_write.val();
+        self.cnps.addr_qpn.next = self.addr_qpn.val();
+        self.cnps.addr_data.next = self.addr_data.val();
+        self.cnp_fire.next = self.cnps.cnp_fire.val();
+        self.cnp_qpn.next = self.cnps.cnp_qpn.val();
+        self.ce_events.next = self.cnps.ce_events.val();
+        self.cnp_lost.next = self.cnps.lost.val();
+        if self.reset.val() {
+            self.rsp_fed.d.next = false;
         }
 
         // ---- requester -> responder: a completer event that left its QP

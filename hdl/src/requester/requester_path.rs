@@ -50,7 +50,8 @@
 //! - `dma` ([`DmaReadPort`]): the transmit datapath's tagged payload reads.
 //! - `dmaw` ([`DmaWritePort`]): the placement's DMA writes.
 //! - For a scoreboard: `rsp_fire` (the event loop takes a response header:
-//!   the frame's turn in the completer), `done_valid` / `done_qpn` /
+//!   the frame's turn in the completer; `rsp_qpn` its QP, `rsp_ce` high if
+//!   the frame was CE-marked), `done_valid` / `done_qpn` /
 //!   `done_kind` (an event's write-back, `completer_datapath::EV_*`),
 //!   `done_state` (the state it wrote back: `NicCore` hands a move to ERR
 //!   to the responder side), and
@@ -158,6 +159,8 @@ pub struct RequesterPath<const A: usize, const AP1: usize> {
     pub dmaw: DmaWritePort,
 
     pub rsp_fire: Signal<Out, Bit>,
+    pub rsp_qpn: Signal<Out, Bits<A>>,
+    pub rsp_ce: Signal<Out, Bit>,
     pub done: QpEventDone<A>,
     pub status: SentStatusEvent,
 
@@ -215,6 +218,8 @@ impl<const A: usize, const AP1: usize> Default for RequesterPath<A, AP1> {
             dma: Default::default(),
             dmaw: Default::default(),
             rsp_fire: Default::default(),
+            rsp_qpn: Default::default(),
+            rsp_ce: Default::default(),
             done: Default::default(),
             status: Default::default(),
             stat_select: Default::default(),
@@ -314,6 +319,8 @@ impl<const A: usize, const AP1: usize> Logic for RequesterPath<A, AP1> {
         self.events.rsp_valid.next = self.placement.hdr_valid.val() & !self.discard_pending.q.val();
         self.placement.hdr_ready.next = self.events.rsp_ready.val();
         self.rsp_fire.next = self.events.rsp_ready.val();
+        self.rsp_qpn.next = bit_cast::<A, 24>(self.placement.hdr_qpn.val());
+        self.rsp_ce.next = self.placement.hdr_ce.val();
         self.events.rsp_qpn.next = bit_cast::<A, 24>(self.placement.hdr_qpn.val());
         self.events.rsp_opcode.next = self.placement.hdr_opcode.val();
         self.events.rsp_psn.next = self.placement.hdr_psn.val();

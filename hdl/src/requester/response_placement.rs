@@ -28,7 +28,8 @@
 //!   `completer_datapath`'s `EV_RESPONSE` takes: `hdr_opcode` (its
 //!   `pkt_opcode`), `hdr_psn`, `hdr_has_aeth`, `hdr_aeth_syndrome`,
 //!   `hdr_payload_len` (13 bits), `hdr_atomic_orig` (the AtomicAckETH's
-//!   original value, 0 without one). 32 headers are buffered.
+//!   original value, 0 without one); `hdr_ce`: the frame was CE-marked
+//!   (for DCQCN's notification point). 32 headers are buffered.
 //! - Placement command (valid/ready, `cmd_valid` / `cmd_ready`), exactly
 //!   one per header taken, in header order: `place_valid` low discards the
 //!   frame's payload (the completer dropped the response or placed
@@ -152,6 +153,8 @@ pub struct ResponseHeader {
     pub aeth_syndrome: Bits<8>,
     pub payload_len: Bits<13>,
     pub atomic_orig: Bits<64>,
+    /// The frame was CE-marked.
+    pub ce: Bit,
 }
 
 /// One payload segment's or response's turn at the placement, in frame
@@ -181,6 +184,7 @@ pub struct ResponsePlacement {
     pub hdr_aeth_syndrome: Signal<Out, Bits<8>>,
     pub hdr_payload_len: Signal<Out, Bits<13>>,
     pub hdr_atomic_orig: Signal<Out, Bits<64>>,
+    pub hdr_ce: Signal<Out, Bit>,
 
     pub cmd_valid: Signal<In, Bit>,
     pub cmd_ready: Signal<Out, Bit>,
@@ -337,6 +341,7 @@ impl Logic for ResponsePlacement {
         self.header_fifo.data_in.next.aeth_syndrome = self.parser.record.record.val().aeth_syndrome;
         self.header_fifo.data_in.next.payload_len = self.parser.record.record.val().payload_len;
         self.header_fifo.data_in.next.atomic_orig = 0.into();
+        self.header_fifo.data_in.next.ce = self.parser.record.record.val().ecn == 3;
         if self.parser.record.record.val().has_atomic_ack_eth {
             self.header_fifo.data_in.next.atomic_orig =
                 self.parser.record.record.val().atomic_ack_orig;
@@ -367,6 +372,7 @@ impl Logic for ResponsePlacement {
         self.hdr_valid.next = !self.header_fifo.empty.val();
         self.header_fifo.read.next = !self.header_fifo.empty.val() & self.hdr_ready.val();
         self.hdr_qpn.next = self.header_fifo.data_out.val().qpn;
+        self.hdr_ce.next = self.header_fifo.data_out.val().ce;
         self.hdr_opcode.next = self.header_fifo.data_out.val().opcode;
         self.hdr_psn.next = self.header_fifo.data_out.val().psn;
         self.hdr_has_aeth.next = self.header_fifo.data_out.val().has_aeth;

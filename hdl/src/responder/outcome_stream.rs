@@ -5,7 +5,8 @@
 //! `verdict` is the checker's `VERDICT_*` or the datapath's own;
 //! `dup_class` the duplicate class; `response_*` the ACK/NAK to queue;
 //! `take_wqe`, `last` and `place_*` what the later stages do with the
-//! frame; `mr_status` why the MR refused an executed WRITE. In Verilog the
+//! frame; `mr_status` why the MR refused an executed WRITE; `ce` that the
+//! frame is a CE-marked request for a QP in the table. In Verilog the
 //! signals are `out$field`; the Verilator bridge names them `out_field`.
 
 use rust_hdl::prelude::*;
@@ -29,4 +30,5 @@ pub struct OutcomeStream {
     pub place_va: Signal<Out, Bits<64>>,
     pub place_rkey: Signal<Out, Bits<32>>,
     pub place_len: Signal<Out, Bits<32>>,
+    pub ce: Signal<Out, Bit>,
 }

@@ -65,7 +65,11 @@
 //!   [`request_verdict::NOT_HANDLED`]), `out_dup_class`,
 //!   the ACK/NAK to queue (`out_response_valid`, `_syndrome`, `_psn`,
 //!   `_msn`), and for the later stages `out_take_wqe`, `out_last`,
-//!   `out_place_va` / `_rkey` / `_len`.
+//!   `out_place_va` / `_rkey` / `_len`; `out_ce`: the frame is a
+//!   CE-marked request for a QP in the table (for DCQCN's notification
+//!   point).
+//! - `deciding_qpn`, `deciding_ce` (out): the same two fields of the frame
+//!   being decided, valid while its commands are offered on `rspq`.
 //! - `rspq` (valid/ready, [`QueueCommandSource`]: `rspq_op`, `_qpn`,
 //!   `_syndrome`, `_psn`, `_msn`, `_value`, `_rkey`, `_len`; `_mtu_code`
 //!   always 0): every command the model's responder applies to the QP's
@@ -320,6 +324,9 @@ pub struct ResponderOutcome {
     pub place_va: Bits<64>,
     pub place_rkey: Bits<32>,
     pub place_len: Bits<32>,
+    /// The frame is a CE-marked request for a QP in the table (DCQCN's
+    /// notification point hears of it).
+    pub ce: Bit,
 }
 
 #[derive(LogicBlock, Default)]
@@ -344,6 +351,8 @@ pub struct ResponderDatapath {
     pub dma: DmaWritePort,
 
     pub out: OutcomeStream,
+    pub deciding_qpn: Signal<Out, Bits<24>>,
+    pub deciding_ce: Signal<Out, Bit>,
 
     pub rspq: QueueCommandSource<QPN_BITS>,
     pub rspq_wseq: Signal<Out, Bits<WSEQ_BITS>>,
@@ -877,6 +886,7 @@ impl Logic for ResponderDatapath {
                 self.done_flush.d.next = false;
                 self.qpn.d.next = bit_cast::<QPN_BITS, 24>(self.record.val().dest_qp);
                 self.outcome.d.next.qpn = self.record.val().dest_qp;
+                self.outcome.d.next.ce = self.record.val().ecn == 3;
                 self.outcome.d.next.psn = self.record.val().psn;
                 self.outcome.d.next.opcode = self.record.val().opcode;
                 self.outcome.d.next.dup_class = bits::<2>(3);
@@ -900,10 +910,12 @@ impl Logic for ResponderDatapath {
                 self.count_frames.d.next = self.count_frames.q.val() + 1;
                 if self.record.val().drop {
                     self.outcome.d.next.verdict = bits::<4>(10);
+                    self.outcome.d.next.ce = false;
                     self.count_parser_drops.d.next = self.count_parser_drops.q.val() + 1;
                     self.state.d.next = bits::<5>(11);
                 } else if !self.is_request.val() | self.beyond_table.val() {
                     self.outcome.d.next.verdict = bits::<4>(11);
+                    self.outcome.d.next.ce = false;
                     self.count_not_handled.d.next = self.count_not_handled.q.val() + 1;
                     self.state.d.next = bits::<5>(11);
                 } else {
@@ -1377,6 +1389,9 @@ impl Logic for ResponderDatapath {
         self.out.psn.next = self.outcome_out.down_data.val().psn;
         self.out.opcode.next = self.outcome_out.down_data.val().opcode;
         self.out.verdict.next = self.outcome_out.down_data.val().verdict;
+        self.out.ce.next = self.outcome_out.down_data.val().ce;
+        self.deciding_qpn.next = self.outcome.q.val().qpn;
+        self.deciding_ce.next = self.outcome.q.val().ce;
         self.out.dup_class.next = self.outcome_out.down_data.val().dup_class;
         self.out.response_valid.next = self.outcome_out.down_data.val().response_valid;
         self.out.response_syndrome.next = self.outcome_out.down_data.val().response_syndrome;

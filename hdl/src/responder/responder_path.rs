@@ -58,6 +58,8 @@
 //!   [`DmaReadArbiter`]'s client `b`), round robin.
 //! - `out_*` (valid/ready): the per-frame outcome, the datapath's, in
 //!   arrival order (see "The commit point").
+//! - `deciding_qpn`, `deciding_ce` (out): the datapath's (the frame whose
+//!   commands are being offered).
 //! - `queue_fire` (out): high in the cycle the response queue accepts one
 //!   of the datapath's commands (see "The commit point").
 //! - `desc_fire` (out): high in the cycle a response descriptor leaves the
@@ -180,6 +182,8 @@ pub struct ResponderPath {
     pub dma: DmaReadPort,
 
     pub out: OutcomeStream,
+    pub deciding_qpn: Signal<Out, Bits<24>>,
+    pub deciding_ce: Signal<Out, Bit>,
 
     pub queue_fire: Signal<Out, Bit>,
     pub desc_fire: Signal<Out, Bit>,
@@ -336,6 +340,8 @@ impl Logic for ResponderPath {
         }
 
         OutcomeStream::link(&mut self.out, &mut self.datapath.out);
+        self.deciding_qpn.next = self.datapath.deciding_qpn.val();
+        self.deciding_ce.next = self.datapath.deciding_ce.val();
         self.queue_full_waits.next = self.queue.full_waits.val();
 
         // ---- response packet -> write gate (taken at once while it has

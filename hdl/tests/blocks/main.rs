@@ -11,6 +11,8 @@ mod tx_common;
 
 mod atomic_unit;
 mod bar_registers;
+mod cnp_generator;
+mod cnp_transmitter;
 mod completer_datapath;
 mod counter_bank;
 mod cqe_writer;

@@ -45,6 +45,12 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DcqcnConfig {
     pub enabled: bool,
+    /// The NIC's sending QPs react to the CNPs they receive (rate cuts,
+    /// recovery, pacing). Off: the NIC sends CNPs as a notification point
+    /// but only counts the ones it receives, as the RTL core does until
+    /// its reaction point is joined (the shadow model of an RTL core runs
+    /// so).
+    pub reaction_point: bool,
     /// Alpha gain (`dce_tcp_g`).
     pub g: f64,
     /// Alpha decay period K (`dce_tcp_rtt`).
@@ -84,6 +90,11 @@ impl Default for DcqcnConfig {
 }
 
 impl DcqcnConfig {
+    /// DCQCN is on and the sending QPs react to CNPs.
+    pub fn reacts(&self) -> bool {
+        self.enabled && self.reaction_point
+    }
+
     /// rocenic's set for 100 GbE (`docs/dcqcn.md` has the measurements
     /// behind it): NVIDIA's alpha (g = 5/1024 every 1 us, starting at
     /// 1023/1024), cuts of at most half, at most one per 20 us and CNPs at
@@ -95,6 +106,7 @@ impl DcqcnConfig {
     pub fn rocenic() -> Self {
         DcqcnConfig {
             enabled: true,
+            reaction_point: true,
             g: 5.0 / 1024.0,
             alpha_update_ns: 1_000,
             rate_increase_ns: 55_000,
@@ -123,6 +135,7 @@ impl DcqcnConfig {
     pub fn nvidia() -> Self {
         DcqcnConfig {
             enabled: true,
+            reaction_point: true,
             g: 5.0 / 1024.0,
             alpha_update_ns: 1_000,
             rate_increase_ns: 300_000,
@@ -146,6 +159,7 @@ impl DcqcnConfig {
     pub fn paper() -> Self {
         DcqcnConfig {
             enabled: true,
+            reaction_point: true,
             g: 1.0 / 256.0,
             alpha_update_ns: 55_000,
             rate_increase_ns: 55_000,

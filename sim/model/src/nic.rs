@@ -1069,7 +1069,7 @@ impl Nic {
         self.now = self.now.max(now);
         with_qp!(self, qpn, |qp, env| {
             completer::on_timer(qp, &mut env, now);
-            if env.config.dcqcn.enabled {
+            if env.config.dcqcn.reacts() {
                 qp.rp.advance(&env.config.dcqcn, now);
             }
         });
@@ -1155,7 +1155,7 @@ impl Nic {
         };
         if frame_kind(f.bth.opcode) == FrameKind::Cnp {
             self.counters.cnps_received += 1;
-            if self.config.dcqcn.enabled {
+            if self.config.dcqcn.reacts() {
                 qp.rp.on_cnp(&self.config.dcqcn, now);
             }
             return;
@@ -1315,7 +1315,7 @@ impl rocenic_fabric::Endpoint for Nic {
             }
             consider(qp.sq.ack_timer);
             consider(qp.sq.rnr_until);
-            if self.config.dcqcn.enabled {
+            if self.config.dcqcn.reacts() {
                 consider(qp.rp.next_deadline());
                 let has_work =
                     qp.sq.rnr_until.is_none() && psn::diff(qp.sq.send_psn, qp.sq.next_psn) < 0;

@@ -36,7 +36,7 @@ pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<
     let ready = qp.state == QpState::Rts && qp.sq.rnr_until.is_none();
     if ready {
         qp.send?;
-        if env.config.dcqcn.enabled && !qp.rp.may_send(now) {
+        if env.config.dcqcn.reacts() && !qp.rp.may_send(now) {
             return None;
         }
     }
@@ -120,7 +120,7 @@ pub(crate) fn next_request(qp: &mut Qp, env: &mut Env, now: Time) -> Option<Vec<
     if req.bth.ack_req && sq.ack_timer.is_none() {
         sq.ack_timer = timeout.map(|t| now + t);
     }
-    if env.config.dcqcn.enabled {
+    if env.config.dcqcn.reacts() {
         let bits = ((bytes.len() + WIRE_OVERHEAD) * 8) as f64;
         qp.rp.charge(now, bits);
         qp.rp.on_sent(&env.config.dcqcn, now, bytes.len() as u64);

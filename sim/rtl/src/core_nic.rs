@@ -73,6 +73,13 @@ struct Ports<B: Block> {
     pfc_paused: Output<B>,
     pause_frame: Output<B>,
     pause_trips: Output<B>,
+    now: Input<B>,
+    np_enabled: Input<B>,
+    np_interval: Input<B>,
+    cnp_fire: Output<B>,
+    cnp_qpn: Output<B>,
+    ce_events: Output<B>,
+    cnp_lost: Output<B>,
     // ---- the responder half
     out_valid: Output<B>,
     out_ready: Input<B>,
@@ -109,6 +116,13 @@ impl<B: Block> Ports<B> {
             pfc_paused: B::output("pfc_paused")?,
             pause_frame: B::output("pause_frame")?,
             pause_trips: B::output("pause_trips")?,
+            now: B::input("now")?,
+            np_enabled: B::input("np_enabled")?,
+            np_interval: B::input("np_interval")?,
+            cnp_fire: B::output("cnp_fire")?,
+            cnp_qpn: B::output("cnp_qpn")?,
+            ce_events: B::output("ce_events")?,
+            cnp_lost: B::output("cnp_lost")?,
             out_valid: B::output("out_valid")?,
             out_ready: B::input("out_ready")?,
             queue_fire: B::output("queue_fire")?,
@@ -148,6 +162,7 @@ struct Running<B: Block> {
     rsp_frames: VecDeque<Vec<u8>>,
     responses: FrameMatch,
     requests: FrameMatch,
+    cnps: FrameMatch,
     shadow_cqes: ShadowCqes,
     receive_cqes: Vec<(u64, Cqe)>,
     send_cqes: Vec<CoreSendCqe>,
@@ -174,6 +189,9 @@ impl<B: Block> RtlCoreNic<B> {
         config.max_qp_wr = 1 << RECV_SLOT_BITS.min(SEND_SLOT_BITS);
         config.max_sge = 1;
         config.max_qp_rd_atom = 16;
+        // The core notifies (CNPs for CE-marked frames) but has no
+        // reaction point yet: the CNPs it receives are only counted.
+        config.dcqcn.reaction_point = false;
         RtlCoreNic {
             book: Bookkeeping::new(Nic::new(config)),
             dma,
@@ -214,6 +232,7 @@ impl<B: Block> RtlCoreNic<B> {
             .responses
             .leftover("response")
             .or_else(|| r.requests.leftover("request"))
+            .or_else(|| r.cnps.leftover("CNP"))
             .or_else(|| {
                 r.receive_cqes
                     .first()
@@ -245,6 +264,7 @@ impl<B: Block> RtlCoreNic<B> {
         r.shadow_cqes.collect(&mut book.shadow);
         r.responses.confirm("response")?;
         r.requests.confirm("request")?;
+        r.cnps.confirm("CNP")?;
         confirm_writes(book.shadow.memory(), &mut r.core.writes);
         match_receive_cqes(&mut r.receive_cqes, &mut r.shadow_cqes, book)?;
         if r.send_posts.taken() {
@@ -280,6 +300,11 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
         sim.set_u64(p.pfc_bits_per_cycle, pfc.bits_per_cycle.into());
         sim.set_u64(p.pfc_watchdog_quanta, pfc.watchdog_quanta.into());
         sim.set_u64(p.tx_priority, u64::from((config.dscp & 0x3F) >> 3));
+        // The notification point counts in core cycles; the shadow's
+        // `now >= last + interval_ns` on a cycle grid is this.
+        sim.set_bit(p.np_enabled, config.dcqcn.enabled);
+        let interval = config.dcqcn.cnp_interval_ns.div_ceil(NS_PER_CYCLE);
+        sim.set_u64(p.np_interval, interval.min(u64::from(u32::MAX)));
         for qpn in shadow.qpns() {
             let Some(view) = shadow.qp_context(qpn) else {
                 continue;
@@ -327,6 +352,7 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
             rsp_frames: VecDeque::new(),
             responses: FrameMatch::default(),
             requests: FrameMatch::default(),
+            cnps: FrameMatch::default(),
             shadow_cqes: ShadowCqes::default(),
             receive_cqes: Vec::new(),
             send_cqes: Vec::new(),
@@ -357,6 +383,8 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
             .send_posts
             .offer(&p.post, &mut core.sim, &self.book.shadow)?;
         let mut ports = core.drive_mac_and_dma();
+        core.sim
+            .set_u64(p.now, core.fabric_cycle() & u64::from(u32::MAX));
         core.sim.set_bit(p.out_ready, true);
         core.sim.set_bit(p.rcqe.ready, true);
         core.sim.set_bit(p.scqe.ready, true);
@@ -387,6 +415,14 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
         if core.sim.get_bit(p.pause_frame) {
             core.stats.rx_pause_frames += 1;
         }
+        if core.sim.get_u64(p.cnp_lost) != 0 {
+            return Err("the notification point lost a CE event or a CNP".into());
+        }
+        core.stats.ce_events = core.sim.get_u64(p.ce_events);
+        let cnp = core
+            .sim
+            .get_bit(p.cnp_fire)
+            .then(|| core.sim.get_u64(p.cnp_qpn) as Qpn);
         let trips = core.sim.get_u64(p.pause_trips).count_ones();
         core.stats.pause_watchdog_trips += u64::from(trips);
         // A pause counts time in the core: it stays clocked while one runs.
@@ -411,6 +447,7 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
         active |= recv_taken_now || recv_result.is_some() || send_taken_now;
         active |= send_result.is_some() || decided || queued || desc.is_some();
         active |= rsp_fire || status.is_some() || core.sim.get_bit(p.done_valid);
+        active |= cnp.is_some();
         active |= core.observe_frame(&ports)?;
         let (rx_moved, frames) = core.tick(&ports);
         active |= rx_moved;
@@ -418,6 +455,7 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
             core.stats.frames_out += 1;
             let class = match rocenic_wire::RoceFrame::decode(&f.bytes) {
                 Ok(d) if frame_kind(d.bth.opcode) == FrameKind::Response => &mut r.responses,
+                Ok(d) if frame_kind(d.bth.opcode) == FrameKind::Cnp => &mut r.cnps,
                 _ => &mut r.requests,
             };
             class.core.push_back(f.bytes.clone());
@@ -431,6 +469,17 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
             r.recv_posts.took();
         }
         let shadow = &mut self.book.shadow;
+        if let Some(qpn) = cnp {
+            r.core.stats.cnps_sent += 1;
+            match shadow.transmit_from(now, TxClass::Cnp, qpn) {
+                Some(f) => r.cnps.expected.push_back(f),
+                None => {
+                    return Err(format!(
+                        "the core sends a CNP for QP {qpn} the shadow does not owe"
+                    ))
+                }
+            }
+        }
         if let Some(qpn) = desc {
             match shadow.transmit_from(now, TxClass::Response, qpn) {
                 Some(f) => r.responses.expected.push_back(f),

@@ -336,6 +336,10 @@ pub struct RtlNicStats {
     /// watchdog stopped honouring (the core only).
     pub rx_pause_frames: u64,
     pub pause_watchdog_trips: u64,
+    /// CE-marked frames the notification point decided on, and the CNPs
+    /// it sent (the core only).
+    pub ce_events: u64,
+    pub cnps_sent: u64,
 }
 
 /// What a fabric node needs of an RTL NIC harness (a Verilated half of the

@@ -28,7 +28,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_fabric::{Fabric, FaultConfig, LinkConfig, NodeId, PfcConfig, SwitchConfig};
+use rocenic_fabric::{EcnConfig, Fabric, FaultConfig, LinkConfig, NodeId, PfcConfig, SwitchConfig};
 use rocenic_model::nic::NicConfig;
 use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
 use rocenic_rtl::core_nic::RtlCoreNic;
@@ -408,6 +408,8 @@ struct PairFabric {
     a_link: LinkConfig,
     b_link: LinkConfig,
     a_nic: fn(&mut NicConfig),
+    /// Both NICs mark their data frames ECN-capable and run DCQCN.
+    ecn: bool,
 }
 
 impl PairFabric {
@@ -425,6 +427,7 @@ impl PairFabric {
             },
             b_link: LinkConfig::default(),
             a_nic: |_| {},
+            ecn: false,
         }
     }
 }
@@ -434,6 +437,7 @@ fn pair_nodes(seed: u64, timeout: u8, fabric: PairFabric, region: u64) -> Pair {
         mtu: 1024,
         seed,
         timeout,
+        ecn: fabric.ecn,
         ..ScenarioConfig::default()
     };
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -662,6 +666,7 @@ fn pfc_pair(a_nic: fn(&mut NicConfig)) -> Pair {
             ..LinkConfig::default()
         },
         a_nic,
+        ecn: false,
     };
     pair_nodes(11, 8, fabric, PFC_WRITES as u64 * PFC_WRITE)
 }
@@ -670,12 +675,21 @@ const PFC_WRITES: usize = 16;
 const PFC_WRITE: u64 = 16 << 10;
 
 fn post_pfc_writes(p: &mut Pair) {
+    post_transfers(p, false);
+}
+
+/// [`PFC_WRITES`] WRITEs (or READs) of [`PFC_WRITE`] bytes each, A's
+/// region to B's (or back).
+fn post_transfers(p: &mut Pair, read: bool) {
     for i in 0..PFC_WRITES as u64 {
+        let remote_addr = p.va_b + i * PFC_WRITE;
+        let rkey = p.rkey_b;
         let wr = SendWr {
             wr_id: i,
-            op: SendOp::Write {
-                remote_addr: p.va_b + i * PFC_WRITE,
-                rkey: p.rkey_b,
+            op: if read {
+                SendOp::Read { remote_addr, rkey }
+            } else {
+                SendOp::Write { remote_addr, rkey }
             },
             sgl: vec![Sge {
                 addr: p.va_a + i * PFC_WRITE,
@@ -744,4 +758,94 @@ fn a_sender_ignoring_pfc_overruns_the_headroom() {
     assert!(stats.pfc_pauses > 0);
     assert!(stats.dropped.headroom_full > 0, "{:?}", stats.dropped);
     assert_eq!(rtl(&mut p.fabric, A).stats().rx_pause_frames, 0);
+}
+
+/// The fabric of the ECN runs: one NIC on a 100 GbE link, the other behind
+/// 25 GbE, and a switch that marks every frame queued beyond 20 KB (Kmin
+/// 5 KB, marking certain from 20 KB), with room for all of it.
+fn ecn_pair(slow_a: bool) -> Pair {
+    let slow = LinkConfig {
+        rate_bps: 25e9,
+        ..LinkConfig::default()
+    };
+    let (a_link, b_link) = if slow_a {
+        (slow, LinkConfig::default())
+    } else {
+        (LinkConfig::default(), slow)
+    };
+    let fabric = PairFabric {
+        switch: SwitchConfig {
+            ecn: Some(EcnConfig {
+                kmin_bytes: 5_000,
+                kmax_bytes: 20_000,
+                pmax: 1.0,
+                on_dequeue: true,
+            }),
+            ..SwitchConfig::default()
+        },
+        a_link,
+        b_link,
+        a_nic: |_| {},
+        ecn: true,
+    };
+    pair_nodes(12, 8, fabric, PFC_WRITES as u64 * PFC_WRITE)
+}
+
+/// DCQCN's notification point on two RTL NICs: the data frames queued
+/// towards the slow NIC are CE-marked, and that NIC's core answers with
+/// CNPs to the sender's QP, each frame equal to its shadow model's (the
+/// scoreboard checks every CNP byte for byte, and the shadow decides each
+/// one on the frame's arrival as the model NIC does). WRITEs to B behind
+/// 25 GbE mark requests (B's responder half reports them); READs by A
+/// behind 25 GbE mark READ responses (A's requester half). The cores do
+/// not react (no reaction point yet), so the queue stays and the marks go
+/// on: CNPs come one per `cnp_interval_ns` (4 us) at most.
+#[test]
+fn ce_marked_frames_get_cnps_as_the_model_sends_them() {
+    for read in [false, true] {
+        let mut p = ecn_pair(read);
+        post_transfers(&mut p, read);
+        let start = p.fabric.now();
+        let (a_cqes, _) = run_until_done(&mut p, PFC_WRITES, 20_000_000);
+        let elapsed = p.fabric.now() - start;
+        let statuses: Vec<_> = a_cqes.iter().map(|c| (c.wr_id, c.status)).collect();
+        assert_eq!(
+            statuses,
+            (0..PFC_WRITES as u64)
+                .map(|i| (i, WcStatus::Success))
+                .collect::<Vec<_>>()
+        );
+        let stats = p.fabric.stats().clone();
+        assert_eq!(stats.dropped.total(), 0, "{:?}", stats.dropped);
+        assert!(stats.ecn_marked > 100, "{} frames marked", stats.ecn_marked);
+        let (notifier, peer) = if read { (A, B) } else { (B, A) };
+        let n = rtl(&mut p.fabric, notifier);
+        let (ce, cnps) = (n.stats().ce_events, n.stats().cnps_sent);
+        assert_eq!(cnps, n.shadow().counters().cnps_sent);
+        assert_eq!(ce, n.shadow().counters().ecn_ce_received);
+        let interval = n.shadow().config().dcqcn.cnp_interval_ns;
+        assert!(
+            cnps >= 4 && cnps <= 1 + elapsed / interval && ce > 2 * cnps,
+            "{ce} CE-marked frames, {cnps} CNPs in {elapsed} ns"
+        );
+        let received = rtl(&mut p.fabric, peer).shadow().counters().cnps_received;
+        assert_eq!(received, cnps, "CNPs received by the peer");
+        let len = PFC_WRITES * PFC_WRITE as usize;
+        let (mut a_mem, mut b_mem) = (vec![0u8; len], vec![0u8; len]);
+        rtl(&mut p.fabric, A)
+            .memory()
+            .read_va(p.va_a, &mut a_mem)
+            .unwrap();
+        rtl(&mut p.fabric, B)
+            .memory()
+            .read_va(p.va_b, &mut b_mem)
+            .unwrap();
+        assert!(a_mem == b_mem, "the transferred bytes");
+        let what = if read {
+            "READ responses to A"
+        } else {
+            "WRITEs to B"
+        };
+        println!("ECN, {what}: {ce} CE-marked frames, {cnps} CNPs in {elapsed} ns");
+    }
 }

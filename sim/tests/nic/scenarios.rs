@@ -194,13 +194,15 @@ fn the_core_limits_are_the_shadow_device_limits() {
 }
 
 #[test]
-fn ecn_is_refused_on_the_rtl_backend() {
+fn ecn_is_refused_on_an_rtl_half() {
     let config = ScenarioConfig {
         ecn: true,
         ..ScenarioConfig::default()
     };
-    let err = run_backend(Backend::RtlResponder, &config, None).unwrap_err();
-    assert!(err.to_string().contains("--ecn"), "{err}");
+    for backend in [Backend::RtlResponder, Backend::RtlRequester] {
+        let err = run_backend(backend, &config, None).unwrap_err();
+        assert!(err.to_string().contains("--ecn"), "{err}");
+    }
 }
 
 proptest! {
