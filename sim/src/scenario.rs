@@ -49,7 +49,7 @@ pub enum Backend {
     /// Both NICs are the whole Verilated core (`nic_core`: both halves,
     /// one DMA port per direction), each scored by its own shadow model.
     /// With `--ecn` the cores send CNPs for CE-marked frames (DCQCN's
-    /// notification point) and count the CNPs they receive: they have no
+    /// notification point) and drop the CNPs they receive: they have no
     /// reaction point yet, so nothing slows down (their shadows run so).
     Rtl,
 }

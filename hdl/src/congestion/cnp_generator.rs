@@ -25,6 +25,7 @@
 //!   address writes, as the halves' address RAMs take them. A write marks
 //!   the QP as having a path and resets its record (a QP brought up again
 //!   starts with no CNP sent, as a new model QP does).
+//! - `cnp_dscp` (6 bits): the CNPs' DSCP ([`CnpTransmitter`]).
 //! - `frame` (AXI-Stream source): the CNP frames.
 //! - `cnp_fire` / `cnp_qpn`: a CNP of that QP enters the transmitter; its
 //!   frame is the next CNP out (the `tx_cnps` counter's pulse, and the
@@ -102,6 +103,7 @@ pub struct CnpGenerator {
     pub addr_write: Signal<In, Bit>,
     pub addr_qpn: Signal<In, Bits<A>>,
     pub addr_data: Signal<In, QpAddress>,
+    pub cnp_dscp: Signal<In, Bits<6>>,
     pub frame: AxisSource<DATA_BITS, KEEP_BITS>,
     pub cnp_fire: Signal<Out, Bit>,
     pub cnp_qpn: Signal<Out, Bits<A>>,
@@ -134,7 +136,13 @@ pub struct CnpGenerator {
     queue_cnp: Signal<Local, Bit>,
     offer: Signal<Local, Bit>,
     sends: Signal<Local, Bit>,
-    lost_now: Signal<Local, Bits<2>>,
+    /// An input FIFO or the CNP queue refuses a write (each one's own:
+    /// a signal read after it is written would not settle in rust-hdl's
+    /// simulator).
+    rsp_lost: Signal<Local, Bit>,
+    rsp2_lost: Signal<Local, Bit>,
+    req_lost: Signal<Local, Bit>,
+    cnp_lost: Signal<Local, Bit>,
 }
 
 impl Logic for CnpGenerator {
@@ -163,27 +171,20 @@ impl Logic for CnpGenerator {
         self.point.reset.next = self.reset.val();
         self.cnps.reset.next = self.reset.val();
         self.transmitter.reset.next = self.reset.val();
-        self.lost_now.next = 0.into();
 
         // ---- events in, stamped, one FIFO per input
         self.rsp_events.write.next = self.rsp_ce_valid.val();
         self.rsp_events.data_in.next.qpn = self.rsp_ce_qpn.val();
         self.rsp_events.data_in.next.stamp = self.now.val();
-        if self.rsp_ce_valid.val() & self.rsp_events.full.val() {
-            self.lost_now.next = 1.into();
-        }
+        self.rsp_lost.next = self.rsp_ce_valid.val() & self.rsp_events.full.val();
         self.rsp2_events.write.next = self.rsp_ce2_valid.val();
         self.rsp2_events.data_in.next.qpn = self.rsp_ce2_qpn.val();
         self.rsp2_events.data_in.next.stamp = self.now.val();
-        if self.rsp_ce2_valid.val() & self.rsp2_events.full.val() {
-            self.lost_now.next = self.lost_now.val() + 1;
-        }
+        self.rsp2_lost.next = self.rsp_ce2_valid.val() & self.rsp2_events.full.val();
         self.req_events.write.next = self.req_ce_valid.val();
         self.req_events.data_in.next.qpn = self.req_ce_qpn.val();
         self.req_events.data_in.next.stamp = self.now.val();
-        if self.req_ce_valid.val() & self.req_events.full.val() {
-            self.lost_now.next = self.lost_now.val() + 1;
-        }
+        self.req_lost.next = self.req_ce_valid.val() & self.req_events.full.val();
 
         // ---- the oldest head to the notification point (input order on
         // equal stamps); an address write's record reset before any
@@ -243,9 +244,7 @@ impl Logic for CnpGenerator {
             self.point.out_valid.val() & self.point.out_cnp.val() & self.paths.read_data.val();
         self.cnps.write.next = self.queue_cnp.val();
         self.cnps.data_in.next = self.point.out_qpn.val();
-        if self.queue_cnp.val() & self.cnps.full.val() {
-            self.lost_now.next = self.lost_now.val() + 1;
-        }
+        self.cnp_lost.next = self.queue_cnp.val() & self.cnps.full.val();
 
         // ---- the head's address, then its frame
         self.addresses.write.next = self.addr_write.val();
@@ -255,6 +254,7 @@ impl Logic for CnpGenerator {
         self.offer.next = self.address_ready.q.val() & !self.cnps.empty.val();
         self.transmitter.req_valid.next = self.offer.val();
         self.transmitter.req_address.next = self.addresses.read_data.val();
+        self.transmitter.cnp_dscp.next = self.cnp_dscp.val();
         self.sends.next = self.offer.val() & self.transmitter.req_ready.val();
         self.cnps.read.next = self.sends.val();
         // The entry read at this edge is the head's unless the head leaves
@@ -266,7 +266,11 @@ impl Logic for CnpGenerator {
         self.cnp_qpn.next = self.cnps.data_out.val();
         AxisSource::<DATA_BITS, KEEP_BITS>::link(&mut self.frame, &mut self.transmitter.frame);
 
-        self.lost_count.d.next = self.lost_count.q.val() + bit_cast::<16, 2>(self.lost_now.val());
+        self.lost_count.d.next = self.lost_count.q.val()
+            + bit_cast::<16, 1>(self.rsp_lost.val().into())
+            + bit_cast::<16, 1>(self.rsp2_lost.val().into())
+            + bit_cast::<16, 1>(self.req_lost.val().into())
+            + bit_cast::<16, 1>(self.cnp_lost.val().into());
         self.ce_events.next = self.ce_count.q.val();
         self.lost.next = self.lost_count.q.val();
         if self.reset.val() {

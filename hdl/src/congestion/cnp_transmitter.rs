@@ -4,8 +4,8 @@
 //! `queue_cnp`), byte for byte. As ConnectX NICs send it: BTH with P_Key
 //! 0xFFFF, BECN set, the peer's QPN as destination QP (the QP whose rate
 //! the peer's reaction point cuts), AckReq 0, PSN 0; then 16 zero bytes
-//! and the ICRC. The IP header is Not-ECT with the QP's DSCP, TTL / hop
-//! limit 64, DF set on IPv4; the UDP source port is the QP's.
+//! and the ICRC. The IP header is Not-ECT with the NIC's CNP DSCP, TTL /
+//! hop limit 64, DF set on IPv4; the UDP source port is the QP's.
 //!
 //! # Ports
 //!
@@ -14,6 +14,8 @@
 //! - `req_valid` / `req_ready`, `req_address` ([`QpAddress`], as
 //!   [`QpAddressRam`](crate::qp::qp_address_ram::QpAddressRam) reads it
 //!   out): one CNP to send, sampled in the accepting cycle.
+//! - `cnp_dscp` (6 bits): the DSCP of every CNP (the model's
+//!   `NicConfig::cnp_dscp`, NVIDIA's `cnp_dscp`).
 //! - `frame` (AXI-Stream source, 512 bits, full backpressure): the frames,
 //!   in request order.
 //!
@@ -48,6 +50,7 @@ pub struct CnpTransmitter {
     pub req_valid: Signal<In, Bit>,
     pub req_ready: Signal<Out, Bit>,
     pub req_address: Signal<In, QpAddress>,
+    pub cnp_dscp: Signal<In, Bits<6>>,
     pub frame: AxisSource<DATA_BITS, KEEP_BITS>,
 
     builder: TxBuilder,
@@ -81,7 +84,7 @@ impl Logic for CnpTransmitter {
         self.h_record.d.next.ipv6 = self.req_address.val().ipv6;
         self.h_record.d.next.ip_src = self.req_address.val().ip_src;
         self.h_record.d.next.ip_dst = self.req_address.val().ip_dst;
-        self.h_record.d.next.dscp = self.req_address.val().dscp;
+        self.h_record.d.next.dscp = self.cnp_dscp.val();
         self.h_record.d.next.ecn = 0.into();
         self.h_record.d.next.ipv4_identification = self.ip_id.q.val() + 1;
         self.h_record.d.next.ipv4_dont_fragment = !self.req_address.val().ipv6;

@@ -38,7 +38,8 @@
 //!   responder's frames and the requester's, in that order, whole frames.
 //! - `now` (32 bits: the time base, in cycles; a free-running counter on a
 //!   board), `np` ([`NpParamsPort`]: `enabled`, `interval` in cycles):
-//!   DCQCN's notification point, [`CnpGenerator`]. A CE-marked frame is
+//!   DCQCN's notification point, [`CnpGenerator`]; `cnp_dscp` (6 bits) the
+//!   CNPs' DSCP, and so their priority. A CE-marked frame is
 //!   reported when the scoreboard hands it to the shadow model (see "CE
 //!   events" below). `cnp_fire` / `cnp_qpn`: a CNP of that QP enters the
 //!   transmitter (the next CNP frame out is the QP's; the `tx_cnps`
@@ -48,7 +49,8 @@
 //!   the core's frames, the driver's DSCP / 8): priority flow control.
 //!   [`PfcPause`] taps the receive beats both halves take; while
 //!   `tx_priority` is paused no request or response frame starts (one
-//!   under way runs to its end). `pfc_paused` / `pfc_tripped` (8 bits) are
+//!   under way runs to its end), and while the CNPs' priority (`cnp_dscp`
+//!   / 8) is, no CNP starts. `pfc_paused` / `pfc_tripped` (8 bits) are
 //!   [`PfcPause`]'s `paused` / `tripped`; `pause_frame` and `pause_trips`
 //!   its counter pulses (`rx_pause_frames`, `pause_watchdog_trips`).
 //! - `rsp_qp_host`, `req_qp_host` ([`ContextConfig`]): each direction's QP
@@ -206,6 +208,7 @@ pub struct NicCore {
     pub pause_trips: Signal<Out, Bits<8>>,
     pub now: Signal<In, Bits<32>>,
     pub np: NpParamsPort,
+    pub cnp_dscp: Signal<In, Bits<6>>,
     pub cnp_fire: Signal<Out, Bit>,
     pub cnp_qpn: Signal<Out, Bits<QPN_BITS>>,
     pub ce_events: Signal<Out, Bits<32>>,
@@ -264,9 +267,13 @@ pub struct NicCore {
     pause: PfcPause,
     /// `tx_priority` is paused.
     data_paused: Signal<Local, Bit>,
-    /// The arbiter's `pause` bits of the sources on `tx_priority`: all
-    /// three (the model pauses its CNPs with the rest).
+    /// The CNPs' priority (`cnp_dscp` / 8) is paused.
+    cnp_paused: Signal<Local, Bit>,
+    /// The arbiter's `pause` bits of the response and request sources,
+    /// of the CNP source, of all three.
     data_sources: Constant<Bits<3>>,
+    cnp_source: Constant<Bits<3>>,
+    all_sources: Constant<Bits<3>>,
     write_arbiter: DmaWriteArbiter,
     read_arbiter: DmaReadArbiter,
 
@@ -349,6 +356,7 @@ impl Default for NicCore {
             pause_trips: Default::default(),
             now: Default::default(),
             np: Default::default(),
+            cnp_dscp: Default::default(),
             cnp_fire: Default::default(),
             cnp_qpn: Default::default(),
             ce_events: Default::default(),
@@ -397,7 +405,10 @@ impl Default for NicCore {
             tx: Default::default(),
             pause: Default::default(),
             data_paused: Default::default(),
-            data_sources: Constant::new(bits(0b111)),
+            cnp_paused: Default::default(),
+            data_sources: Constant::new(bits(0b110)),
+            cnp_source: Constant::new(bits(0b001)),
+            all_sources: Constant::new(bits(0b111)),
             write_arbiter: Default::default(),
             read_arbiter: Default::default(),
             cnps: Default::default(),
@@ -520,9 +531,20 @@ impl Logic for NicCore {
             .paused
             .val()
             .get_bit(self.tx_priority.val().index());
+        self.cnp_paused.next = self
+            .pause
+            .paused
+            .val()
+            .get_bit(self.cnp_dscp.val().get_bits::<3>(3).index());
         self.tx.pause.next = 0.into();
         if self.data_paused.val() {
             self.tx.pause.next = self.data_sources.val();
+        }
+        if self.cnp_paused.val() {
+            self.tx.pause.next = self.cnp_source.val();
+        }
+        if self.data_paused.val() & self.cnp_paused.val() {
+            self.tx.pause.next = self.all_sources.val();
         }
         self.pfc_paused.next = self.pause.paused.val();
         self.pfc_tripped.next = self.pause.tripped.val();
@@ -707,6 +729,7 @@ impl Logic for NicCore {
         self.cnps.addr_write.next = self.addr_write.val();
         self.cnps.addr_qpn.next = self.addr_qpn.val();
         self.cnps.addr_data.next = self.addr_data.val();
+        self.cnps.cnp_dscp.next = self.cnp_dscp.val();
         self.cnp_fire.next = self.cnps.cnp_fire.val();
         self.cnp_qpn.next = self.cnps.cnp_qpn.val();
         self.ce_events.next = self.cnps.ce_events.val();

@@ -28,6 +28,8 @@ use std::collections::HashMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 const LOCAL_MAC: u64 = 0x0211_2233_4455;
+/// The CNPs' DSCP (the QPs' own differ).
+const CNP_DSCP: u8 = 46;
 
 /// One QP's peer, as the address entry and the expected frame hold it.
 #[derive(Clone, Copy)]
@@ -85,7 +87,7 @@ impl Peer {
             IpHeader::V6(Ipv6Header {
                 src: Ipv6Addr::from(self.src),
                 dst: Ipv6Addr::from(self.dst),
-                dscp: self.dscp,
+                dscp: CNP_DSCP,
                 ecn: ecn::NOT_ECT,
                 flow_label: 0,
                 hop_limit: 64,
@@ -94,7 +96,7 @@ impl Peer {
             IpHeader::V4(Ipv4Header {
                 src: Ipv4Addr::from(self.src as u32),
                 dst: Ipv4Addr::from(self.dst as u32),
-                dscp: self.dscp,
+                dscp: CNP_DSCP,
                 ecn: ecn::NOT_ECT,
                 identification: id,
                 dont_fragment: true,
@@ -139,6 +141,7 @@ impl Bench {
         let mut sim = CycleSim::new(CnpGenerator::default(), |b| &mut b.clock);
         sim.record();
         sim.uut.cfg.drive(&params);
+        sim.uut.cnp_dscp.next = bits(CNP_DSCP.into());
         sim.uut.reset.next = true;
         sim.tick();
         sim.uut.reset.next = false;

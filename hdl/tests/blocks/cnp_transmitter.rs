@@ -19,14 +19,14 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// A random address entry and the CNP it asks for (`id`: the IPv4
 /// identification it must carry).
-fn request(r: &mut ChaCha8Rng, ipv6: bool, id: u16) -> (QpAddress, Vec<u8>) {
+fn request(r: &mut ChaCha8Rng, ipv6: bool, id: u16, cnp_dscp: u8) -> (QpAddress, Vec<u8>) {
     let (src, dst): (u128, u128) = if ipv6 {
         (r.gen(), r.gen())
     } else {
         (r.gen::<u32>().into(), r.gen::<u32>().into())
     };
     let (mac_dst, mac_src) = (r.gen::<u64>() >> 16, r.gen::<u64>() >> 16);
-    let (dest_qp, dscp, port) = (r.gen_range(0..1 << 24), r.gen_range(0..64), r.gen());
+    let (dest_qp, dscp, port) = (r.gen_range(0..1 << 24), r.gen_range(0..64u64), r.gen());
     let words = |v: u128| bits_from_words(&[v as u64, (v >> 64) as u64]);
     let address = QpAddress {
         pd: bits(r.gen::<u32>().into()),
@@ -37,7 +37,7 @@ fn request(r: &mut ChaCha8Rng, ipv6: bool, id: u16) -> (QpAddress, Vec<u8>) {
         ipv6,
         ip_src: words(src),
         ip_dst: words(dst),
-        dscp: bits(u64::from(dscp)),
+        dscp: bits(dscp),
         ecn: bits(r.gen_range(0..4)),
         udp_src_port: bits(u64::from(port)),
     };
@@ -49,7 +49,7 @@ fn request(r: &mut ChaCha8Rng, ipv6: bool, id: u16) -> (QpAddress, Vec<u8>) {
         IpHeader::V6(Ipv6Header {
             src: Ipv6Addr::from(src),
             dst: Ipv6Addr::from(dst),
-            dscp,
+            dscp: cnp_dscp,
             ecn: ecn::NOT_ECT,
             flow_label: 0,
             hop_limit: 64,
@@ -58,7 +58,7 @@ fn request(r: &mut ChaCha8Rng, ipv6: bool, id: u16) -> (QpAddress, Vec<u8>) {
         IpHeader::V4(Ipv4Header {
             src: Ipv4Addr::from(src as u32),
             dst: Ipv4Addr::from(dst as u32),
-            dscp,
+            dscp: cnp_dscp,
             ecn: ecn::NOT_ECT,
             identification: id,
             dont_fragment: true,
@@ -89,6 +89,9 @@ fn cnps_are_the_annex_frames_under_random_stalls() {
     sim.uut.reset.next = true;
     sim.tick();
     sim.uut.reset.next = false;
+    // The CNPs' DSCP is the NIC's, whatever the QP's data frames carry.
+    let cnp_dscp = 48;
+    sim.uut.cnp_dscp.next = bits(cnp_dscp.into());
     let mut id = 0u16;
     let requests: Vec<_> = (0..40)
         .map(|i| {
@@ -96,7 +99,7 @@ fn cnps_are_the_annex_frames_under_random_stalls() {
             if !ipv6 {
                 id += 1;
             }
-            request(&mut r, ipv6, id)
+            request(&mut r, ipv6, id, cnp_dscp)
         })
         .collect();
     let (mut next, mut beats, mut held): (usize, Vec<Beat>, Option<Beat>) = (0, vec![], None);

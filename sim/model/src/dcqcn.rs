@@ -47,8 +47,8 @@ pub struct DcqcnConfig {
     pub enabled: bool,
     /// The NIC's sending QPs react to the CNPs they receive (rate cuts,
     /// recovery, pacing). Off: the NIC sends CNPs as a notification point
-    /// but only counts the ones it receives, as the RTL core does until
-    /// its reaction point is joined (the shadow model of an RTL core runs
+    /// and only counts the ones it receives: the RTL core, whose halves
+    /// drop CNPs until its reaction point is joined (its shadow model runs
     /// so).
     pub reaction_point: bool,
     /// Alpha gain (`dce_tcp_g`).

@@ -37,6 +37,11 @@ pub struct NicConfig {
     /// mark them.
     pub ecn: bool,
     pub dscp: u8,
+    /// DSCP of the CNPs the NIC sends (NVIDIA's `cnp_dscp`). Their PFC
+    /// priority is `cnp_dscp / 8` (48: priority 6, NVIDIA's
+    /// `cnp_802p_prio`), so a pause of the data's priority does not hold
+    /// the notifications that would relieve it.
+    pub cnp_dscp: u8,
     /// AckReq on the last packet of a message and every Nth packet of long
     /// ones (0: only on the last).
     pub ack_req_interval: u32,
@@ -69,6 +74,7 @@ impl NicConfig {
             line_rate_bps: 100e9,
             ecn: true,
             dscp: 26,
+            cnp_dscp: 48,
             ack_req_interval: 64,
             max_outstanding_psns: 2048,
             dcqcn: DcqcnConfig::default(),
@@ -1199,9 +1205,14 @@ impl Nic {
         });
     }
 
-    /// The PFC priority of every frame the NIC sends.
+    /// The PFC priority of the NIC's frames but its CNPs.
     fn priority(&self) -> u8 {
         (self.config.dscp & 0x3F) >> 3
+    }
+
+    /// The PFC priority of its CNPs.
+    fn cnp_priority(&self) -> u8 {
+        (self.config.cnp_dscp & 0x3F) >> 3
     }
 
     fn pause_advance(&mut self, now: Time) {
@@ -1276,12 +1287,13 @@ impl rocenic_fabric::Endpoint for Nic {
     fn transmit(&mut self, now: Time) -> Option<Vec<u8>> {
         self.now = self.now.max(now);
         self.pause_advance(now);
+        if let Some(&(qpn, _)) = self.cnps.front() {
+            if !self.pause.paused(now, self.cnp_priority()) {
+                return self.transmit_from(now, TxClass::Cnp, qpn);
+            }
+        }
         if self.pause.paused(now, self.priority()) {
             return None;
-        }
-        if let Some((qpn, _)) = self.cnps.front() {
-            let qpn = *qpn;
-            return self.transmit_from(now, TxClass::Cnp, qpn);
         }
         for qpn in self.rr_order(self.rr_resp) {
             if let Some(frame) = self.transmit_from(now, TxClass::Response, qpn) {
@@ -1309,6 +1321,12 @@ impl rocenic_fabric::Endpoint for Nic {
             self.pause
                 .next_change(self.priority(), self.config.pfc_watchdog_ns),
         );
+        if !self.cnps.is_empty() {
+            consider(
+                self.pause
+                    .next_change(self.cnp_priority(), self.config.pfc_watchdog_ns),
+            );
+        }
         for qp in self.qps.values() {
             if qp.state != QpState::Rts {
                 continue;

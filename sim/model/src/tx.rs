@@ -30,7 +30,11 @@ pub(crate) fn frame(
     } else {
         ecn::NOT_ECT
     };
-    let dscp = env.config.dscp & 0x3F;
+    let dscp = if class == TxClass::Cnp {
+        env.config.cnp_dscp
+    } else {
+        env.config.dscp
+    } & 0x3F;
     let ip = match (path.local_ip, path.remote.ip) {
         (IpAddr::V4(src), IpAddr::V4(dst)) => {
             let id = &mut env.ip_id[class.ip_id_counter()];

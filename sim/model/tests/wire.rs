@@ -355,6 +355,73 @@ fn ce_marks_produce_cnps_that_slow_the_sender() {
     assert!(elapsed[1] > 2 * elapsed[0], "{elapsed:?}");
 }
 
+/// The DSCP of a decoded frame.
+fn dscp(f: &RoceFrame) -> u8 {
+    match f.ip {
+        IpHeader::V4(h) => h.dscp,
+        IpHeader::V6(h) => h.dscp,
+    }
+}
+
+/// CNPs go on a priority of their own (DSCP 48: priority 6, NVIDIA's
+/// default): a PFC pause of the data's priority (DSCP 26: 3) at the
+/// notifying NIC holds its ACKs but not its CNPs, and a pause of priority
+/// 6 holds the CNPs but not the ACKs.
+#[test]
+fn cnps_have_a_priority_of_their_own() {
+    use rocenic_fabric::Endpoint;
+    use rocenic_wire::pfc::PfcFrame;
+    for paused in [3usize, 6] {
+        let mut pair = Pair::new(7);
+        pair.faults.ce_mark = 1.0;
+        let (a, b) = connect(
+            &mut pair,
+            &ConnOpts {
+                mtu: 4096,
+                ..ConnOpts::default()
+            },
+        );
+        let log = record(&mut pair, |_, _| false);
+        let len = 4u64 << 20;
+        let src = buffer(&mut pair.nics[0], a.pd, len, Access::ALL);
+        let dst = buffer(&mut pair.nics[1], b.pd, len, Access::ALL);
+        pair.nics[0]
+            .post_send(
+                a.qpn,
+                send_wr(1, dst.write_op(), vec![src.sge(0, len as u32)]),
+            )
+            .unwrap();
+        pair.run(20_000);
+        let mut quanta = [0u16; 8];
+        quanta[paused] = 0xFFFF;
+        let pause = PfcFrame {
+            src_mac: mac(0),
+            enable: 1 << paused,
+            quanta,
+        };
+        // 65,535 quanta of 512 bits at 100 Gb/s: 335 us.
+        let now = pair.now;
+        pair.nics[1].receive(now, pause.encode());
+        let before = log.borrow().len();
+        pair.run(200_000);
+        let from_b: Vec<RoceFrame> = log.borrow()[before..]
+            .iter()
+            .filter(|(from, _)| *from == 1)
+            .map(|(_, f)| f.clone())
+            .collect();
+        let cnps = from_b.iter().filter(|f| f.bth.opcode == op::CNP).count();
+        let acks = from_b.len() - cnps;
+        assert!(from_b
+            .iter()
+            .all(|f| dscp(f) == if f.bth.opcode == op::CNP { 48 } else { 26 }));
+        if paused == 3 {
+            assert!(cnps > 10 && acks == 0, "{cnps} CNPs, {acks} ACKs");
+        } else {
+            assert!(cnps == 0 && acks > 0, "{cnps} CNPs, {acks} ACKs");
+        }
+    }
+}
+
 #[test]
 fn ipv6_path_and_headers() {
     use std::net::{IpAddr, Ipv6Addr};

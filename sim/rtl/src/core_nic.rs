@@ -76,6 +76,7 @@ struct Ports<B: Block> {
     now: Input<B>,
     np_enabled: Input<B>,
     np_interval: Input<B>,
+    cnp_dscp: Input<B>,
     cnp_fire: Output<B>,
     cnp_qpn: Output<B>,
     ce_events: Output<B>,
@@ -119,6 +120,7 @@ impl<B: Block> Ports<B> {
             now: B::input("now")?,
             np_enabled: B::input("np_enabled")?,
             np_interval: B::input("np_interval")?,
+            cnp_dscp: B::input("cnp_dscp")?,
             cnp_fire: B::output("cnp_fire")?,
             cnp_qpn: B::output("cnp_qpn")?,
             ce_events: B::output("ce_events")?,
@@ -190,7 +192,8 @@ impl<B: Block> RtlCoreNic<B> {
         config.max_sge = 1;
         config.max_qp_rd_atom = 16;
         // The core notifies (CNPs for CE-marked frames) but has no
-        // reaction point yet: the CNPs it receives are only counted.
+        // reaction point yet: its halves drop the CNPs it receives, which
+        // its shadow only counts.
         config.dcqcn.reaction_point = false;
         RtlCoreNic {
             book: Bookkeeping::new(Nic::new(config)),
@@ -305,6 +308,7 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
         sim.set_bit(p.np_enabled, config.dcqcn.enabled);
         let interval = config.dcqcn.cnp_interval_ns.div_ceil(NS_PER_CYCLE);
         sim.set_u64(p.np_interval, interval.min(u64::from(u32::MAX)));
+        sim.set_u64(p.cnp_dscp, u64::from(config.cnp_dscp & 0x3F));
         for qpn in shadow.qpns() {
             let Some(view) = shadow.qp_context(qpn) else {
                 continue;
