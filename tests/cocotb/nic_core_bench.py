@@ -6,6 +6,9 @@ writes) and a peer that the bench plays frame by frame (rc_peer), checked
 against the IBA responder rules (responder_rules) and the memory rules
 (mr_rules), never against the project's Rust model.
 - write_smoke: one RDMA WRITE Only lands in host memory and is ACKed.
+- cnp_notification: CE-marked WRITEs get CNPs (DCQCN's notification
+  point) to the sender's QP, at most one per interval per QP, each equal
+  to the one scapy builds from the RoCEv2 annex's layout.
 - verbs_clean: every request verb (SEND with receive WQEs, WRITE with and
   without immediate, READ, both atomics) on 16 QPs, MTU 256, backpressure
   everywhere: host memory, the receive CQEs and every response frame as
@@ -42,6 +45,7 @@ from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 import mr_rules
 import rc_peer
 import request_frames as rf
+import roce_frames
 import responder_rules as rr
 import roce_rules as rules
 from mr_rules import Access
@@ -134,6 +138,90 @@ async def write_smoke(dut):
     ack = rules.decode(host.sent[0])
     assert ack.accepted and ack.fields["opcode"] == 0x11, ack
     assert (ack.fields["psn"], ack.fields["dest_qp"], ack.fields["aeth_syndrome"]) == (0x1234, 0x77, rr.ACK)
+
+
+# ---- DCQCN's notification point
+
+CNP_INTERVAL = 300  # cycles between two CNPs of a QP, at least
+CNP_DSCP = 46
+
+
+def expected_cnp(dest_qp: int, identification: int) -> bytes:
+    """The CNP the RoCEv2 annex (A17.9.3) describes, as ConnectX sends it,
+    built by scapy: BTH opcode 0x81, P_Key 0xFFFF, BECN, the flow's sender
+    QP, PSN 0, 16 reserved zero bytes and the ICRC; Not-ECT IPv4 with DF,
+    TTL 64, the NIC's CNP DSCP; the QP's UDP source port."""
+    values = {
+        "eth_dst": int.from_bytes(PEER.mac, "big"), "eth_src": int.from_bytes(NIC.mac, "big"),
+        "ip_src": NIC.ip, "ip_dst": PEER.ip, "dscp": CNP_DSCP, "ecn": 0, "ttl": 64, "flow_label": 0,
+        "identification": identification, "dont_fragment": 1, "udp_src_port": NIC.udp_src_port,
+        "udp_checksum": 0, "solicited": 0, "mig_req": 0, "pkey": 0xFFFF, "fecn": 0, "becn": 1,
+        "dest_qp": dest_qp, "ack_req": 0, "psn": 0,
+    }  # fmt: skip
+    return roce_frames.frame_bytes(roce_frames.FrameSpec(0x81, False, b"", values))
+
+
+@cocotb.test()
+async def cnp_notification(dut):
+    """CE-marked WRITEs to QPs 3 and 4 (and ECT(0) ones to QP 5, and none
+    marked before them) every 50 to 150 cycles: each CE-marked QP gets
+    CNPs to its peer's QP at most one per CNP_INTERVAL cycles and again
+    as soon as a marked frame comes after that, QP 5 and the unmarked
+    phase none; every CNP is scapy's, byte for byte."""
+    rng = random.Random(11)
+    setup = Setup(rng)
+    mr = setup.register(0, 1, 0x10000, 4 * PAGE, Access.LOCAL_WRITE | Access.REMOTE_WRITE)
+    host = CoreHost(dut, rng, backpressure=False, memory=setup.memory)
+    setup.allow(host)
+    dut.np_enabled.value = 1
+    dut.np_interval.value = CNP_INTERVAL
+    dut.cnp_dscp.value = CNP_DSCP
+    await host.start()
+    await host.load_mrs(setup.table)
+    psn = {}
+    for qpn in (3, 4, 5):
+        psn[qpn] = 0x1000 * qpn
+        await configure_qp(host, qpn, 1, Access.REMOTE_WRITE, 1024, psn[qpn], qpn + PEER_QPN_OFFSET)
+    marked: dict[int, list[int]] = defaultdict(list)  # QP -> cycles a marked frame was offered
+
+    async def traffic(rounds: int, marks: dict[int, int]) -> None:
+        for _ in range(rounds):
+            for qpn, ecn in marks.items():
+                va = 0x10000 + rng.randrange(0, 3 * PAGE)
+                payload = rng.randbytes(64)
+                host.send(
+                    rf.frame(PEER, NIC, 0x0A, qpn, psn[qpn], rf.reth(va, mr.key, 64), payload, ack_req=True, ecn=ecn)
+                )
+                psn[qpn] += 1
+                if ecn == 3:
+                    marked[qpn].append(host.cycle)
+            for _ in range(rng.randrange(50, 150)):
+                await host.step()
+
+    await traffic(20, {3: 0, 4: 2, 5: 2})
+    unmarked_end = len(host.sent)
+    await traffic(60, {3: 3, 4: 3, 5: 2})
+    await host.run_until_quiet(400, 20_000)
+
+    cnps = [(i, f) for i, f in enumerate(host.sent) if rules.decode(f).fields["opcode"] == 0x81]
+    assert all(i >= unmarked_end for i, _ in cnps), "a CNP before any frame was CE-marked"
+    by_qp: dict[int, list[int]] = defaultdict(list)
+    for n, (i, frame) in enumerate(cnps):
+        dest = rules.decode(frame).fields["dest_qp"]
+        assert frame == expected_cnp(dest, n + 1), f"CNP {n}: {frame.hex()}\nwant {expected_cnp(dest, n + 1).hex()}"
+        by_qp[dest - PEER_QPN_OFFSET].append(host.sent_cycles[i])
+    assert set(by_qp) == {3, 4}, f"CNPs for QPs {sorted(by_qp)}"
+    for qpn, cycles in by_qp.items():
+        gaps = [b - a for a, b in zip(cycles, cycles[1:])]
+        # Two CNPs of one QP: at least the interval apart (less the 2-cycle
+        # turn of the other QP's CNP), and the next marked frame after the
+        # interval earns one (it comes within 150 cycles, plus the pipe).
+        assert min(gaps) >= CNP_INTERVAL - 2, f"QP {qpn}: CNP gaps {gaps}"
+        assert max(gaps) <= CNP_INTERVAL + 150 + 64, f"QP {qpn}: CNP gaps {gaps}"
+        assert len(cycles) >= 10, f"QP {qpn}: {len(cycles)} CNPs"
+        assert cycles[0] - marked[qpn][0] <= 100, f"QP {qpn}: first CNP {cycles[0] - marked[qpn][0]} cycles late"
+    assert int(dut.ce_events.value) == len(marked[3]) + len(marked[4])
+    assert int(dut.cnp_lost.value) == 0
 
 
 # ---- the verbs and hostile-traffic benches

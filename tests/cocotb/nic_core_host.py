@@ -191,6 +191,8 @@ class CoreHost:
         self.rx: deque[bytes] = deque()
         self.rx_beats: deque[tuple[int, int, bool]] = deque()
         self.sent: list[bytes] = []
+        # The cycle (of `step`'s count) each frame of `sent` ended in.
+        self.sent_cycles: list[int] = []
         self._tx_frame = bytearray()
         self.cqes: list[dict] = []
         self.reads: deque[DmaRead] = deque()
@@ -432,6 +434,7 @@ class CoreHost:
         self._tx_frame += int(dut.m_axis_tdata.value).to_bytes(BEAT_BYTES, "little")[:lanes]
         if last:
             self.sent.append(bytes(self._tx_frame))
+            self.sent_cycles.append(self.cycle)
             self._tx_frame = bytearray()
         self.last_activity = self.cycle
 

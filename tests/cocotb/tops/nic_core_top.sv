@@ -15,7 +15,10 @@
 //   dma_* (tagged reads), dmaw_* (posted write bursts): the host DMA ports;
 //   out_*, done_*, status_*, *_fire, counters: the scoreboard taps;
 //   pfc_* / tx_priority / pause_*  priority flow control (an undriven
-//              pfc_honoured of 0 honours no pause).
+//              pfc_honoured of 0 honours no pause);
+//   np_* / cnp_*  DCQCN's notification point (an undriven np_enabled of 0
+//              sends no CNP); its time base `now` is this wrapper's
+//              cycle counter from reset, as a board's shell would give it.
 // Records are packed through packed structs that list their fields last
 // first (rust-hdl packs the first field at bit 0): a field list out of step
 // with the exported Verilog fails the Verilator build with a width error.
@@ -210,8 +213,18 @@ module nic_core_top (
     output wire [7:0]     pfc_paused,
     output wire [7:0]     pfc_tripped,
     output wire           pause_frame,
-    output wire [7:0]     pause_trips
+    output wire [7:0]     pause_trips,
+    input  wire           np_enabled,
+    input  wire [31:0]    np_interval,
+    input  wire [5:0]     cnp_dscp,
+    output wire           cnp_fire,
+    output wire [9:0]     cnp_qpn,
+    output wire [31:0]    ce_events,
+    output wire [15:0]    cnp_lost
 );
+
+    reg [31:0] now = 32'd0;
+    always @(posedge clk) now <= rst ? 32'd0 : now + 32'd1;
 
     typedef struct packed {
         logic [1:0]     in_progress;
@@ -455,7 +468,15 @@ module nic_core_top (
         .pfc_paused(pfc_paused),
         .pfc_tripped(pfc_tripped),
         .pause_frame(pause_frame),
-        .pause_trips(pause_trips)
+        .pause_trips(pause_trips),
+        .now(now),
+        .np$enabled(np_enabled),
+        .np$interval(np_interval),
+        .cnp_dscp(cnp_dscp),
+        .cnp_fire(cnp_fire),
+        .cnp_qpn(cnp_qpn),
+        .ce_events(ce_events),
+        .cnp_lost(cnp_lost)
     );
 
 endmodule
