@@ -36,6 +36,7 @@ use crate::frame::tx::tx_builder::TxBuilder;
 use crate::frame::tx::tx_header::TxHeader;
 use crate::primitives::stream::{AxisSource, DATA_BITS, KEEP_BITS};
 use crate::qp::qp_address_ram::QpAddress;
+use crate::responder::response_transmitter::HOP_LIMIT;
 use rust_hdl::prelude::*;
 
 /// BTH opcode of a CNP.
@@ -43,7 +44,7 @@ pub const OPCODE_CNP: u64 = 0x81;
 /// BTH P_Key of a CNP (the default partition's, as ConnectX sends it).
 pub const CNP_PKEY: u64 = 0xFFFF;
 
-#[derive(LogicBlock, Default)]
+#[derive(LogicBlock)]
 pub struct CnpTransmitter {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
@@ -58,6 +59,33 @@ pub struct CnpTransmitter {
     h_record: DFF<TxHeader>,
     ip_id: DFF<Bits<16>>,
     take: Signal<Local, Bit>,
+    template: Constant<TxHeader>,
+}
+
+impl Default for CnpTransmitter {
+    fn default() -> Self {
+        CnpTransmitter {
+            clock: Default::default(),
+            reset: Default::default(),
+            req_valid: Default::default(),
+            req_ready: Default::default(),
+            req_address: Default::default(),
+            cnp_dscp: Default::default(),
+            frame: Default::default(),
+            builder: Default::default(),
+            h_valid: Default::default(),
+            h_record: Default::default(),
+            ip_id: Default::default(),
+            take: Default::default(),
+            template: Constant::new(TxHeader {
+                ttl: bits(HOP_LIMIT),
+                opcode: bits(OPCODE_CNP),
+                pkey: bits(CNP_PKEY),
+                becn: true,
+                ..TxHeader::default()
+            }),
+        }
+    }
 }
 
 impl Logic for CnpTransmitter {
@@ -79,44 +107,19 @@ impl Logic for CnpTransmitter {
                 self.ip_id.d.next = self.ip_id.q.val() + 1;
             }
         }
+        // The fields a CNP fixes come from the template, the rest from
+        // the QP's address entry.
+        self.h_record.d.next = self.template.val();
         self.h_record.d.next.eth_dst = self.req_address.val().eth_dst;
         self.h_record.d.next.eth_src = self.req_address.val().eth_src;
         self.h_record.d.next.ipv6 = self.req_address.val().ipv6;
         self.h_record.d.next.ip_src = self.req_address.val().ip_src;
         self.h_record.d.next.ip_dst = self.req_address.val().ip_dst;
         self.h_record.d.next.dscp = self.cnp_dscp.val();
-        self.h_record.d.next.ecn = 0.into();
         self.h_record.d.next.ipv4_identification = self.ip_id.q.val() + 1;
         self.h_record.d.next.ipv4_dont_fragment = !self.req_address.val().ipv6;
-        self.h_record.d.next.ttl = 64.into(); // HOP_LIMIT
-        self.h_record.d.next.ipv6_flow_label = 0.into();
         self.h_record.d.next.udp_src_port = self.req_address.val().udp_src_port;
-        self.h_record.d.next.udp_checksum = false;
-        self.h_record.d.next.opcode = 0x81.into(); // OPCODE_CNP
-        self.h_record.d.next.solicited = false;
-        self.h_record.d.next.mig_req = false;
-        self.h_record.d.next.tver = 0.into();
-        self.h_record.d.next.pkey = 0xFFFF.into(); // CNP_PKEY
-        self.h_record.d.next.fecn = false;
-        self.h_record.d.next.becn = true;
         self.h_record.d.next.dest_qp = self.req_address.val().dest_qp;
-        self.h_record.d.next.ack_req = false;
-        self.h_record.d.next.psn = 0.into();
-        self.h_record.d.next.deth_qkey = 0.into();
-        self.h_record.d.next.deth_src_qp = 0.into();
-        self.h_record.d.next.reth_va = 0.into();
-        self.h_record.d.next.reth_rkey = 0.into();
-        self.h_record.d.next.reth_dma_len = 0.into();
-        self.h_record.d.next.atomic_va = 0.into();
-        self.h_record.d.next.atomic_rkey = 0.into();
-        self.h_record.d.next.atomic_swap_add = 0.into();
-        self.h_record.d.next.atomic_compare = 0.into();
-        self.h_record.d.next.aeth_syndrome = 0.into();
-        self.h_record.d.next.aeth_msn = 0.into();
-        self.h_record.d.next.atomic_ack_orig = 0.into();
-        self.h_record.d.next.imm = 0.into();
-        self.h_record.d.next.ieth_rkey = 0.into();
-        self.h_record.d.next.payload_len = 0.into();
         if !self.take.val() {
             self.h_record.d.next = self.h_record.q.val();
         }

@@ -4,7 +4,7 @@
 //! (responder events before the requester's of the same cycle) by the
 //! model's integer notification point (`dcqcn_integer::notify`), and each
 //! CNP of a QP with a path framed as the RoCEv2 annex and ConnectX send it
-//! (`rocenic_wire::RoceFrame` encodes the expected bytes: BTH opcode 0x81,
+//! (`tx_common::CnpPeer::cnp`, encoded by `rocenic_wire`: BTH opcode 0x81,
 //! P_Key 0xFFFF, BECN, the peer's QPN, PSN 0, 16 zero bytes, ICRC; IPv4
 //! identification counting CNPs). Random bursts of up to three events a
 //! cycle on a few hot QPs, IPv4 and IPv6 peers, a QP without a path, the
@@ -12,120 +12,23 @@
 //! under Verilator, the lint, and one Yosys synthesis.
 
 use crate::common::assert_lint_clean;
-use crate::tx_common::{frames_of, take_beat, Beat};
+use crate::tx_common::{frames_of, take_beat, Beat, CnpPeer};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::congestion::cnp_generator::CnpGenerator;
-use rocenic_hdl::primitives::wide::bits_from_words;
-use rocenic_hdl::qp::qp_address_ram::QpAddress;
 use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rocenic_model::dcqcn_integer::{notify, NpEvent, NpParams, NpRecord};
-use rocenic_wire::{
-    ecn, op, udp_src_port, Bth, EthHeader, ExtHeaders, IpHeader, Ipv4Header, Ipv6Header, RoceFrame,
-};
 use rust_hdl::prelude::*;
 use std::collections::HashMap;
-use std::net::{Ipv4Addr, Ipv6Addr};
 
-const LOCAL_MAC: u64 = 0x0211_2233_4455;
 /// The CNPs' DSCP (the QPs' own differ).
 const CNP_DSCP: u8 = 46;
-
-/// One QP's peer, as the address entry and the expected frame hold it.
-#[derive(Clone, Copy)]
-struct Peer {
-    dest_qp: u32,
-    mac: u64,
-    ipv6: bool,
-    src: u128,
-    dst: u128,
-    dscp: u8,
-}
-
-impl Peer {
-    fn random(r: &mut ChaCha8Rng, ipv6: bool) -> Peer {
-        let (src, dst) = if ipv6 {
-            (r.gen(), r.gen())
-        } else {
-            (u128::from(r.gen::<u32>()), u128::from(r.gen::<u32>()))
-        };
-        Peer {
-            dest_qp: r.gen_range(1..1 << 24),
-            mac: r.gen::<u64>() & 0xFEFF_FFFF_FFFF,
-            ipv6,
-            src,
-            dst,
-            dscp: r.gen_range(0..64),
-        }
-    }
-
-    fn address(&self, qpn: u32) -> QpAddress {
-        let words = |v: u128| bits_from_words(&[v as u64, (v >> 64) as u64]);
-        QpAddress {
-            pd: bits(7),
-            dest_qp: bits(self.dest_qp.into()),
-            pkey: bits(0x8001),
-            eth_dst: bits(self.mac),
-            eth_src: bits(LOCAL_MAC),
-            ipv6: self.ipv6,
-            ip_src: words(self.src),
-            ip_dst: words(self.dst),
-            dscp: bits(self.dscp.into()),
-            // The data frames' codepoint: a CNP goes out Not-ECT anyway.
-            ecn: bits(ecn::ECT0.into()),
-            udp_src_port: bits(udp_src_port(qpn, self.dest_qp).into()),
-        }
-    }
-
-    /// The CNP to this peer, `id` its IPv4 identification.
-    fn cnp(&self, qpn: u32, id: u16) -> Vec<u8> {
-        let mac = |m: u64| {
-            let b = m.to_be_bytes();
-            [b[2], b[3], b[4], b[5], b[6], b[7]]
-        };
-        let ip = if self.ipv6 {
-            IpHeader::V6(Ipv6Header {
-                src: Ipv6Addr::from(self.src),
-                dst: Ipv6Addr::from(self.dst),
-                dscp: CNP_DSCP,
-                ecn: ecn::NOT_ECT,
-                flow_label: 0,
-                hop_limit: 64,
-            })
-        } else {
-            IpHeader::V4(Ipv4Header {
-                src: Ipv4Addr::from(self.src as u32),
-                dst: Ipv4Addr::from(self.dst as u32),
-                dscp: CNP_DSCP,
-                ecn: ecn::NOT_ECT,
-                identification: id,
-                dont_fragment: true,
-                ttl: 64,
-            })
-        };
-        let mut bth = Bth::new(op::CNP, self.dest_qp, 0);
-        bth.becn = true;
-        let f = RoceFrame {
-            eth: EthHeader {
-                dst: mac(self.mac),
-                src: mac(LOCAL_MAC),
-            },
-            ip,
-            udp_src_port: udp_src_port(qpn, self.dest_qp),
-            udp_checksum: false,
-            bth,
-            ext: ExtHeaders::default(),
-            payload: Vec::new(),
-        };
-        f.encode().expect("a CNP encodes")
-    }
-}
 
 struct Bench {
     sim: CycleSim<CnpGenerator>,
     params: NpParams,
     rng: ChaCha8Rng,
-    peers: HashMap<u32, Peer>,
+    peers: HashMap<u32, CnpPeer>,
     records: HashMap<u32, NpRecord>,
     ip_id: u16,
     /// Expected CNPs: (QP, frame), in order.
@@ -162,7 +65,7 @@ impl Bench {
 
     /// One cycle: `rsp` (up to two) and `req` events reported, an address
     /// written; the reference decides them in the generator's order.
-    fn cycle(&mut self, rsp: &[u32], req: Option<u32>, write: Option<(u32, Peer)>) {
+    fn cycle(&mut self, rsp: &[u32], req: Option<u32>, write: Option<(u32, CnpPeer)>) {
         let now = self.sim.cycles() as u32;
         let ready = self.rng.gen_bool(0.7);
         let u = &mut self.sim.uut;
@@ -176,7 +79,7 @@ impl Bench {
         u.addr_write.next = write.is_some();
         if let Some((qpn, peer)) = write {
             u.addr_qpn.next = bits(qpn.into());
-            u.addr_data.next = peer.address(qpn);
+            u.addr_data.next = peer.address();
         }
         u.frame.tready.next = ready;
         self.sim.settle();
@@ -202,7 +105,7 @@ impl Bench {
                 if !peer.ipv6 {
                     self.ip_id = self.ip_id.wrapping_add(1);
                 }
-                self.expected.push((qpn, peer.cnp(qpn, self.ip_id)));
+                self.expected.push((qpn, peer.cnp(CNP_DSCP, self.ip_id)));
             }
         }
     }
@@ -236,7 +139,7 @@ fn cnps_follow_the_integer_notification_point_in_stamp_order() {
     let mut b = Bench::new(5, params);
     // QPs 1..=5 get peers (IPv4 and IPv6), QP 6 never does.
     for qpn in 1..=5u32 {
-        let peer = Peer::random(&mut b.rng, qpn % 2 == 0);
+        let peer = CnpPeer::random(&mut b.rng, qpn % 2 == 0);
         b.cycle(&[], None, Some((qpn, peer)));
     }
     for round in 0..6 {
@@ -254,7 +157,7 @@ fn cnps_follow_the_integer_notification_point_in_stamp_order() {
         }
         // A QP brought up again starts with no CNP sent.
         b.drain();
-        let peer = Peer::random(&mut b.rng, round % 2 == 1);
+        let peer = CnpPeer::random(&mut b.rng, round % 2 == 1);
         b.cycle(&[], None, Some((1 + round % 5, peer)));
     }
     b.drain();
@@ -277,7 +180,7 @@ fn a_disabled_point_sends_nothing() {
         interval: 0,
     };
     let mut b = Bench::new(6, params);
-    let peer = Peer::random(&mut b.rng, false);
+    let peer = CnpPeer::random(&mut b.rng, false);
     b.cycle(&[], None, Some((3, peer)));
     for _ in 0..100 {
         b.cycle(&[3, 3], Some(3), None);

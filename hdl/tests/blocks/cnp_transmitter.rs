@@ -5,82 +5,13 @@
 //! 0xFFFF, PSN 0, Not-ECT. Then the lint and one Yosys synthesis.
 
 use crate::common::assert_lint_clean;
-use crate::tx_common::{frames_of, take_beat, Beat};
+use crate::tx_common::{frames_of, take_beat, Beat, CnpPeer};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_hdl::congestion::cnp_transmitter::CnpTransmitter;
-use rocenic_hdl::primitives::wide::bits_from_words;
-use rocenic_hdl::qp::qp_address_ram::QpAddress;
 use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
-use rocenic_wire::{ecn, op, Bth, EthHeader, ExtHeaders, IpHeader, Ipv4Header, Ipv6Header};
-use rocenic_wire::{DecodeOptions, RoceFrame};
+use rocenic_wire::{ecn, DecodeOptions, RoceFrame};
 use rust_hdl::prelude::*;
-use std::net::{Ipv4Addr, Ipv6Addr};
-
-/// A random address entry and the CNP it asks for (`id`: the IPv4
-/// identification it must carry).
-fn request(r: &mut ChaCha8Rng, ipv6: bool, id: u16, cnp_dscp: u8) -> (QpAddress, Vec<u8>) {
-    let (src, dst): (u128, u128) = if ipv6 {
-        (r.gen(), r.gen())
-    } else {
-        (r.gen::<u32>().into(), r.gen::<u32>().into())
-    };
-    let (mac_dst, mac_src) = (r.gen::<u64>() >> 16, r.gen::<u64>() >> 16);
-    let (dest_qp, dscp, port) = (r.gen_range(0..1 << 24), r.gen_range(0..64u64), r.gen());
-    let words = |v: u128| bits_from_words(&[v as u64, (v >> 64) as u64]);
-    let address = QpAddress {
-        pd: bits(r.gen::<u32>().into()),
-        dest_qp: bits(u64::from(dest_qp)),
-        pkey: bits(r.gen::<u16>().into()),
-        eth_dst: bits(mac_dst),
-        eth_src: bits(mac_src),
-        ipv6,
-        ip_src: words(src),
-        ip_dst: words(dst),
-        dscp: bits(dscp),
-        ecn: bits(r.gen_range(0..4)),
-        udp_src_port: bits(u64::from(port)),
-    };
-    let mac = |m: u64| {
-        let b = m.to_be_bytes();
-        [b[2], b[3], b[4], b[5], b[6], b[7]]
-    };
-    let ip = if ipv6 {
-        IpHeader::V6(Ipv6Header {
-            src: Ipv6Addr::from(src),
-            dst: Ipv6Addr::from(dst),
-            dscp: cnp_dscp,
-            ecn: ecn::NOT_ECT,
-            flow_label: 0,
-            hop_limit: 64,
-        })
-    } else {
-        IpHeader::V4(Ipv4Header {
-            src: Ipv4Addr::from(src as u32),
-            dst: Ipv4Addr::from(dst as u32),
-            dscp: cnp_dscp,
-            ecn: ecn::NOT_ECT,
-            identification: id,
-            dont_fragment: true,
-            ttl: 64,
-        })
-    };
-    let mut bth = Bth::new(op::CNP, dest_qp, 0);
-    bth.becn = true;
-    let frame = RoceFrame {
-        eth: EthHeader {
-            dst: mac(mac_dst),
-            src: mac(mac_src),
-        },
-        ip,
-        udp_src_port: port,
-        udp_checksum: false,
-        bth,
-        ext: ExtHeaders::default(),
-        payload: Vec::new(),
-    };
-    (address, frame.encode().expect("a CNP encodes"))
-}
 
 #[test]
 fn cnps_are_the_annex_frames_under_random_stalls() {
@@ -99,7 +30,8 @@ fn cnps_are_the_annex_frames_under_random_stalls() {
             if !ipv6 {
                 id += 1;
             }
-            request(&mut r, ipv6, id, cnp_dscp)
+            let peer = CnpPeer::random(&mut r, ipv6);
+            (peer.address(), peer.cnp(cnp_dscp, id))
         })
         .collect();
     let (mut next, mut beats, mut held): (usize, Vec<Beat>, Option<Beat>) = (0, vec![], None);

@@ -357,3 +357,102 @@ pub fn opcode_sweep(r: &mut ChaCha8Rng, sizes: &[usize], ipv6: &[bool]) -> Vec<R
     }
     frames
 }
+
+/// A QP's peer as its address entry holds it, and the CNP to it: what the
+/// RoCEv2 annex (A17.9.3) lays out and ConnectX sends, encoded by
+/// `rocenic_wire` (BTH opcode 0x81, P_Key 0xFFFF, BECN, the peer's QPN,
+/// PSN 0, 16 zero bytes, ICRC; Not-ECT, TTL 64, DF on IPv4).
+#[derive(Clone, Copy, Debug)]
+pub struct CnpPeer {
+    pub eth_dst: u64,
+    pub eth_src: u64,
+    pub ipv6: bool,
+    pub ip_src: u128,
+    pub ip_dst: u128,
+    pub dest_qp: u32,
+    pub udp_src_port: u16,
+    /// The QP's data frames' DSCP (a CNP carries the NIC's CNP DSCP).
+    pub dscp: u8,
+}
+
+impl CnpPeer {
+    pub fn random(r: &mut ChaCha8Rng, ipv6: bool) -> CnpPeer {
+        let (ip_src, ip_dst) = if ipv6 {
+            (r.gen(), r.gen())
+        } else {
+            (u128::from(r.gen::<u32>()), u128::from(r.gen::<u32>()))
+        };
+        CnpPeer {
+            eth_dst: r.gen::<u64>() & 0xFEFF_FFFF_FFFF,
+            eth_src: r.gen::<u64>() & 0xFEFF_FFFF_FFFF,
+            ipv6,
+            ip_src,
+            ip_dst,
+            dest_qp: r.gen_range(0..1 << 24),
+            udp_src_port: r.gen(),
+            dscp: r.gen_range(0..64),
+        }
+    }
+
+    /// The QP's address entry; its P_Key, ECN codepoint and DSCP are
+    /// ones a CNP must not carry.
+    pub fn address(&self) -> rocenic_hdl::qp::qp_address_ram::QpAddress {
+        let words = |v: u128| bits_from_words(&[v as u64, (v >> 64) as u64]);
+        rocenic_hdl::qp::qp_address_ram::QpAddress {
+            pd: bits(7),
+            dest_qp: bits(self.dest_qp.into()),
+            pkey: bits(0x8001),
+            eth_dst: bits(self.eth_dst),
+            eth_src: bits(self.eth_src),
+            ipv6: self.ipv6,
+            ip_src: words(self.ip_src),
+            ip_dst: words(self.ip_dst),
+            dscp: bits(self.dscp.into()),
+            ecn: bits(ecn::ECT0.into()),
+            udp_src_port: bits(self.udp_src_port.into()),
+        }
+    }
+
+    /// The CNP to this peer with DSCP `dscp` and IPv4 identification `id`.
+    pub fn cnp(&self, dscp: u8, id: u16) -> Vec<u8> {
+        let mac = |m: u64| {
+            let b = m.to_be_bytes();
+            [b[2], b[3], b[4], b[5], b[6], b[7]]
+        };
+        let ip = if self.ipv6 {
+            IpHeader::V6(Ipv6Header {
+                src: Ipv6Addr::from(self.ip_src),
+                dst: Ipv6Addr::from(self.ip_dst),
+                dscp,
+                ecn: ecn::NOT_ECT,
+                flow_label: 0,
+                hop_limit: 64,
+            })
+        } else {
+            IpHeader::V4(Ipv4Header {
+                src: Ipv4Addr::from(self.ip_src as u32),
+                dst: Ipv4Addr::from(self.ip_dst as u32),
+                dscp,
+                ecn: ecn::NOT_ECT,
+                identification: id,
+                dont_fragment: true,
+                ttl: 64,
+            })
+        };
+        let mut bth = Bth::new(op::CNP, self.dest_qp, 0);
+        bth.becn = true;
+        let f = RoceFrame {
+            eth: EthHeader {
+                dst: mac(self.eth_dst),
+                src: mac(self.eth_src),
+            },
+            ip,
+            udp_src_port: self.udp_src_port,
+            udp_checksum: false,
+            bth,
+            ext: ExtHeaders::default(),
+            payload: Vec::new(),
+        };
+        f.encode().expect("a CNP encodes")
+    }
+}

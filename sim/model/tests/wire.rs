@@ -296,27 +296,36 @@ fn lost_last_packet_is_resent_after_the_ack_timeout() {
     assert_eq!(pair.nics[1].poll_cq(b.rcq, 4).len(), 1);
 }
 
+/// A pair whose link CE-marks each ECN-capable frame with probability
+/// `mark`, A writing `len` bytes to B on one QP at MTU 4096; every frame
+/// recorded.
+fn marked_write(seed: u64, mark: f64, len: u64) -> (Pair, Side, Log) {
+    let mut pair = Pair::new(seed);
+    pair.faults.ce_mark = mark;
+    let (a, b) = connect(
+        &mut pair,
+        &ConnOpts {
+            mtu: 4096,
+            ..ConnOpts::default()
+        },
+    );
+    let log = record(&mut pair, |_, _| false);
+    let src = buffer(&mut pair.nics[0], a.pd, len, Access::ALL);
+    let dst = buffer(&mut pair.nics[1], b.pd, len, Access::ALL);
+    pair.nics[0]
+        .post_send(
+            a.qpn,
+            send_wr(1, dst.write_op(), vec![src.sge(0, len as u32)]),
+        )
+        .unwrap();
+    (pair, a, log)
+}
+
 #[test]
 fn ce_marks_produce_cnps_that_slow_the_sender() {
     let mut elapsed = Vec::new();
     for mark in [0.0, 1.0] {
-        let mut pair = Pair::new(6);
-        pair.faults.ce_mark = mark;
-        let (a, b) = connect(
-            &mut pair,
-            &ConnOpts {
-                mtu: 4096,
-                ..ConnOpts::default()
-            },
-        );
-        let log = record(&mut pair, |_, _| false);
-        let len = 8u64 << 20;
-        let src = buffer(&mut pair.nics[0], a.pd, len, Access::ALL);
-        let dst = buffer(&mut pair.nics[1], b.pd, len, Access::ALL);
-        let wr = dst.write_op();
-        pair.nics[0]
-            .post_send(a.qpn, send_wr(1, wr, vec![src.sge(0, len as u32)]))
-            .unwrap();
+        let (mut pair, a, log) = marked_write(6, mark, 8 << 20);
         let start = pair.now;
         assert!(pair.run_until(1_000_000_000, |p| !p.nics[0].poll_cq(a.scq, 1).is_empty()));
         elapsed.push(pair.now - start);
@@ -372,25 +381,7 @@ fn cnps_have_a_priority_of_their_own() {
     use rocenic_fabric::Endpoint;
     use rocenic_wire::pfc::PfcFrame;
     for paused in [3usize, 6] {
-        let mut pair = Pair::new(7);
-        pair.faults.ce_mark = 1.0;
-        let (a, b) = connect(
-            &mut pair,
-            &ConnOpts {
-                mtu: 4096,
-                ..ConnOpts::default()
-            },
-        );
-        let log = record(&mut pair, |_, _| false);
-        let len = 4u64 << 20;
-        let src = buffer(&mut pair.nics[0], a.pd, len, Access::ALL);
-        let dst = buffer(&mut pair.nics[1], b.pd, len, Access::ALL);
-        pair.nics[0]
-            .post_send(
-                a.qpn,
-                send_wr(1, dst.write_op(), vec![src.sge(0, len as u32)]),
-            )
-            .unwrap();
+        let (mut pair, _, log) = marked_write(7, 1.0, 4 << 20);
         pair.run(20_000);
         let mut quanta = [0u16; 8];
         quanta[paused] = 0xFFFF;

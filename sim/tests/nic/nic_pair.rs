@@ -678,6 +678,33 @@ fn post_pfc_writes(p: &mut Pair) {
     post_transfers(p, false);
 }
 
+/// Runs the transfers [`post_transfers`] posted to their end: each
+/// completes once, in order, successfully; the fabric dropped nothing;
+/// A's and B's regions hold the same bytes.
+fn transfers_complete_unharmed(p: &mut Pair) {
+    let (a_cqes, _) = run_until_done(p, PFC_WRITES, 20_000_000);
+    let statuses: Vec<_> = a_cqes.iter().map(|c| (c.wr_id, c.status)).collect();
+    assert_eq!(
+        statuses,
+        (0..PFC_WRITES as u64)
+            .map(|i| (i, WcStatus::Success))
+            .collect::<Vec<_>>()
+    );
+    let dropped = p.fabric.stats().dropped.clone();
+    assert_eq!(dropped.total(), 0, "{dropped:?}");
+    let len = PFC_WRITES * PFC_WRITE as usize;
+    let (mut a_mem, mut b_mem) = (vec![0u8; len], vec![0u8; len]);
+    rtl(&mut p.fabric, A)
+        .memory()
+        .read_va(p.va_a, &mut a_mem)
+        .unwrap();
+    rtl(&mut p.fabric, B)
+        .memory()
+        .read_va(p.va_b, &mut b_mem)
+        .unwrap();
+    assert!(a_mem == b_mem, "the transferred bytes");
+}
+
 /// [`PFC_WRITES`] WRITEs (or READs) of [`PFC_WRITE`] bytes each, A's
 /// region to B's (or back).
 fn post_transfers(p: &mut Pair, read: bool) {
@@ -713,16 +740,8 @@ fn post_transfers(p: &mut Pair, read: bool) {
 fn pfc_pauses_the_sender_and_nothing_is_lost() {
     let mut p = pfc_pair(|_| {});
     post_pfc_writes(&mut p);
-    let (a_cqes, _) = run_until_done(&mut p, PFC_WRITES, 20_000_000);
-    let statuses: Vec<_> = a_cqes.iter().map(|c| (c.wr_id, c.status)).collect();
-    assert_eq!(
-        statuses,
-        (0..PFC_WRITES as u64)
-            .map(|i| (i, WcStatus::Success))
-            .collect::<Vec<_>>()
-    );
+    transfers_complete_unharmed(&mut p);
     let stats = p.fabric.stats().clone();
-    assert_eq!(stats.dropped.total(), 0, "{:?}", stats.dropped);
     assert!(stats.pfc_pauses > 0, "the switch never paused A");
     let a = rtl(&mut p.fabric, A);
     assert_eq!(a.shadow().counters().retransmitted_frames, 0);
@@ -732,14 +751,6 @@ fn pfc_pauses_the_sender_and_nothing_is_lost() {
         "A's core took {taken} of {} pauses",
         stats.pfc_pauses
     );
-    let len = PFC_WRITES * PFC_WRITE as usize;
-    let (mut sent, mut got) = (vec![0u8; len], vec![0u8; len]);
-    a.memory().read_va(p.va_a, &mut sent).unwrap();
-    rtl(&mut p.fabric, B)
-        .memory()
-        .read_va(p.va_b, &mut got)
-        .unwrap();
-    assert!(sent == got, "B's memory");
     println!(
         "PFC: {} pauses from the switch, {taken} taken by A's core",
         stats.pfc_pauses
@@ -806,17 +817,9 @@ fn ce_marked_frames_get_cnps_as_the_model_sends_them() {
         let mut p = ecn_pair(read);
         post_transfers(&mut p, read);
         let start = p.fabric.now();
-        let (a_cqes, _) = run_until_done(&mut p, PFC_WRITES, 20_000_000);
+        transfers_complete_unharmed(&mut p);
         let elapsed = p.fabric.now() - start;
-        let statuses: Vec<_> = a_cqes.iter().map(|c| (c.wr_id, c.status)).collect();
-        assert_eq!(
-            statuses,
-            (0..PFC_WRITES as u64)
-                .map(|i| (i, WcStatus::Success))
-                .collect::<Vec<_>>()
-        );
         let stats = p.fabric.stats().clone();
-        assert_eq!(stats.dropped.total(), 0, "{:?}", stats.dropped);
         assert!(stats.ecn_marked > 100, "{} frames marked", stats.ecn_marked);
         let (notifier, peer) = if read { (A, B) } else { (B, A) };
         let n = rtl(&mut p.fabric, notifier);
@@ -830,17 +833,6 @@ fn ce_marked_frames_get_cnps_as_the_model_sends_them() {
         );
         let received = rtl(&mut p.fabric, peer).shadow().counters().cnps_received;
         assert_eq!(received, cnps, "CNPs received by the peer");
-        let len = PFC_WRITES * PFC_WRITE as usize;
-        let (mut a_mem, mut b_mem) = (vec![0u8; len], vec![0u8; len]);
-        rtl(&mut p.fabric, A)
-            .memory()
-            .read_va(p.va_a, &mut a_mem)
-            .unwrap();
-        rtl(&mut p.fabric, B)
-            .memory()
-            .read_va(p.va_b, &mut b_mem)
-            .unwrap();
-        assert!(a_mem == b_mem, "the transferred bytes");
         let what = if read {
             "READ responses to A"
         } else {
