@@ -60,6 +60,15 @@ fn probability(s: &str) -> Result<f64, String> {
     }
 }
 
+fn link_gbps(s: &str) -> Result<f64, String> {
+    let gbps: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if (1.0..=400.0).contains(&gbps) {
+        Ok(gbps)
+    } else {
+        Err(format!("{gbps} Gb/s is not a link rate in 1 ..= 400"))
+    }
+}
+
 fn page_size(s: &str) -> Result<u64, String> {
     let size: u64 = s.parse().map_err(|e| format!("{e}"))?;
     if size.is_power_of_two() && (4096..=2 << 20).contains(&size) {
@@ -109,6 +118,14 @@ enum Command {
         /// reacts to them yet).
         #[arg(long)]
         ecn: bool,
+        /// NIC A's link rate (Gb/s); a slower link than the other NIC's
+        /// is the bottleneck, where the switch queues (and with --ecn
+        /// marks) what that NIC sends.
+        #[arg(long, default_value_t = 100.0, value_parser = link_gbps)]
+        a_link_gbps: f64,
+        /// NIC B's link rate (Gb/s).
+        #[arg(long, default_value_t = 100.0, value_parser = link_gbps)]
+        b_link_gbps: f64,
         /// Use IPv6 instead of IPv4.
         #[arg(long)]
         ipv6: bool,
@@ -263,6 +280,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             reorder_delay_ns,
             corrupt,
             ecn,
+            a_link_gbps,
+            b_link_gbps,
             ipv6,
             page_size,
             seed,
@@ -283,6 +302,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     corrupt,
                 },
                 ecn,
+                a_link_bps: a_link_gbps * 1e9,
+                b_link_bps: b_link_gbps * 1e9,
                 seed,
                 ipv6,
                 page_size,
@@ -312,6 +333,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             if let Some(bound) = report.goodput_bound_gbps {
                 println!("  framing bound for back-to-back messages of this size: {bound:.2} Gb/s");
+            }
+            if ecn {
+                let (a, b) = (&report.requester, &report.responder);
+                println!(
+                    "  ECN: {} frames marked by the switch; A received {} CE-marked and sent {} CNPs, B received {} and sent {}",
+                    report.fabric.ecn_marked, a.ecn_ce_received, a.cnps_sent, b.ecn_ce_received, b.cnps_sent
+                );
             }
             for m in &report.mismatches {
                 println!("  mismatch: {m}");

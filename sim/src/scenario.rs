@@ -151,6 +151,11 @@ pub struct ScenarioConfig {
     pub faults: FaultConfig,
     /// Mark data ECT(0), let the switch mark CE and run DCQCN.
     pub ecn: bool,
+    /// The rates of NIC A's and NIC B's links, bits per second. A slower
+    /// link is the bottleneck: the switch queues what the other NIC sends
+    /// towards it, and with `ecn` marks it.
+    pub a_link_bps: f64,
+    pub b_link_bps: f64,
     pub seed: u64,
     pub ipv6: bool,
     /// Host page size backing the buffers (4 KiB ..= 2 MiB).
@@ -172,6 +177,8 @@ impl Default for ScenarioConfig {
             mtu: 4096,
             faults: FaultConfig::default(),
             ecn: false,
+            a_link_bps: 100e9,
+            b_link_bps: 100e9,
             seed: 1,
             ipv6: false,
             page_size: 4096,
@@ -420,6 +427,11 @@ pub fn nic_config(n: u8, config: &ScenarioConfig) -> NicConfig {
     let mut nic_config = NicConfig::new(mac(n), ip(n, config.ipv6));
     nic_config.ecn = config.ecn;
     nic_config.dcqcn.enabled = config.ecn;
+    nic_config.line_rate_bps = if n == 1 {
+        config.a_link_bps
+    } else {
+        config.b_link_bps
+    };
     nic_config
 }
 
@@ -676,15 +688,16 @@ pub fn run_on<N: ScenarioNode>(
         ecn: config.ecn.then(EcnConfig::default),
         ..SwitchConfig::default()
     };
-    let link = LinkConfig {
+    let link = |rate_bps: f64| LinkConfig {
+        rate_bps,
         faults: config.faults.clone(),
         ..LinkConfig::default()
     };
-    let link_rate_bps = link.rate_bps;
-    let mut fabric = Fabric::new(config.seed, switch);
+    let link_rate_bps = config.a_link_bps.min(config.b_link_bps);
+    let mut fabric = Fabric::try_new(config.seed, switch)?;
     let started = std::time::Instant::now();
-    let a_id = fabric.add_node(a_node, link.clone());
-    let b_id = fabric.add_node(b_node, link);
+    let a_id = fabric.try_add_node(a_node, link(config.a_link_bps))?;
+    let b_id = fabric.try_add_node(b_node, link(config.b_link_bps))?;
     let capture = match pcap {
         Some(path) => Some(
             fabric

@@ -109,6 +109,46 @@ fn long_transfers_reach_the_framing_bound() {
     assert_eq!(run(&atomics, None).unwrap().goodput_bound_gbps, None);
 }
 
+/// A slower link is the bottleneck: the framing bound is its, and with
+/// ECN the switch marks what queues towards it and only the NIC behind it
+/// sends CNPs, which the other one receives (WRITEs into a slow B; READs
+/// by a slow A, whose responses queue).
+#[test]
+fn a_slow_link_is_the_bottleneck_and_is_marked() {
+    for (workload, slow_a) in [(Workload::Write, false), (Workload::Read, true)] {
+        let (slow, fast) = (25e9, 100e9);
+        let config = ScenarioConfig {
+            workload,
+            size: 65536,
+            count: 8,
+            qps: 2,
+            ecn: true,
+            a_link_bps: if slow_a { slow } else { fast },
+            b_link_bps: if slow_a { fast } else { slow },
+            ..ScenarioConfig::default()
+        };
+        let report = run(&config, None).unwrap();
+        assert_clean(&config, &report);
+        let bound = report.goodput_bound_gbps.unwrap();
+        assert!((24.0..25.0).contains(&bound), "{workload:?}: bound {bound}");
+        assert!(report.goodput_gbps <= bound);
+        let (notifier, sender) = if slow_a {
+            (&report.requester, &report.responder)
+        } else {
+            (&report.responder, &report.requester)
+        };
+        assert!(
+            report.fabric.ecn_marked > 0 && notifier.cnps_sent > 0,
+            "{workload:?}"
+        );
+        assert_eq!(notifier.ecn_ce_received, report.fabric.ecn_marked);
+        assert_eq!(
+            (sender.cnps_sent, sender.cnps_received),
+            (0, notifier.cnps_sent)
+        );
+    }
+}
+
 #[test]
 fn loss_duplication_and_reordering_are_survived() {
     for loss in [0.01, 0.05] {
