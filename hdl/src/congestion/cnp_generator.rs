@@ -25,6 +25,11 @@
 //!   address writes, as the halves' address RAMs take them. A write marks
 //!   the QP as having a path and resets its record (a QP brought up again
 //!   starts with no CNP sent, as a new model QP does).
+//! - `path_clear`, `path_clear_qpn`: the QP has no path any more (the host
+//!   put it back to RESET or INIT, where the model sends no CNP). Applied
+//!   the cycle after, or once no address write takes the flag table; a
+//!   second clear within two cycles of one held back replaces it (a
+//!   context write takes longer than that).
 //! - `cnp_dscp` (6 bits): the CNPs' DSCP ([`CnpTransmitter`]).
 //! - `frame` (AXI-Stream source): the CNP frames.
 //! - `cnp_fire` / `cnp_qpn`: a CNP of that QP enters the transmitter; its
@@ -51,9 +56,9 @@
 //! finds its FIFO full is dropped (as a CNP lost on the wire would be)
 //! and counted.
 //!
-//! A QP without a path (no address written since power-up) gets no CNP:
-//! its record is still updated, as the model's `on_ce` is for a QP whose
-//! `queue_cnp` finds no path.
+//! A QP without a path (no address written since power-up, or cleared
+//! since) gets no CNP: its record is still updated, as the model's `on_ce`
+//! is for a QP whose `queue_cnp` finds no path.
 //!
 //! # Latency and throughput
 //!
@@ -103,6 +108,8 @@ pub struct CnpGenerator {
     pub addr_write: Signal<In, Bit>,
     pub addr_qpn: Signal<In, Bits<A>>,
     pub addr_data: Signal<In, QpAddress>,
+    pub path_clear: Signal<In, Bit>,
+    pub path_clear_qpn: Signal<In, Bits<A>>,
     pub cnp_dscp: Signal<In, Bits<6>>,
     pub frame: AxisSource<DATA_BITS, KEEP_BITS>,
     pub cnp_fire: Signal<Out, Bit>,
@@ -116,6 +123,9 @@ pub struct CnpGenerator {
     /// The QP whose address was written last cycle: its record is reset.
     reset_valid: DFF<Bit>,
     reset_qpn: DFF<Bits<A>>,
+    /// A path clear not yet applied to the flag table.
+    clear_valid: DFF<Bit>,
+    clear_qpn: DFF<Bits<A>>,
     point: DcqcnNotificationPoint<A>,
     paths: FlagTable<A>,
     cnps: SyncFifo<Bits<A>, 4, 5>,
@@ -153,6 +163,8 @@ impl Logic for CnpGenerator {
             clock,
             reset_valid,
             reset_qpn,
+            clear_valid,
+            clear_qpn,
             address_ready,
             ce_count,
             lost_count
@@ -236,9 +248,18 @@ impl Logic for CnpGenerator {
         }
 
         // ---- its CNPs, for QPs with a path, queued
-        self.paths.write_enable.next = self.addr_write.val();
+        self.clear_valid.d.next =
+            self.path_clear.val() | (self.clear_valid.q.val() & self.addr_write.val());
+        if self.path_clear.val() {
+            self.clear_qpn.d.next = self.path_clear_qpn.val();
+        }
+        self.paths.write_enable.next = self.addr_write.val() | self.clear_valid.q.val();
         self.paths.write_address.next = self.addr_qpn.val();
         self.paths.write_data.next = true;
+        if !self.addr_write.val() {
+            self.paths.write_address.next = self.clear_qpn.q.val();
+            self.paths.write_data.next = false;
+        }
         self.paths.read_address.next = self.point.out_qpn.val();
         self.queue_cnp.next =
             self.point.out_valid.val() & self.point.out_cnp.val() & self.paths.read_data.val();
@@ -275,6 +296,7 @@ impl Logic for CnpGenerator {
         self.lost.next = self.lost_count.q.val();
         if self.reset.val() {
             self.reset_valid.d.next = false;
+            self.clear_valid.d.next = false;
             self.address_ready.d.next = false;
             self.ce_count.d.next = 0.into();
             self.lost_count.d.next = 0.into();

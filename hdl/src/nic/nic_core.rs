@@ -134,7 +134,9 @@
 //! are the moments the shadow model takes the frames, so its notification
 //! point decides on the same times in the same order. Only frames a half
 //! takes for a QP in its table count (not a parser drop, not another
-//! half's opcode).
+//! half's opcode). A QP has a path, and so gets CNPs, from its address
+//! write until the host writes its responder context's state RESET or
+//! INIT.
 //!
 //! # Latency and throughput
 //!
@@ -810,6 +812,13 @@ impl Logic for NicCore {
                 self.port_owner.d.next = self.port_free.val();
             }
         }
+        // A QP the host puts back to RESET or INIT (state code 0 or 1,
+        // bits 2:1 zero) has no path: the model sends it no CNP.
+        self.cnps.path_clear.next = (self.port_chosen.val() == self.port_host.val())
+            & self.responder.qp_host.done.val()
+            & self.rsp_qp_host.mask.val().get_bits::<3>(0).any()
+            & !self.rsp_qp_host.data.val().get_bits::<2>(1).any();
+        self.cnps.path_clear_qpn.next = self.rsp_qp_host.qpn.val();
 
         // The receive queue's flush, once the state write is done: a
         // request decided after it finds the QP in ERR, so none consumes a

@@ -7,7 +7,8 @@
 //! (`tx_common::CnpPeer::cnp`, encoded by `rocenic_wire`: BTH opcode 0x81,
 //! P_Key 0xFFFF, BECN, the peer's QPN, PSN 0, 16 zero bytes, ICRC; IPv4
 //! identification counting CNPs). Random bursts of up to three events a
-//! cycle on a few hot QPs, IPv4 and IPv6 peers, a QP without a path, the
+//! cycle on a few hot QPs, IPv4 and IPv6 peers, a QP without a path and
+//! paths cleared (one given again), the
 //! frame port stalling at random. Then the recorded run on the Verilog
 //! under Verilator, the lint, and one Yosys synthesis.
 
@@ -110,6 +111,16 @@ impl Bench {
         }
     }
 
+    /// One quiet cycle clearing `qpn`'s path (the host put the QP back to
+    /// RESET): no CNP for it until its address is written again.
+    fn clear_path(&mut self, qpn: u32) {
+        self.sim.uut.path_clear.next = true;
+        self.sim.uut.path_clear_qpn.next = bits(qpn.into());
+        self.cycle(&[], None, None);
+        self.sim.uut.path_clear.next = false;
+        self.peers.remove(&qpn);
+    }
+
     /// Idle cycles until everything queued has left.
     fn drain(&mut self) {
         for _ in 0..200 {
@@ -159,6 +170,11 @@ fn cnps_follow_the_integer_notification_point_in_stamp_order() {
         b.drain();
         let peer = CnpPeer::random(&mut b.rng, round % 2 == 1);
         b.cycle(&[], None, Some((1 + round % 5, peer)));
+        if round == 2 {
+            // QP 2 stays without a path; QP 4 gets one again next round.
+            b.clear_path(2);
+            b.clear_path(4);
+        }
     }
     b.drain();
     b.check();
