@@ -18,9 +18,11 @@
 //! - `event_valid`, `event_qpn` (`A` bits), `event_value` (32 bits),
 //!   `now` (32 bits, the clock cycle count), and the event's kind:
 //!   `event_reset` high: the QP unthrottled, count 0; else `event_rate`
-//!   high: `event_value` is the QP's rate in kb/s from now on; else a
-//!   send: may the QP start a frame of `event_value[15:0]` bytes? No
-//!   ready: an event is taken in every cycle its valid is high.
+//!   high: `event_value` is the QP's rate in kb/s from now on; else
+//!   `event_charge` high: a frame of `event_value[15:0]` bytes left, a
+//!   throttled QP pays for it whatever its count; else a send: may the QP
+//!   start a frame of `event_value[15:0]` bytes? No ready: an event is
+//!   taken in every cycle its valid is high.
 //! - `cfg` ([`PacingParamsPort`]): `line_rate`, `byte_cost`, `burst`,
 //!   read in an event's cycle and the one after: change them with no
 //!   event in flight.
@@ -110,6 +112,7 @@ pub struct PacingGate<const A: usize> {
     pub event_valid: Signal<In, Bit>,
     pub event_reset: Signal<In, Bit>,
     pub event_rate: Signal<In, Bit>,
+    pub event_charge: Signal<In, Bit>,
     pub event_qpn: Signal<In, Bits<A>>,
     pub event_value: Signal<In, Bits<32>>,
     pub now: Signal<In, Bits<32>>,
@@ -125,6 +128,7 @@ pub struct PacingGate<const A: usize> {
     s1_valid: DFF<Bit>,
     s1_reset: DFF<Bit>,
     s1_rate: DFF<Bit>,
+    s1_charge: DFF<Bit>,
     s1_qpn: DFF<Bits<A>>,
     s1_value: DFF<Bits<32>>,
     s1_now: DFF<Bits<32>>,
@@ -147,6 +151,7 @@ pub struct PacingGate<const A: usize> {
     burst: Signal<Local, Bits<52>>,
     earned: Signal<Local, Bits<52>>,
     send: Signal<Local, Bit>,
+    charge: Signal<Local, Bit>,
     allowed: Signal<Local, Bit>,
     updated: Signal<Local, PacingRecord>,
     blank: Constant<PacingRecord>,
@@ -160,6 +165,7 @@ impl<const A: usize> Default for PacingGate<A> {
             event_valid: Default::default(),
             event_reset: Default::default(),
             event_rate: Default::default(),
+            event_charge: Default::default(),
             event_qpn: Default::default(),
             event_value: Default::default(),
             now: Default::default(),
@@ -172,6 +178,7 @@ impl<const A: usize> Default for PacingGate<A> {
             s1_valid: Default::default(),
             s1_reset: Default::default(),
             s1_rate: Default::default(),
+            s1_charge: Default::default(),
             s1_qpn: Default::default(),
             s1_value: Default::default(),
             s1_now: Default::default(),
@@ -192,6 +199,7 @@ impl<const A: usize> Default for PacingGate<A> {
             burst: Default::default(),
             earned: Default::default(),
             send: Default::default(),
+            charge: Default::default(),
             allowed: Default::default(),
             updated: Default::default(),
             blank: Constant::new(PacingRecord::default()),
@@ -209,6 +217,7 @@ impl<const A: usize> Logic for PacingGate<A> {
             s1_valid,
             s1_reset,
             s1_rate,
+            s1_charge,
             s1_qpn,
             s1_value,
             s1_now,
@@ -224,6 +233,7 @@ impl<const A: usize> Logic for PacingGate<A> {
         self.s1_valid.d.next = self.event_valid.val() & !self.reset.val();
         self.s1_reset.d.next = self.event_reset.val();
         self.s1_rate.d.next = self.event_rate.val();
+        self.s1_charge.d.next = self.event_charge.val();
         self.s1_qpn.d.next = self.event_qpn.val();
         self.s1_value.d.next = self.event_value.val();
         self.s1_now.d.next = self.now.val();
@@ -263,14 +273,16 @@ impl<const A: usize> Logic for PacingGate<A> {
             self.earned.next = bits::<52>(0);
         }
 
-        // A send: granted unless a throttled QP's count is negative; paid.
-        self.send.next = !self.s1_reset.q.val() & !self.s1_rate.q.val();
+        // A send: granted unless a throttled QP's count is negative; paid,
+        // as a charge always is.
+        self.send.next = !self.s1_reset.q.val() & !self.s1_rate.q.val() & !self.s1_charge.q.val();
+        self.charge.next = !self.s1_reset.q.val() & !self.s1_rate.q.val() & self.s1_charge.q.val();
         self.allowed.next = self.s1_valid.q.val()
             & self.send.val()
             & (!self.throttled.val() | !self.earned.val().get_bit(51));
         self.updated.next = self.record.val();
         self.updated.next.tokens = self.earned.val();
-        if self.allowed.val() & self.throttled.val() {
+        if (self.allowed.val() | self.charge.val()) & self.throttled.val() {
             self.updated.next.tokens = self.earned.val() - self.s1_price.q.val();
         }
         self.updated.next.last = self.s1_now.q.val();

@@ -21,15 +21,23 @@
 //!   for the gate, never held (a question waits for it instead):
 //!   `rate_reset` high unthrottles the QP and clears its count, else the
 //!   QP is paced at `rate_value` kb/s (DCQCN's Rc) from now on.
+//! - `charge_valid`, `charge_qpn`, `charge_bytes`, `charge_ready` (out:
+//!   no rate update this cycle): a frame of `charge_bytes` left on the QP,
+//!   which pays for it if throttled ([`PacingGate`]'s `event_charge`), so
+//!   a user may ask with `work_bytes` 0 and pay per frame sent.
+//! - `hold` (in): no question is asked while it is high (the grants'
+//!   consumer has no room for three more).
 //! - `now` (32 bits, the clock cycle count) and `cfg`
 //!   ([`PacingParamsPort`]): the gate's, linked through.
 //! - `grant_valid`, `grant_qpn`, `grant_bytes` (out): a pulse, the QP may
 //!   start its frame now (it has been paid for). No ready: the consumer
 //!   takes every grant.
-//! - `out_valid`, `out_send`, `out_qpn`, `out_allowed`, `out_record`
-//!   (out): every outcome of the gate, as [`PacingGate`]'s, with
-//!   `out_send` telling a question from a rate update (for counters and
-//!   the test bench).
+//! - `out_valid`, `out_send`, `out_kind`, `out_value`, `out_qpn`,
+//!   `out_allowed`, `out_record` (out): every outcome of the gate, as
+//!   [`PacingGate`]'s, with the event that made it: `out_kind`
+//!   ([`OUT_QUESTION`], [`OUT_RATE`], [`OUT_RESET`], [`OUT_CHARGE`];
+//!   `out_send` = a question) and `out_value` (the question's or charge's
+//!   bytes, the rate), for counters and a checker that replays the gate.
 //!
 //! # Latency and throughput
 //!
@@ -39,7 +47,8 @@
 //! later: a lone QP that pulses again with each grant is granted every 6
 //! cycles, 384 bytes' worth of a 100 GbE link's 512-bit beats, so frames
 //! of that size and larger leave at the link's rate. One question per
-//! cycle to the gate, less one for each rate update.
+//! cycle to the gate, less one for each rate update or charge (a rate
+//! update first, then a charge, then a question).
 //!
 //! # Memory
 //!
@@ -53,6 +62,15 @@ use crate::congestion::pacing_gate::{PacingGate, PacingParamsPort, PacingRecord}
 use crate::primitives::sync_fifo::SyncFifo;
 use crate::primitives::sync_ram::SyncRam;
 use rust_hdl::prelude::*;
+
+/// `out_kind`: a question for a queued QP.
+pub const OUT_QUESTION: u64 = 0;
+/// `out_kind`: a rate update.
+pub const OUT_RATE: u64 = 1;
+/// `out_kind`: a QP unthrottled (`rate_reset`).
+pub const OUT_RESET: u64 = 2;
+/// `out_kind`: a frame charged.
+pub const OUT_CHARGE: u64 = 3;
 
 /// The default build: 1024 QPs.
 pub type PacingSchedulerDefault = PacingScheduler<10, 11>;
@@ -79,6 +97,11 @@ pub struct PacingScheduler<const A: usize, const AP1: usize> {
     pub rate_reset: Signal<In, Bit>,
     pub rate_qpn: Signal<In, Bits<A>>,
     pub rate_value: Signal<In, Bits<32>>,
+    pub charge_valid: Signal<In, Bit>,
+    pub charge_qpn: Signal<In, Bits<A>>,
+    pub charge_bytes: Signal<In, Bits<16>>,
+    pub charge_ready: Signal<Out, Bit>,
+    pub hold: Signal<In, Bit>,
     pub now: Signal<In, Bits<32>>,
     pub cfg: PacingParamsPort,
 
@@ -87,6 +110,8 @@ pub struct PacingScheduler<const A: usize, const AP1: usize> {
     pub grant_bytes: Signal<Out, Bits<16>>,
     pub out_valid: Signal<Out, Bit>,
     pub out_send: Signal<Out, Bit>,
+    pub out_kind: Signal<Out, Bits<2>>,
+    pub out_value: Signal<Out, Bits<32>>,
     pub out_qpn: Signal<Out, Bits<A>>,
     pub out_allowed: Signal<Out, Bit>,
     pub out_record: Signal<Out, PacingRecord>,
@@ -120,6 +145,16 @@ pub struct PacingScheduler<const A: usize, const AP1: usize> {
     entry1: DFF<PacingEntry>,
     asked2: DFF<Bit>,
     entry2: DFF<PacingEntry>,
+    /// The kind and value of the gate's two stages' events.
+    kind1: DFF<Bits<2>>,
+    value1: DFF<Bits<32>>,
+    kind2: DFF<Bits<2>>,
+    value2: DFF<Bits<32>>,
+    event_kind: Signal<Local, Bits<2>>,
+    charge: Signal<Local, Bit>,
+    kind_rate: Constant<Bits<2>>,
+    kind_reset: Constant<Bits<2>>,
+    kind_charge: Constant<Bits<2>>,
 
     pulse_mark: Signal<Local, Bit>,
     grant_mark: Signal<Local, Bit>,
@@ -146,6 +181,11 @@ impl<const A: usize, const AP1: usize> Default for PacingScheduler<A, AP1> {
             rate_reset: Default::default(),
             rate_qpn: Default::default(),
             rate_value: Default::default(),
+            charge_valid: Default::default(),
+            charge_qpn: Default::default(),
+            charge_bytes: Default::default(),
+            charge_ready: Default::default(),
+            hold: Default::default(),
             now: Default::default(),
             cfg: Default::default(),
             grant_valid: Default::default(),
@@ -153,6 +193,8 @@ impl<const A: usize, const AP1: usize> Default for PacingScheduler<A, AP1> {
             grant_bytes: Default::default(),
             out_valid: Default::default(),
             out_send: Default::default(),
+            out_kind: Default::default(),
+            out_value: Default::default(),
             out_qpn: Default::default(),
             out_allowed: Default::default(),
             out_record: Default::default(),
@@ -177,6 +219,15 @@ impl<const A: usize, const AP1: usize> Default for PacingScheduler<A, AP1> {
             entry1: Default::default(),
             asked2: Default::default(),
             entry2: Default::default(),
+            kind1: Default::default(),
+            value1: Default::default(),
+            kind2: Default::default(),
+            value2: Default::default(),
+            event_kind: Default::default(),
+            charge: Default::default(),
+            kind_rate: Constant::new(bits(OUT_RATE)),
+            kind_reset: Constant::new(bits(OUT_RESET)),
+            kind_charge: Constant::new(bits(OUT_CHARGE)),
             pulse_mark: Default::default(),
             grant_mark: Default::default(),
             push: Default::default(),
@@ -212,7 +263,11 @@ impl<const A: usize, const AP1: usize> Logic for PacingScheduler<A, AP1> {
             asked1,
             entry1,
             asked2,
-            entry2
+            entry2,
+            kind1,
+            value1,
+            kind2,
+            value2
         );
         self.gate.reset.next = self.reset.val();
         self.fresh.reset.next = self.reset.val();
@@ -228,6 +283,8 @@ impl<const A: usize, const AP1: usize> Logic for PacingScheduler<A, AP1> {
         self.grant_bytes.next = self.entry2.q.val().bytes;
         self.out_valid.next = self.gate.out_valid.val();
         self.out_send.next = self.asked2.q.val();
+        self.out_kind.next = self.kind2.q.val();
+        self.out_value.next = self.value2.q.val();
         self.out_qpn.next = self.gate.out_qpn.val();
         self.out_allowed.next = self.gate.out_allowed.val();
         self.out_record.next = self.gate.out_record.val();
@@ -274,21 +331,42 @@ impl<const A: usize, const AP1: usize> Logic for PacingScheduler<A, AP1> {
         self.fresh.write.next = self.push.val();
         self.fresh.data_in.next = self.pushed.val();
 
-        // The gate: a rate update, else a question for the head.
-        self.ask.next = self.head_valid.q.val() & !self.rate_valid.val();
-        self.gate.event_valid.next = self.rate_valid.val() | self.ask.val();
+        // The gate: a rate update, else a charge, else a question for the
+        // head.
+        self.charge_ready.next = !self.rate_valid.val();
+        self.charge.next = self.charge_valid.val() & !self.rate_valid.val();
+        self.ask.next = self.head_valid.q.val()
+            & !self.rate_valid.val()
+            & !self.charge_valid.val()
+            & !self.hold.val();
+        self.gate.event_valid.next = self.rate_valid.val() | self.charge.val() | self.ask.val();
         self.gate.event_reset.next = self.rate_valid.val() & self.rate_reset.val();
         self.gate.event_rate.next = self.rate_valid.val() & !self.rate_reset.val();
+        self.gate.event_charge.next = self.charge.val();
         self.gate.event_qpn.next = self.rate_qpn.val();
         self.gate.event_value.next = self.rate_value.val();
+        self.event_kind.next = self.kind_rate.val();
+        if self.rate_reset.val() {
+            self.event_kind.next = self.kind_reset.val();
+        }
         if !self.rate_valid.val() {
             self.gate.event_qpn.next = bit_cast::<A, 16>(self.head.q.val().qpn);
             self.gate.event_value.next = bit_cast::<32, 16>(self.head.q.val().bytes);
+            self.event_kind.next = 0.into();
+            if self.charge_valid.val() {
+                self.gate.event_qpn.next = self.charge_qpn.val();
+                self.gate.event_value.next = bit_cast::<32, 16>(self.charge_bytes.val());
+                self.event_kind.next = self.kind_charge.val();
+            }
         }
         self.asked1.d.next = self.ask.val() & !self.reset.val();
         self.entry1.d.next = self.head.q.val();
         self.asked2.d.next = self.asked1.q.val() & !self.reset.val();
         self.entry2.d.next = self.entry1.q.val();
+        self.kind1.d.next = self.event_kind.val();
+        self.value1.d.next = self.gate.event_value.val();
+        self.kind2.d.next = self.kind1.q.val();
+        self.value2.d.next = self.value1.q.val();
 
         // The head, refilled from the two queues in turn.
         self.head_free.next = !self.head_valid.q.val() | self.ask.val();

@@ -1,7 +1,7 @@
 //! PacingGate in rust-hdl's simulator against the model's pacing
 //! (`rocenic_model::pacing::pace`), bit for bit: every outcome (record,
-//! grant) two cycles after its event, for seeded random sends, rate
-//! updates and resets on a few hot QPs (the same QP in consecutive cycles:
+//! grant) two cycles after its event, for seeded random sends, charges,
+//! rate updates and resets on a few hot QPs (the same QP in consecutive cycles:
 //! the forwarding path) and scattered ones, idle cycles carrying garbage,
 //! rates from unthrottled through the slowest to above the line rate,
 //! silences longer than the 65,535 cycles an event counts, the wrap of the
@@ -32,6 +32,8 @@ struct Bench {
     checked: u64,
     granted: u64,
     held: u64,
+    /// Charges that left a QP's count negative.
+    in_debt: u64,
     /// Sends on a QP whose count was negative before it earned: a held
     /// QP's earning decided the grant.
     repaid: u64,
@@ -52,6 +54,7 @@ impl Bench {
             checked: 0,
             granted: 0,
             held: 0,
+            in_debt: 0,
             repaid: 0,
         }
     }
@@ -68,13 +71,17 @@ impl Bench {
     fn cycle(&mut self, event: Option<(u32, PacingEvent)>) {
         let c = self.sim.cycles();
         let garbage: u64 = self.rng.gen();
-        let (reset, rate, qpn, value) = match event {
-            Some((q, PacingEvent::Reset)) => (true, garbage & 1 == 1, q, garbage as u32),
-            Some((q, PacingEvent::Rate(r))) => (false, true, q, r),
-            Some((q, PacingEvent::Send(b))) => (false, false, q, u32::from(b)),
+        let (reset, rate, charge, qpn, value) = match event {
+            Some((q, PacingEvent::Reset)) => {
+                (true, garbage & 1 == 1, garbage & 4 == 4, q, garbage as u32)
+            }
+            Some((q, PacingEvent::Rate(r))) => (false, true, garbage & 4 == 4, q, r),
+            Some((q, PacingEvent::Charge(b))) => (false, false, true, q, u32::from(b)),
+            Some((q, PacingEvent::Send(b))) => (false, false, false, q, u32::from(b)),
             None => (
                 garbage & 1 == 1,
                 garbage & 2 == 2,
+                garbage & 4 == 4,
                 (garbage >> 8) as u32 & 1023,
                 (garbage >> 32) as u32,
             ),
@@ -84,6 +91,7 @@ impl Bench {
         u.event_valid.next = event.is_some();
         u.event_reset.next = reset;
         u.event_rate.next = rate;
+        u.event_charge.next = charge;
         u.event_qpn.next = bits(qpn.into());
         u.event_value.next = bits(value.into());
         u.now.next = bits(self.now.into());
@@ -114,6 +122,9 @@ impl Bench {
             let outcome = pace(&self.params, &record, e, self.now);
             self.records.insert(q, outcome.record);
             self.due.push_back((c, q, outcome));
+            if let PacingEvent::Charge(_) = e {
+                self.in_debt += u64::from(outcome.record.token_count() < 0);
+            }
             if let PacingEvent::Send(_) = e {
                 self.granted += u64::from(outcome.allowed);
                 self.held += u64::from(!outcome.allowed);
@@ -158,6 +169,8 @@ impl Bench {
                 0..=2 => PacingEvent::Reset,
                 3..=14 => PacingEvent::Rate(self.rate()),
                 15..=17 => PacingEvent::Send(self.rng.gen()),
+                18..=29 => PacingEvent::Charge(self.rng.gen_range(1..=9018)),
+                30..=31 => PacingEvent::Charge(self.rng.gen()),
                 _ => PacingEvent::Send(self.rng.gen_range(1..=9018)),
             };
             self.cycle(Some((qpn, event)));
@@ -192,11 +205,12 @@ fn matches_the_model_bit_for_bit() {
     b.traffic(600, 2, 100);
     assert!(b.checked > 4500, "{} outcomes", b.checked);
     assert!(
-        b.granted > 1000 && b.held > 500 && b.repaid > 100,
-        "{} granted, {} held, {} granted after a deficit",
+        b.granted > 1000 && b.held > 500 && b.repaid > 100 && b.in_debt > 150,
+        "{} granted, {} held, {} granted after a deficit, {} charges into debt",
         b.granted,
         b.held,
-        b.repaid
+        b.repaid,
+        b.in_debt
     );
     let cycles = b.sim.replay_in_verilator("pacing_gate").unwrap();
     assert!(cycles > 5500, "replayed {cycles} cycles");

@@ -131,3 +131,89 @@ fn synthesizes_with_its_marks_queues_and_records_in_block_ram() {
     let report = xilinx_synth("pacing_scheduler", &verilog_of::<Rtl>()).unwrap();
     report.assert_block_ram_and_lut_budget(4, 1500);
 }
+
+/// Asked with 0 bytes and paying per frame: QP 400 at 10 Gb/s pulses for
+/// a grant and is charged two 250-byte frames after each (100 cycles of
+/// its rate), so its grants come about 100 cycles apart; each charge and
+/// the rate update are reported with their kind and value, a charge takes
+/// the gate's cycle from a question, and while `hold` is high nothing is
+/// asked.
+#[test]
+fn charges_pay_for_frames_and_hold_stops_the_questions() {
+    use rocenic_hdl::congestion::pacing_scheduler::{OUT_CHARGE, OUT_QUESTION, OUT_RATE};
+    let mut sim = CycleSim::new(Rtl::default(), |b| &mut b.clock);
+    sim.uut.cfg.drive(&PacingParams::line_100g());
+    let mut grants = Vec::new();
+    let mut charges_owed: Vec<u64> = Vec::new();
+    let (mut charged, mut rates, mut questions) = (0, 0, 0);
+    for c in 0..700u64 {
+        let hold = (400..500).contains(&c);
+        let u = &mut sim.uut;
+        u.reset.next = false;
+        u.now.next = bits(c);
+        u.hold.next = hold;
+        u.rate_valid.next = c == 0;
+        u.rate_reset.next = false;
+        u.rate_qpn.next = bits(400);
+        u.rate_value.next = bits(10_000_000);
+        u.work_valid.next = c == 1;
+        u.work_qpn.next = bits(400);
+        u.work_bytes.next = bits(0);
+        let charge = charges_owed.first().is_some_and(|&at| at <= c);
+        u.charge_valid.next = charge;
+        u.charge_qpn.next = bits(400);
+        u.charge_bytes.next = bits(250);
+        sim.settle();
+        let u = &sim.uut;
+        assert_eq!(u.charge_ready.val(), c != 0, "cycle {c}");
+        if charge && u.charge_ready.val() {
+            charges_owed.remove(0);
+        }
+        let mut again = false;
+        if u.out_valid.val() {
+            let kind = u.out_kind.val().to_u64();
+            assert_eq!(u.out_send.val(), kind == OUT_QUESTION, "cycle {c}");
+            match kind {
+                OUT_RATE => {
+                    assert_eq!(u.out_value.val().to_u64(), 10_000_000);
+                    rates += 1;
+                }
+                OUT_CHARGE => {
+                    assert_eq!(u.out_value.val().to_u64(), 250);
+                    charged += 1;
+                }
+                _ => {
+                    assert_eq!(kind, OUT_QUESTION, "cycle {c}");
+                    assert_eq!(u.out_value.val().to_u64(), 0);
+                    assert!(
+                        !(402..502).contains(&c),
+                        "cycle {c}: a question asked under hold"
+                    );
+                    questions += 1;
+                }
+            }
+            if u.grant_valid.val() {
+                grants.push(c);
+                charges_owed.extend([c + 1, c + 1]);
+                again = true;
+            }
+        }
+        let u = &mut sim.uut;
+        if again {
+            u.work_valid.next = true;
+        }
+        sim.tick();
+    }
+    assert_eq!(rates, 1);
+    assert!(questions > 20, "{questions} questions");
+    assert_eq!(charged, 2 * grants.len() as u64 - charges_owed.len() as u64);
+    // 500 bytes at 40 bits a cycle: 100 cycles (less the few cycles the
+    // QP earned before its first question); the first grant at once; the
+    // credit earned under the hold spent after it.
+    assert!(grants.len() >= 6, "{grants:?}");
+    for pair in grants.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!((95..=108).contains(&gap) || pair[1] >= 502, "{grants:?}");
+    }
+    assert!(grants.iter().all(|g| !(403..502).contains(g)), "{grants:?}");
+}

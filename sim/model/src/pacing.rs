@@ -23,6 +23,10 @@
 //! - [`PacingEvent::Send`]`(bytes)`: may the QP start a frame of `bytes`
 //!   now? Yes if unthrottled or its count is not negative; a throttled
 //!   QP pays `bytes x byte_cost`.
+//! - [`PacingEvent::Charge`]`(bytes)`: a throttled QP pays `bytes x
+//!   byte_cost` whatever its count: a frame of a grant the QP was allowed
+//!   (a scheduler that asks with `Send(0)` before a grant of several
+//!   frames charges each frame as it leaves).
 //! - [`PacingEvent::Rate`]`(r)`: the QP's rate from now on (its count as
 //!   earned at the old rate).
 //! - [`PacingEvent::Reset`]: the QP back to unthrottled, count 0.
@@ -69,9 +73,15 @@ pub struct PacingParams {
 impl PacingParams {
     /// 100 Gb/s at 250 MHz, and two 4 KiB frames' worth of credit.
     pub fn line_100g() -> PacingParams {
-        let byte_cost = byte_cost_at(250_000_000);
+        PacingParams::for_line(100e9, 250_000_000)
+    }
+
+    /// A line of `line_rate_bps` on a clock of `hz`, and two 4 KiB frames'
+    /// worth of credit.
+    pub fn for_line(line_rate_bps: f64, hz: u64) -> PacingParams {
+        let byte_cost = byte_cost_at(hz);
         PacingParams {
-            line_rate: 100_000_000,
+            line_rate: (line_rate_bps / 1e3).round().min(f64::from(u32::MAX)) as u32,
             byte_cost,
             burst: 2 * 4096 * u64::from(byte_cost),
         }
@@ -101,6 +111,8 @@ impl PacingRecord {
 pub enum PacingEvent {
     /// May the QP start a frame of this many bytes?
     Send(u16),
+    /// A frame of this many bytes left: a throttled QP pays for it.
+    Charge(u16),
     /// The QP's rate (kb/s) from now on.
     Rate(u32),
     /// The QP unthrottled, its count 0.
@@ -158,6 +170,21 @@ pub fn pace(
                     last: now,
                 },
                 allowed,
+            )
+        }
+        PacingEvent::Charge(bytes) => {
+            let paid = if throttled {
+                earned - i64::from(bytes) * i64::from(p.byte_cost)
+            } else {
+                earned
+            };
+            (
+                PacingRecord {
+                    rate: record.rate,
+                    tokens: to_bits(paid),
+                    last: now,
+                },
+                false,
             )
         }
     };
@@ -248,6 +275,32 @@ mod tests {
         assert_eq!(o.record.token_count(), -2_000_000_000);
         assert!(!pace(&p, &o.record, PacingEvent::Send(1000), 199).allowed);
         assert!(pace(&p, &o.record, PacingEvent::Send(1000), 200).allowed);
+    }
+
+    #[test]
+    fn charges_are_paid_whatever_the_count() {
+        let p = PacingParams::line_100g();
+        // 10 Gb/s: a question of 0 bytes allowed, then two 1000-byte
+        // frames charged: 400 cycles of debt, paid back by cycle 400.
+        let r = pace(
+            &p,
+            &PacingRecord::default(),
+            PacingEvent::Rate(10_000_000),
+            0,
+        )
+        .record;
+        let asked = pace(&p, &r, PacingEvent::Send(0), 0);
+        assert!(asked.allowed);
+        assert_eq!(asked.record.token_count(), 0);
+        let once = pace(&p, &asked.record, PacingEvent::Charge(1000), 1);
+        let twice = pace(&p, &once.record, PacingEvent::Charge(1000), 2);
+        assert!(!once.allowed && !twice.allowed);
+        assert_eq!(twice.record.token_count(), 20_000_000 - 4_000_000_000);
+        assert!(!pace(&p, &twice.record, PacingEvent::Send(0), 399).allowed);
+        assert!(pace(&p, &twice.record, PacingEvent::Send(0), 400).allowed);
+        // An unthrottled QP is never charged.
+        let free = pace(&p, &PacingRecord::default(), PacingEvent::Charge(9000), 7);
+        assert_eq!(free.record.token_count(), 0);
     }
 
     #[test]

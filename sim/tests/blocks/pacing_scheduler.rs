@@ -83,7 +83,9 @@ impl Bench {
         let (reset, rate, qpn) = match update {
             Some((q, PacingEvent::Reset)) => (true, 0, q),
             Some((q, PacingEvent::Rate(r))) => (false, r, q),
-            Some((_, PacingEvent::Send(_))) => unreachable!("sends are the scheduler's"),
+            Some((_, PacingEvent::Send(_) | PacingEvent::Charge(_))) => {
+                unreachable!("sends and charges are the scheduler's")
+            }
             None => (c & 1 == 1, c as u32, (c >> 1) as u32 & 1023),
         };
         s.set_bit(Rtl::RATE_VALID, update.is_some());
