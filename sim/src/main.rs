@@ -337,9 +337,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if ecn {
                 let (a, b) = (&report.requester, &report.responder);
                 println!(
-                    "  ECN: {} frames marked by the switch; A received {} CE-marked and sent {} CNPs, B received {} and sent {}",
-                    report.fabric.ecn_marked, a.ecn_ce_received, a.cnps_sent, b.ecn_ce_received, b.cnps_sent
+                    "  ECN: {} frames marked by the switch",
+                    report.fabric.ecn_marked
                 );
+                for (name, n, cuts) in
+                    [("A", a, report.rate_cuts[0]), ("B", b, report.rate_cuts[1])]
+                {
+                    println!(
+                        "    {name}: {} CE-marked frames in, {} CNPs out, {} CNPs in, {cuts} rate cuts",
+                        n.ecn_ce_received, n.cnps_sent, n.cnps_received
+                    );
+                }
             }
             for m in &report.mismatches {
                 println!("  mismatch: {m}");

@@ -48,9 +48,10 @@ pub enum Backend {
     RtlRequester,
     /// Both NICs are the whole Verilated core (`nic_core`: both halves,
     /// one DMA port per direction), each scored by its own shadow model.
-    /// With `--ecn` the cores send CNPs for CE-marked frames (DCQCN's
-    /// notification point) and drop the CNPs they receive: they have no
-    /// reaction point yet, so nothing slows down (their shadows run so).
+    /// With `--ecn` the cores run DCQCN: CNPs for CE-marked frames, and a
+    /// rate per sending QP that the CNPs they receive cut and that paces
+    /// its grants, checked bit for bit against the model's integer
+    /// reaction point and pacing (the rocenic and paper parameter sets).
     Rtl,
 }
 
@@ -234,6 +235,9 @@ pub struct Report {
     pub completions_by_status: BTreeMap<String, u64>,
     pub requester: rocenic_model::nic::NicCounters,
     pub responder: rocenic_model::nic::NicCounters,
+    /// DCQCN rate cuts at NIC A (the requester) and NIC B: the model's
+    /// reaction points, or an RTL core's.
+    pub rate_cuts: [u64; 2],
     pub fabric: rocenic_fabric::FabricStats,
 }
 
@@ -845,6 +849,7 @@ pub fn run_on<N: ScenarioNode>(
         completions_by_status: by_status,
         requester,
         responder,
+        rate_cuts: [a.rate_cuts(), b.rate_cuts()],
         fabric: stats,
     })
 }

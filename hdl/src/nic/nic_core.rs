@@ -8,6 +8,8 @@
 //! rx -- fork |      | ERR verdict -> err_* ^ ERR hand-over    | FrameArbiter -> frame
 //!            +--> RequesterPath (responses) -- requests ---+
 //!                   CE events of both -> CnpGenerator -- CNPs -+
+//!                   CNPs in, frames out -> DcqcnSender (in RequesterPath):
+//!                   per-QP rate, pacing of the grants
 //!   DMA writes: responder (with its atomic unit), requester placement
 //!               -> DmaWriteArbiter -> dmaw
 //!   DMA reads:  requester payload, responder (transmitter + atomic unit,
@@ -45,6 +47,14 @@
 //!   transmitter (the next CNP frame out is the QP's; the `tx_cnps`
 //!   pulse); `ce_events` (CE events decided) and `cnp_lost` (events or
 //!   CNPs dropped for a full queue) count.
+//! - `rp` ([`RpParamsPort`], periods in cycles of `now`) and `pacing`
+//!   ([`PacingParamsPort`]): DCQCN's reaction point and pacing at the
+//!   requester ([`DcqcnSender`](crate::congestion::dcqcn_sender::DcqcnSender)):
+//!   a CNP the requester's receive path takes cuts its QP's rate, and a
+//!   throttled QP's grants wait for its rate. `rp_watch` / `pacing_watch`
+//!   report every outcome of the reaction point and the pacing gate with
+//!   its event (for a checker); `cnps_received`, `rate_cuts` and
+//!   `dcqcn_lost` count.
 //! - `pfc` ([`PfcParamsPort`]) and `tx_priority` (3 bits: the priority of
 //!   the core's frames, the driver's DSCP / 8): priority flow control.
 //!   [`PfcPause`] taps the receive beats both halves take; while
@@ -168,6 +178,9 @@
 use crate::codes::{qp_state, request_verdict};
 use crate::congestion::cnp_generator::CnpGenerator;
 use crate::congestion::dcqcn_notification_point::NpParamsPort;
+use crate::congestion::dcqcn_reaction_point::RpParamsPort;
+use crate::congestion::dcqcn_sender::{PacingWatch, RpWatch};
+use crate::congestion::pacing_gate::PacingParamsPort;
 use crate::congestion::pfc_pause::{PfcParamsPort, PfcPause};
 use crate::dma::dma_port::{DmaReadPort, DmaWritePort};
 use crate::dma::dma_read_arbiter::DmaReadArbiter;
@@ -215,6 +228,13 @@ pub struct NicCore {
     pub cnp_qpn: Signal<Out, Bits<QPN_BITS>>,
     pub ce_events: Signal<Out, Bits<32>>,
     pub cnp_lost: Signal<Out, Bits<16>>,
+    pub rp: RpParamsPort,
+    pub pacing: PacingParamsPort,
+    pub rp_watch: RpWatch<QPN_BITS>,
+    pub pacing_watch: PacingWatch<QPN_BITS>,
+    pub cnps_received: Signal<Out, Bits<32>>,
+    pub rate_cuts: Signal<Out, Bits<32>>,
+    pub dcqcn_lost: Signal<Out, Bits<16>>,
     pub rsp_qp_host: ContextConfig<QPN_BITS>,
     pub req_qp_host: ContextConfig<QPN_BITS>,
     pub queue_host: QueueCommand<QPN_BITS>,
@@ -363,6 +383,13 @@ impl Default for NicCore {
             cnp_qpn: Default::default(),
             ce_events: Default::default(),
             cnp_lost: Default::default(),
+            rp: Default::default(),
+            pacing: Default::default(),
+            rp_watch: Default::default(),
+            pacing_watch: Default::default(),
+            cnps_received: Default::default(),
+            rate_cuts: Default::default(),
+            dcqcn_lost: Default::default(),
             rsp_qp_host: Default::default(),
             req_qp_host: Default::default(),
             queue_host: Default::default(),
@@ -634,6 +661,14 @@ impl Logic for NicCore {
         self.requester.cfg.mtt_index.next = self.cfg.mtt_index.val();
         self.requester.cfg.mtt_addr.next = self.cfg.mtt_addr.val();
         ContextConfig::<QPN_BITS>::link(&mut self.req_qp_host, &mut self.requester.qp_host);
+        self.requester.now.next = self.now.val();
+        RpParamsPort::link(&mut self.rp, &mut self.requester.rp);
+        PacingParamsPort::link(&mut self.pacing, &mut self.requester.pacing);
+        RpWatch::<QPN_BITS>::link(&mut self.rp_watch, &mut self.requester.rp_watch);
+        PacingWatch::<QPN_BITS>::link(&mut self.pacing_watch, &mut self.requester.pacing_watch);
+        self.cnps_received.next = self.requester.dcqcn_cnps.val();
+        self.rate_cuts.next = self.requester.dcqcn_cuts.val();
+        self.dcqcn_lost.next = self.requester.dcqcn_lost.val();
         self.requester.cfg_window.next = self.cfg_window.val();
         self.requester.cfg_ack_req_interval.next = self.cfg_ack_req_interval.val();
 

@@ -56,7 +56,14 @@
 //!   `status_ackreq` / `status_ackreq_end` (a frame of the grant carried
 //!   AckReq; the PSN after the last such frame, as the model's
 //!   `requester::after_packet` moves `ackreq_end`), `status_cut` (the
-//!   window or the packet cap stopped the grant, as the segmenter says).
+//!   window or the packet cap stopped the grant, as the segmenter says),
+//!   `status_wire_bytes` (24 bits: what the grant's frames will hold the
+//!   wire for, each frame's bytes plus 24 of preamble, FCS and gap, the
+//!   frames of failing packets not counted; DCQCN's pacing charges it).
+//! - `sent_valid`, `sent_qpn`, `sent_bytes` (16 bits, registered): a
+//!   request frame's header went to the TX builder: the grant's QP and the
+//!   frame's bytes, Ethernet header to ICRC (for DCQCN's byte counter and
+//!   pacing).
 //! - `payload_last_errors`: the TX builder's counter (0 unless broken).
 //!
 //! The IPv4 identification is a counter of IPv4 frames sent since reset,
@@ -91,6 +98,7 @@
 //! held in the TX builder until their UDP checksum is summed (its release
 //! delay is 0, the IPv4 setting), which slows IPv6 streams.
 
+use crate::codes::opcode_headers::OpcodeHeaders;
 use crate::codes::wc_status;
 use crate::dma::dma_port::DmaReadPort;
 use crate::dma::mr_translate::MrConfigPortDefault;
@@ -107,6 +115,8 @@ pub use crate::dma::payload_fetch::{DMA_TAGS, SLOTS};
 // `update` writes `status_status` as a literal (`hdl_gen` reads a
 // constant's path as a signal name): 0 or LOC_PROT_ERR.
 const _: () = assert!(wc_status::SUCCESS == 0 && wc_status::LOC_PROT_ERR == 3);
+// `update` adds the wire overhead of each frame as a literal.
+const _: () = assert!(crate::congestion::dcqcn_sender::WIRE_OVERHEAD == 24);
 /// IPv4 TTL / IPv6 hop limit, as the model sends.
 pub const HOP_LIMIT: u64 = 64;
 
@@ -127,6 +137,8 @@ pub struct PacketDesc {
     pub compare: Bits<64>,
     pub payload_len: Bits<13>,
     pub wqe_end: Bit,
+    /// The frame's bytes, Ethernet header to ICRC.
+    pub bytes: Bits<16>,
 }
 
 /// One packet descriptor waiting for its check: what the grant's status
@@ -140,6 +152,8 @@ pub struct PacketCheck {
     pub wqe_end: Bit,
     pub cut: Bit,
     pub next_psn: Bits<24>,
+    /// The frame's bytes, Ethernet header to ICRC.
+    pub bytes: Bits<16>,
 }
 
 /// What the translate stage needs of a grant.
@@ -150,11 +164,13 @@ pub struct GrantLocal {
     pub lkey: Bits<32>,
     pub local_va: Bits<64>,
     pub pd: Bits<32>,
+    pub ipv6: Bit,
 }
 
 /// What a grant's frames and status need at retire.
 #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
 pub struct GrantFrame {
+    pub qpn: Bits<24>,
     pub pkey: Bits<16>,
     pub eth_dst: Bits<48>,
     pub eth_src: Bits<48>,
@@ -208,6 +224,10 @@ pub struct RequesterDatapath {
     pub status_ackreq: Signal<Out, Bit>,
     pub status_ackreq_end: Signal<Out, Bits<24>>,
     pub status_cut: Signal<Out, Bit>,
+    pub status_wire_bytes: Signal<Out, Bits<24>>,
+    pub sent_valid: Signal<Out, Bit>,
+    pub sent_qpn: Signal<Out, Bits<24>>,
+    pub sent_bytes: Signal<Out, Bits<16>>,
     pub payload_last_errors: Signal<Out, Bits<16>>,
 
     segmenter: RequestSegmenter,
@@ -239,6 +259,19 @@ pub struct RequesterDatapath {
     h_valid: DFF<Bit>,
     h_record: DFF<TxHeader>,
     ip_id: DFF<Bits<16>>,
+    /// The frame whose header was just made: its QP and bytes.
+    sent_frame: DFF<Bit>,
+    sent_frame_qpn: DFF<Bits<24>>,
+    sent_frame_bytes: DFF<Bits<16>>,
+    opcode_table: OpcodeHeaders,
+    /// Eth + IP + UDP + BTH + ICRC bytes.
+    frame_base: Signal<Local, Bits<16>>,
+    frame_bytes: Signal<Local, Bits<16>>,
+    /// The wire bytes of the grant's packets checked so far that will be
+    /// sent, with the one being checked; the grant's total, for its status.
+    c_wire_bytes: DFF<Bits<24>>,
+    c_sent_wire: Signal<Local, Bits<24>>,
+    s_wire_bytes: DFF<Bits<24>>,
 
     s_valid: DFF<Bit>,
     s_qpn: DFF<Bits<24>>,
@@ -288,7 +321,12 @@ impl Logic for RequesterDatapath {
             s_next_psn,
             s_ackreq,
             s_ackreq_end,
-            s_cut
+            s_cut,
+            sent_frame,
+            sent_frame_qpn,
+            sent_frame_bytes,
+            c_wire_bytes,
+            s_wire_bytes
         );
         self.segmenter.clock.next = self.clock.val();
         self.fetch.clock.next = self.clock.val();
@@ -338,7 +376,9 @@ impl Logic for RequesterDatapath {
         self.grant_locals.data_in.next.lkey = self.grant_lkey.val();
         self.grant_locals.data_in.next.local_va = self.grant_local_va.val();
         self.grant_locals.data_in.next.pd = self.grant_address.val().pd;
+        self.grant_locals.data_in.next.ipv6 = self.grant_address.val().ipv6;
         self.grant_frames.write.next = self.grant_take.val();
+        self.grant_frames.data_in.next.qpn = self.grant_qpn.val();
         self.grant_frames.data_in.next.pkey = self.grant_address.val().pkey;
         self.grant_frames.data_in.next.eth_dst = self.grant_address.val().eth_dst;
         self.grant_frames.data_in.next.eth_src = self.grant_address.val().eth_src;
@@ -408,6 +448,18 @@ impl Logic for RequesterDatapath {
         self.descs.data_in.next.compare = self.segmenter.pkt_compare.val();
         self.descs.data_in.next.payload_len = self.segmenter.pkt_payload_len.val();
         self.descs.data_in.next.wqe_end = self.segmenter.pkt_wqe_end.val();
+        // The frame's bytes: Eth + IP + UDP + BTH + ICRC, the opcode's
+        // extension headers, the payload padded to 4 bytes.
+        self.opcode_table.opcode.next = self.segmenter.pkt_opcode.val();
+        self.frame_base.next = bits::<16>(58);
+        if self.grant_locals.data_out.val().ipv6 {
+            self.frame_base.next = bits::<16>(78);
+        }
+        self.frame_bytes.next = self.frame_base.val()
+            + bit_cast::<16, 5>(self.opcode_table.headers_len.val())
+            + ((bit_cast::<16, 13>(self.segmenter.pkt_payload_len.val()) + 3) & bits::<16>(0xFFFC));
+        self.descs.data_in.next.bytes = self.frame_bytes.val();
+        self.checks.data_in.next.bytes = self.frame_bytes.val();
         self.checks.write.next = self.t_go.val();
         self.checks.data_in.next.qpn = self.grant_locals.data_out.val().qpn;
         self.checks.data_in.next.packet = self.segmenter.pkt_packet.val();
@@ -435,7 +487,14 @@ impl Logic for RequesterDatapath {
         self.c_fails_now.next = !self.c_failed.q.val() & self.results.data_out.val();
         self.c_asks_ack.next = !self.c_drop.val() & self.checks.data_out.val().ack_req;
         self.s_valid.d.next = false;
+        self.c_sent_wire.next = self.c_wire_bytes.q.val();
+        if !self.c_drop.val() {
+            self.c_sent_wire.next = self.c_wire_bytes.q.val()
+                + bit_cast::<24, 16>(self.checks.data_out.val().bytes)
+                + bits::<24>(24); // WIRE_OVERHEAD
+        }
         if self.c_go.val() {
+            self.c_wire_bytes.d.next = self.c_sent_wire.val();
             if self.results.data_out.val() {
                 self.c_failed.d.next = true;
             }
@@ -449,6 +508,8 @@ impl Logic for RequesterDatapath {
             if self.checks.data_out.val().wqe_end {
                 self.c_failed.d.next = false;
                 self.c_ackreq.d.next = false;
+                self.c_wire_bytes.d.next = 0.into();
+                self.s_wire_bytes.d.next = self.c_sent_wire.val();
                 self.s_valid.d.next = true;
                 self.s_qpn.d.next = self.checks.data_out.val().qpn;
                 self.s_error.d.next = self.c_failed.q.val() | self.results.data_out.val();
@@ -541,6 +602,14 @@ impl Logic for RequesterDatapath {
         self.builder.header.valid.next = self.h_valid.q.val();
         self.builder.header.record.next = self.h_record.q.val();
 
+        // ---- each frame sent, for DCQCN: its QP and its bytes
+        self.sent_frame.d.next = self.retire.val() & !self.drop_pkt.val() & !self.reset.val();
+        self.sent_frame_qpn.d.next = self.grant_frames.data_out.val().qpn;
+        self.sent_frame_bytes.d.next = self.descs.data_out.val().bytes;
+        self.sent_valid.next = self.sent_frame.q.val();
+        self.sent_qpn.next = self.sent_frame_qpn.q.val();
+        self.sent_bytes.next = self.sent_frame_bytes.q.val();
+
         AxisSource::<DATA_BITS, KEEP_BITS>::link(&mut self.frame, &mut self.builder.frame);
         AxisSource::<DATA_BITS, KEEP_BITS>::join(
             &mut self.fetch.payload,
@@ -558,11 +627,13 @@ impl Logic for RequesterDatapath {
         self.status_ackreq.next = self.s_ackreq.q.val();
         self.status_ackreq_end.next = self.s_ackreq_end.q.val();
         self.status_cut.next = self.s_cut.q.val();
+        self.status_wire_bytes.next = self.s_wire_bytes.q.val();
 
         if self.reset.val() {
             self.g_failed.d.next = false;
             self.c_failed.d.next = false;
             self.c_ackreq.d.next = false;
+            self.c_wire_bytes.d.next = 0.into();
             self.h_valid.d.next = false;
             self.ip_id.d.next = 0.into();
             self.s_valid.d.next = false;

@@ -58,6 +58,15 @@
 //!   the transmit datapath's grant status `status_valid`, `status_qpn`,
 //!   `status_next_psn`, `status_error` (the frames of the grant are the
 //!   QP's next request frames, up to that send cursor).
+//! - DCQCN's reaction point and pacing ([`DcqcnSender`], between the
+//!   event loop's sendable pulses and the ready set): `now` (the time
+//!   base, cycles), `rp` ([`RpParamsPort`]) and `pacing`
+//!   ([`PacingParamsPort`]) in; the CNPs the placement path takes, each
+//!   request frame the datapath makes, each grant's status (its frames'
+//!   wire bytes, charged) and each address write (a QP connected: its
+//!   rate reset) drive it. Out: `rp_watch` and
+//!   `pacing_watch` (every outcome of the reaction point and the gate,
+//!   with its event), `dcqcn_cnps`, `dcqcn_cuts`, `dcqcn_lost`.
 //! - `stat_select` / `stat_count`: the placement path's counters
 //!   (`response_placement::STAT_*`); `payload_last_errors`: the TX
 //!   builder's (0 unless broken).
@@ -96,6 +105,9 @@
 //! 4096, up to 8 grants in flight); the address read adds one cycle per
 //! grant.
 
+use crate::congestion::dcqcn_reaction_point::RpParamsPort;
+use crate::congestion::dcqcn_sender::{DcqcnSender, PacingWatch, RpWatch};
+use crate::congestion::pacing_gate::PacingParamsPort;
 use crate::dma::dma_port::{DmaReadPort, DmaWritePort};
 use crate::dma::mr_translate::MrConfigPortDefault;
 use crate::primitives::stream::{Axis512Sink, AxisSource, DATA_BITS, KEEP_BITS};
@@ -164,11 +176,21 @@ pub struct RequesterPath<const A: usize, const AP1: usize> {
     pub done: QpEventDone<A>,
     pub status: SentStatusEvent,
 
+    pub now: Signal<In, Bits<32>>,
+    pub rp: RpParamsPort,
+    pub pacing: PacingParamsPort,
+    pub rp_watch: RpWatch<A>,
+    pub pacing_watch: PacingWatch<A>,
+    pub dcqcn_cnps: Signal<Out, Bits<32>>,
+    pub dcqcn_cuts: Signal<Out, Bits<32>>,
+    pub dcqcn_lost: Signal<Out, Bits<16>>,
+
     pub stat_select: Signal<In, Bits<3>>,
     pub stat_count: Signal<Out, Bits<32>>,
     pub payload_last_errors: Signal<Out, Bits<16>>,
 
     events: RequesterEvents<A>,
+    dcqcn: DcqcnSender<A, AP1>,
     ready: ReadySet<A, AP1>,
     placement: ResponsePlacement,
     addresses: QpAddressRam<A>,
@@ -222,10 +244,19 @@ impl<const A: usize, const AP1: usize> Default for RequesterPath<A, AP1> {
             rsp_ce: Default::default(),
             done: Default::default(),
             status: Default::default(),
+            now: Default::default(),
+            rp: Default::default(),
+            pacing: Default::default(),
+            rp_watch: Default::default(),
+            pacing_watch: Default::default(),
+            dcqcn_cnps: Default::default(),
+            dcqcn_cuts: Default::default(),
+            dcqcn_lost: Default::default(),
             stat_select: Default::default(),
             stat_count: Default::default(),
             payload_last_errors: Default::default(),
             events: Default::default(),
+            dcqcn: Default::default(),
             ready: Default::default(),
             placement: Default::default(),
             addresses: Default::default(),
@@ -256,7 +287,8 @@ impl<const A: usize, const AP1: usize> Logic for RequesterPath<A, AP1> {
             discard_pending,
             address_ready
         );
-        clock!(self, clock, events, ready, placement, addresses, pds, datapath);
+        clock!(self, clock, events, dcqcn, ready, placement, addresses, pds, datapath);
+        self.dcqcn.reset.next = self.reset.val();
         self.events.reset.next = self.reset.val();
         self.ready.reset.next = self.reset.val();
         self.placement.reset.next = self.reset.val();
@@ -367,9 +399,29 @@ impl<const A: usize, const AP1: usize> Logic for RequesterPath<A, AP1> {
         self.placement.stat_select.next = self.stat_select.val();
         self.stat_count.next = self.placement.stat_count.val();
 
-        // ---- sendable QPs -> grant requests
-        self.ready.sendable_valid.next = self.events.sendable_valid.val();
-        self.ready.sendable_qpn.next = self.events.sendable_qpn.val();
+        // ---- sendable QPs -> (DCQCN's pacing) -> grant requests
+        self.dcqcn.sendable_valid.next = self.events.sendable_valid.val();
+        self.dcqcn.sendable_qpn.next = self.events.sendable_qpn.val();
+        self.ready.sendable_valid.next = self.dcqcn.ready_valid.val();
+        self.ready.sendable_qpn.next = self.dcqcn.ready_qpn.val();
+        self.dcqcn.now.next = self.now.val();
+        RpParamsPort::link(&mut self.rp, &mut self.dcqcn.rp);
+        PacingParamsPort::link(&mut self.pacing, &mut self.dcqcn.pacing);
+        self.dcqcn.qp_reset_valid.next = self.addr_write.val();
+        self.dcqcn.qp_reset_qpn.next = self.addr_qpn.val();
+        self.dcqcn.cnp_valid.next = self.placement.cnp_valid.val();
+        self.dcqcn.cnp_qpn.next = bit_cast::<A, 24>(self.placement.cnp_qpn.val());
+        self.dcqcn.sent_valid.next = self.datapath.sent_valid.val();
+        self.dcqcn.sent_qpn.next = bit_cast::<A, 24>(self.datapath.sent_qpn.val());
+        self.dcqcn.sent_bytes.next = self.datapath.sent_bytes.val();
+        self.dcqcn.charge_valid.next = self.datapath.status_valid.val();
+        self.dcqcn.charge_qpn.next = bit_cast::<A, 24>(self.datapath.status_qpn.val());
+        self.dcqcn.charge_bytes.next = self.datapath.status_wire_bytes.val();
+        RpWatch::<A>::link(&mut self.rp_watch, &mut self.dcqcn.rp_watch);
+        PacingWatch::<A>::link(&mut self.pacing_watch, &mut self.dcqcn.pacing_watch);
+        self.dcqcn_cnps.next = self.dcqcn.cnps.val();
+        self.dcqcn_cuts.next = self.dcqcn.cuts.val();
+        self.dcqcn_lost.next = self.dcqcn.lost.val();
         self.events.greq_valid.next = self.ready.request_valid.val();
         self.ready.request_ready.next = self.events.greq_ready.val();
         self.events.greq_qpn.next = self.ready.request_qpn.val();

@@ -64,6 +64,10 @@
 //!   (the byte for host address `x` in lane `x mod 64`, `addr` the beat's
 //!   64-byte-aligned address), placements in command order.
 //! - `stat_select` (3 bits) / `stat_count` (32): counters, see `STAT_*`.
+//! - `cnp_valid` / `cnp_qpn` (24 bits, registered): a CNP (opcode 0x81)
+//!   the parser accepted, for a QPN in the table, for DCQCN's reaction
+//!   point (one cycle after its record is taken). The CNP is also counted
+//!   as not a response.
 //!
 //! # What happens to a frame
 //!
@@ -185,6 +189,8 @@ pub struct ResponsePlacement {
     pub hdr_payload_len: Signal<Out, Bits<13>>,
     pub hdr_atomic_orig: Signal<Out, Bits<64>>,
     pub hdr_ce: Signal<Out, Bit>,
+    pub cnp_valid: Signal<Out, Bit>,
+    pub cnp_qpn: Signal<Out, Bits<24>>,
 
     pub cmd_valid: Signal<In, Bit>,
     pub cmd_ready: Signal<Out, Bit>,
@@ -218,6 +224,8 @@ pub struct ResponsePlacement {
     record_take: Signal<Local, Bit>,
     is_response: Signal<Local, Bit>,
     beyond_table: Signal<Local, Bit>,
+    cnp_taken: DFF<Bit>,
+    cnp_taken_qpn: DFF<Bits<24>>,
 
     // ---- placement
     /// 0 idle (take work), 1 wait for the command, 2 MR request, 3 MR
@@ -289,6 +297,8 @@ impl Logic for ResponsePlacement {
             count_frames,
             count_parser_drops,
             count_not_responses,
+            cnp_taken,
+            cnp_taken_qpn,
             count_headers,
             count_placed,
             count_local_errors,
@@ -373,6 +383,13 @@ impl Logic for ResponsePlacement {
         self.header_fifo.read.next = !self.header_fifo.empty.val() & self.hdr_ready.val();
         self.hdr_qpn.next = self.header_fifo.data_out.val().qpn;
         self.hdr_ce.next = self.header_fifo.data_out.val().ce;
+        self.cnp_taken.d.next = self.record_take.val()
+            & !self.parser.record.record.val().drop
+            & (self.parser.record.record.val().opcode == 0x81)
+            & !self.beyond_table.val();
+        self.cnp_taken_qpn.d.next = self.parser.record.record.val().dest_qp;
+        self.cnp_valid.next = self.cnp_taken.q.val();
+        self.cnp_qpn.next = self.cnp_taken_qpn.q.val();
         self.hdr_opcode.next = self.header_fifo.data_out.val().opcode;
         self.hdr_psn.next = self.header_fifo.data_out.val().psn;
         self.hdr_has_aeth.next = self.header_fifo.data_out.val().has_aeth;
@@ -580,6 +597,7 @@ impl Logic for ResponsePlacement {
         }
 
         if self.reset.val() {
+            self.cnp_taken.d.next = false;
             self.state.d.next = bits::<3>(0);
             self.writer_atomic.d.next = false;
             self.count_frames.d.next = 0.into();

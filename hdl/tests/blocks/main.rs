@@ -19,6 +19,7 @@ mod cqe_writer;
 mod dcqcn_notification_point;
 mod dcqcn_rate_control;
 mod dcqcn_reaction_point;
+mod dcqcn_sender;
 mod dma_write_mover;
 mod event_queues;
 mod icrc;

@@ -128,6 +128,57 @@ impl RpParams {
         }
     }
 
+    /// `cfg` in the block's units for a NIC whose line runs at
+    /// `line_rate_bps`, on a time base of `ns_per_unit` ns (rates to kb/s,
+    /// fractions to Q1.15 / Q0.16 rounded to nearest, periods to whole
+    /// units rounded up, the cut alpha / 2). `enabled` is `cfg.reacts()`.
+    /// Refused: a set that keeps Rt across a run of cuts (`clamp_target`
+    /// false: the block sets Rt = Rc on every cut) and values beyond the
+    /// block's widths.
+    pub fn for_nic(
+        cfg: &crate::dcqcn::DcqcnConfig,
+        line_rate_bps: f64,
+        ns_per_unit: u64,
+    ) -> Result<RpParams, String> {
+        if !cfg.clamp_target {
+            return Err("the RTL reaction point sets Rt = Rc on every cut (clamp_target)".into());
+        }
+        let kbps = |bps: f64, what: &str| -> Result<u32, String> {
+            let k = (bps / 1e3).round();
+            if (0.0..=f64::from(u32::MAX)).contains(&k) {
+                Ok(k as u32)
+            } else {
+                Err(format!("{what} {bps} b/s is beyond 32 bits of kb/s"))
+            }
+        };
+        let units = |ns: u64, what: &str| -> Result<u32, String> {
+            u32::try_from(ns.div_ceil(ns_per_unit.max(1)))
+                .ok()
+                .filter(|&u| u < 1 << 31)
+                .ok_or(format!("{what} {ns} ns is beyond the 31-bit time base"))
+        };
+        let q = |x: f64, one: f64| (x.clamp(0.0, 1.0) * one).round();
+        Ok(RpParams {
+            enabled: cfg.reacts(),
+            line_rate: kbps(line_rate_bps, "the line rate")?,
+            min_rate: kbps(cfg.min_rate_bps, "rpg_min_rate")?,
+            ai_rate: kbps(cfg.ai_rate_bps, "rpg_ai_rate")?,
+            hai_rate: kbps(cfg.hai_rate_bps, "rpg_hai_rate")?,
+            g: q(cfg.g, f64::from(ALPHA_ONE)) as u16,
+            gd: 1,
+            min_dec_fac: q(cfg.min_dec_fac, 65536.0).min(65535.0) as u16,
+            initial_alpha: q(cfg.initial_alpha, f64::from(ALPHA_ONE)) as u16,
+            alpha_period: units(cfg.alpha_update_ns, "dce_tcp_rtt")?,
+            rate_period: units(cfg.rate_increase_ns, "rpg_time_reset")?,
+            byte_reset: u32::try_from(cfg.byte_counter)
+                .map_err(|_| format!("rpg_byte_reset {} is beyond 32 bits", cfg.byte_counter))?,
+            threshold: u8::try_from(cfg.fast_recovery_steps).map_err(|_| {
+                format!("rpg_threshold {} is beyond 8 bits", cfg.fast_recovery_steps)
+            })?,
+            monitor_period: units(cfg.monitor_period_ns, "rate_reduce_monitor_period")?,
+        })
+    }
+
     /// The paper's parameters (those of [`crate::dcqcn::DcqcnConfig`]'s
     /// default) with time in ns: 100 Gb/s, g = 1/256, K = T = 55 us,
     /// B = 10 MB, F = 5, R_AI = 40 Mb/s, R_HAI = 200 Mb/s, a 100 Mb/s
@@ -390,6 +441,29 @@ pub fn notify(p: &NpParams, record: &NpRecord, event: NpEvent) -> NpOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_model_sets_convert_to_the_blocks_units() {
+        use crate::dcqcn::DcqcnConfig;
+        let rocenic = RpParams::for_nic(&DcqcnConfig::rocenic(), 100e9, 1).unwrap();
+        assert_eq!(rocenic, RpParams::rocenic());
+        let cycles = RpParams::for_nic(&DcqcnConfig::rocenic(), 25e9, 4).unwrap();
+        assert_eq!(
+            (
+                cycles.line_rate,
+                cycles.alpha_period,
+                cycles.rate_period,
+                cycles.monitor_period
+            ),
+            (25_000_000, 250, 13_750, 5_000)
+        );
+        let paper = RpParams::for_nic(&DcqcnConfig::paper(), 100e9, 1).unwrap();
+        assert_eq!(
+            (paper.g, paper.byte_reset, paper.ai_rate),
+            (128, 10_000_000, 40_000)
+        );
+        assert!(RpParams::for_nic(&DcqcnConfig::nvidia(), 100e9, 1).is_err());
+    }
     use crate::dcqcn::{DcqcnConfig, NotificationPoint, ReactionPoint};
 
     fn cnp(now: u32) -> RpEvent {

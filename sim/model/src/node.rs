@@ -46,6 +46,10 @@ pub trait ScenarioNode: Endpoint {
     fn core_cycles(&self) -> Option<u64> {
         None
     }
+    /// DCQCN rate cuts the node's sending QPs made.
+    fn rate_cuts(&self) -> u64 {
+        self.model_view().rate_cuts()
+    }
 }
 
 impl ScenarioNode for Nic {

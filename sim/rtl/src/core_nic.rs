@@ -34,6 +34,7 @@
 //! happens to a QP with posted receive WQEs reports the shadow's flush
 //! CQEs as never come.
 
+use super::dcqcn_watch::{drive_params, DcqcnWatch};
 use super::harness::{
     confirm_writes, leftover_checks, match_receive_cqes, match_send_cqes, nic_harness_surface,
     shadow_sends, timers_running, Bookkeeping, ClockedHarness, CoreRun, CoreSendCqe, FrameMatch,
@@ -52,7 +53,9 @@ use rocenic_hdl::requester::completer_datapath::EV_TIMER;
 use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_hdl::responder::receive_queue::DEFAULT_SLOT_BITS as RECV_SLOT_BITS;
 use rocenic_hdl::responder::response_queue::OP_CONFIGURE;
+use rocenic_model::dcqcn_integer::RpParams;
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
+use rocenic_model::pacing::PacingParams;
 use rocenic_model::pfc_pause::PfcParams;
 use rocenic_model::requester::send_window;
 use rocenic_model::verbs::{Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
@@ -172,12 +175,19 @@ struct Running<B: Block> {
     recv_posts: RecvPosts,
     /// Send WQEs for the core.
     send_posts: SendPosts,
+    /// DCQCN's sending side, replayed on the model's integer functions.
+    dcqcn: DcqcnWatch<B>,
+    /// Bytes of the request frames the core sent.
+    request_bytes: u64,
 }
 
 /// A whole Verilated core on the fabric with its shadow model (see the
 /// module doc). `B` is `verilator_sys::NicCore`.
 pub struct RtlCoreNic<B: Block> {
     book: Bookkeeping,
+    /// The core's reaction point runs (the configuration's
+    /// `dcqcn.reacts()`; the shadow's is off, see `new`).
+    reacts: bool,
     dma: HostDmaConfig,
     /// Send WQEs posted before the run, for the core once programmed.
     pending_posts: Vec<(Qpn, SendWr)>,
@@ -191,12 +201,15 @@ impl<B: Block> RtlCoreNic<B> {
         config.max_qp_wr = 1 << RECV_SLOT_BITS.min(SEND_SLOT_BITS);
         config.max_sge = 1;
         config.max_qp_rd_atom = 16;
-        // The core notifies (CNPs for CE-marked frames) but has no
-        // reaction point yet: its halves drop the CNPs it receives, which
-        // its shadow only counts.
+        // The core's reaction point and pacing are checked on their own
+        // (`DcqcnWatch`: every outcome against the model's integer
+        // functions, with the core's own tick times); the shadow predicts
+        // frames when the core sends them, so it neither cuts nor paces.
+        let reacts = config.dcqcn.reacts();
         config.dcqcn.reaction_point = false;
         RtlCoreNic {
             book: Bookkeeping::new(Nic::new(config)),
+            reacts,
             dma,
             pending_posts: Vec::new(),
             run: None,
@@ -236,6 +249,23 @@ impl<B: Block> RtlCoreNic<B> {
             .leftover("response")
             .or_else(|| r.requests.leftover("request"))
             .or_else(|| r.cnps.leftover("CNP"))
+            .or_else(|| {
+                let shadow = self.book.shadow.counters().cnps_received;
+                (r.dcqcn.tally.cnps != shadow).then(|| {
+                    format!(
+                        "the reaction point took {} CNPs, the shadow received {shadow}",
+                        r.dcqcn.tally.cnps
+                    )
+                })
+            })
+            .or_else(|| {
+                (r.dcqcn.tally.sent_bytes != r.request_bytes).then(|| {
+                    format!(
+                        "the reaction point counted {} bytes sent, the core sent {} in request frames",
+                        r.dcqcn.tally.sent_bytes, r.request_bytes
+                    )
+                })
+            })
             .or_else(|| {
                 r.receive_cqes
                     .first()
@@ -309,6 +339,20 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
         let interval = config.dcqcn.cnp_interval_ns.div_ceil(NS_PER_CYCLE);
         sim.set_u64(p.np_interval, interval.min(u64::from(u32::MAX)));
         sim.set_u64(p.cnp_dscp, u64::from(config.cnp_dscp & 0x3F));
+        let rp = if self.reacts {
+            let mut cfg = config.dcqcn.clone();
+            cfg.reaction_point = true;
+            RpParams::for_nic(&cfg, config.line_rate_bps, NS_PER_CYCLE)
+                .map_err(RtlError::Mismatch)?
+        } else {
+            RpParams {
+                enabled: false,
+                ..RpParams::rocenic()
+            }
+        };
+        let pacing = PacingParams::for_line(config.line_rate_bps, 1_000_000_000 / NS_PER_CYCLE);
+        drive_params(&mut sim, &rp, &pacing)?;
+        let dcqcn = DcqcnWatch::new(rp, pacing)?;
         for qpn in shadow.qpns() {
             let Some(view) = shadow.qp_context(qpn) else {
                 continue;
@@ -362,6 +406,8 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
             send_cqes: Vec::new(),
             recv_posts: RecvPosts::default(),
             send_posts,
+            dcqcn,
+            request_bytes: 0,
         });
         // The send WQEs the shadow holds go in first.
         self.book.busy = true;
@@ -423,6 +469,12 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
             return Err("the notification point lost a CE event or a CNP".into());
         }
         core.stats.ce_events = core.sim.get_u64(p.ce_events);
+        r.dcqcn.observe(&core.sim)?;
+        // A throttled QP's questions come while it waits: work in flight.
+        active |= r.dcqcn.tally.held != core.stats.pacing_holds;
+        core.stats.pacing_holds = r.dcqcn.tally.held;
+        core.stats.cnps_received = r.dcqcn.tally.cnps;
+        core.stats.rate_cuts = r.dcqcn.tally.cuts;
         let cnp = core
             .sim
             .get_bit(p.cnp_fire)
@@ -460,7 +512,10 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
             let class = match rocenic_wire::RoceFrame::decode(&f.bytes) {
                 Ok(d) if frame_kind(d.bth.opcode) == FrameKind::Response => &mut r.responses,
                 Ok(d) if frame_kind(d.bth.opcode) == FrameKind::Cnp => &mut r.cnps,
-                _ => &mut r.requests,
+                _ => {
+                    r.request_bytes += f.bytes.len() as u64;
+                    &mut r.requests
+                }
             };
             class.core.push_back(f.bytes.clone());
             core.out.push_back(f.bytes);

@@ -340,6 +340,11 @@ pub struct RtlNicStats {
     /// it sent (the core only).
     pub ce_events: u64,
     pub cnps_sent: u64,
+    /// CNPs the reaction point took, the rate cuts they made, and pacing
+    /// questions a throttled QP was held at (the core only).
+    pub cnps_received: u64,
+    pub rate_cuts: u64,
+    pub pacing_holds: u64,
 }
 
 /// What a fabric node needs of an RTL NIC harness (a Verilated half of the
@@ -359,6 +364,9 @@ pub trait RtlHarness: Endpoint {
     fn finish_check(&mut self) -> Result<(), String>;
     /// Cycles the core has run.
     fn cycles(&self) -> u64;
+    /// DCQCN rate cuts the core made (0 for a half: it has no reaction
+    /// point).
+    fn rate_cuts(&self) -> u64;
 }
 
 /// The part of a NIC harness that is the same in each of them, for
@@ -502,6 +510,10 @@ macro_rules! nic_harness_surface {
 
             fn cycles(&self) -> u64 {
                 self.stats().cycles
+            }
+
+            fn rate_cuts(&self) -> u64 {
+                self.stats().rate_cuts
             }
         }
     };

@@ -13,6 +13,7 @@
 //! scenario engine or the command line (`rocenic-sim` drives these).
 
 pub mod core_nic;
+pub mod dcqcn_watch;
 pub mod dma_ports;
 pub mod gen;
 pub mod harness;

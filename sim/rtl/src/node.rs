@@ -143,4 +143,11 @@ impl<R: RtlHarness> ScenarioNode for Node<R> {
     fn core_cycles(&self) -> Option<u64> {
         self.rtl().map(|n| n.cycles())
     }
+
+    fn rate_cuts(&self) -> u64 {
+        match self {
+            Node::Model(n) => n.rate_cuts(),
+            Node::Rtl(n) => n.rate_cuts(),
+        }
+    }
 }
