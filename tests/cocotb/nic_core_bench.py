@@ -9,6 +9,10 @@ against the IBA responder rules (responder_rules) and the memory rules
 - cnp_notification: CE-marked WRITEs get CNPs (DCQCN's notification
   point) to the sender's QP, at most one per interval per QP, each equal
   to the one scapy builds from the RoCEv2 annex's layout.
+- cnp_reaction: DCQCN's reaction point and pacing: CNPs (built by scapy)
+  to a QP streaming WRITEs cut its rate as the DCQCN paper's update says
+  (alpha, the cut, its floor, one cut per monitor period), and its
+  frames then leave at that rate, measured on the wire.
 - verbs_clean: every request verb (SEND with receive WQEs, WRITE with and
   without immediate, READ, both atomics) on 16 QPs, MTU 256, backpressure
   everywhere: host memory, the receive CQEs and every response frame as
@@ -222,6 +226,158 @@ async def cnp_notification(dut):
         assert cycles[0] - marked[qpn][0] <= 100, f"QP {qpn}: first CNP {cycles[0] - marked[qpn][0]} cycles late"
     assert int(dut.ce_events.value) == len(marked[3]) + len(marked[4])
     assert int(dut.cnp_lost.value) == 0
+
+
+# ---- DCQCN's reaction point
+
+LINE_KBPS = 100_000_000  # 100 Gb/s, the core's line rate in kb/s
+BYTE_COST = 2_000_000  # pacing tokens per byte at 250 MHz (8 x cycles/s / 1000)
+WIRE_OVERHEAD = 24  # preamble, FCS, inter-frame gap: bytes a frame holds the wire beyond its own
+RP = {  # DCQCN's parameters (NVIDIA's names), rocenic's set, periods in cycles
+    "enabled": 1, "line_rate": LINE_KBPS, "min_rate": 1_000, "ai_rate": 1_000_000, "hai_rate": 1_000_000,
+    "g": 160, "gd": 1, "min_dec_fac": 1 << 15, "initial_alpha": (1 << 15) - 32, "alpha_period": 250,
+    "rate_period": 13_750, "byte_reset": 0, "threshold": 5, "monitor_period": 600,
+}  # fmt: skip
+
+
+def incoming_cnp(dest_qp: int) -> bytes:
+    """A CNP from the peer to the core's QP `dest_qp`, built by scapy."""
+    values = {
+        "eth_dst": int.from_bytes(NIC.mac, "big"), "eth_src": int.from_bytes(PEER.mac, "big"),
+        "ip_src": PEER.ip, "ip_dst": NIC.ip, "dscp": CNP_DSCP, "ecn": 0, "ttl": 64, "flow_label": 0,
+        "identification": 7, "dont_fragment": 1, "udp_src_port": PEER.udp_src_port,
+        "udp_checksum": 0, "solicited": 0, "mig_req": 0, "pkey": 0xFFFF, "fecn": 0, "becn": 1,
+        "dest_qp": dest_qp, "ack_req": 0, "psn": 0,
+    }  # fmt: skip
+    return roce_frames.frame_bytes(roce_frames.FrameSpec(0x81, False, b"", values))
+
+
+def cut(rate: float, alpha: float) -> float:
+    """The DCQCN paper's cut, Rc (1 - alpha / 2), floored at min_dec_fac Rc."""
+    return max(rate * (1 - alpha / 2), rate * RP["min_dec_fac"] / 65536)
+
+
+@cocotb.test()
+async def cnp_reaction(dut):
+    """QP 3 streams 4 KiB WRITEs (4 frames, one grant each; the bench's
+    peer ACKs them) as fast as one QP goes; a CNP cuts its rate to
+    Rc (1 - alpha / 2) with alpha = alpha0 (1 - g) + g, and its grants then
+    start one grant's wire time at that rate apart (the frames' bytes with
+    their preamble, FCS and gap); a second CNP within the monitor period
+    changes nothing; a third after it cuts again, alpha having decayed by
+    (1 - g) per alpha period. The rates are the DCQCN paper's formulas
+    here, the spacing measured at the MAC."""
+    rng = random.Random(12)
+    setup = Setup(rng)
+    source = setup.register(1, 1, 0x100000, 32 * PAGE, Access.NONE)
+    host = CoreHost(dut, rng, backpressure=False, memory=setup.memory)
+    setup.allow(host)
+    host.allow_reads.add(MEMORY_BASE, MEMORY_SIZE)
+    for name, value in RP.items():
+        getattr(dut, f"rp_{name}").value = value
+    dut.pacing_line_rate.value = LINE_KBPS
+    dut.pacing_byte_cost.value = BYTE_COST
+    dut.pacing_burst.value = 2 * 4096 * BYTE_COST
+    await host.start()
+    await host.load_mrs(setup.table)
+    qpn, mtu, frames_per_wqe = 3, 1024, 4
+    await configure_qp(host, qpn, 1, Access.NONE, mtu, 0, qpn + PEER_QPN_OFFSET, send_psn=0)
+    kind, op, cqe_opcode = VERBS["WRITE"]
+    posted, wanted, acked, msn = 0, 0, 0, 0
+
+    def post() -> None:
+        """WRITEs of 4 frames each (one grant each) up to `wanted`, at most
+        12 outstanding (the send ring holds 16)."""
+        nonlocal posted
+        length = frames_per_wqe * mtu
+        while posted < wanted and posted - len(host.send_cqes) < 12:
+            i = posted
+            host.posts.append(
+                {"qpn": qpn, "kind": kind, "opcode": cqe_opcode, "npsn": frames_per_wqe, "len": length,
+                 "signaled": 1, "status": 0, "lkey": source.key, "va": source.base + (i % 32) * length,
+                 "op": op, "remote_va": 0x9000_0000 + i * length, "rkey": 0x1234, "imm": 0, "compare": 0,
+                 "swap_add": 0, "solicited": 0}
+            )  # fmt: skip
+            posted += 1
+
+    async def run_to_frames(n: int) -> None:
+        """Steps until `n` frames have left, the peer ACKing each frame
+        that asks for it (so the send ring and window keep room)."""
+        nonlocal acked, msn
+        while len(host.sent) < n:
+            post()
+            await host.step()
+            assert host.cycle < 40_000, f"{len(host.sent)} frames by cycle {host.cycle}: {host.sent_cycles}"
+            for frame in host.sent[acked:]:
+                f = rules.decode(frame).fields
+                if f["ack_req"]:
+                    msn += 1
+                    host.send(rf.frame(PEER, NIC, 0x11, qpn, f["psn"], rf.aeth(0x1F, msn)))
+            acked = len(host.sent)
+
+    async def grant_spacing(wqes: int, skip: int) -> float:
+        """Posts `wqes` WRITEs and returns the mean cycles between the
+        first frames of consecutive ones from the `skip`th on: a grant
+        starts once the QP has paid for the ones before at its rate. (The
+        first grants are skipped: an idle QP banks up to 8 KiB of credit,
+        and while the posts come in the QP is asked again before its last
+        grant is charged.)"""
+        nonlocal wanted
+        first = len(host.sent)
+        wanted += wqes
+        await run_to_frames(first + wqes * frames_per_wqe)
+        starts = host.sent_cycles[first :: frames_per_wqe][skip:]
+        return (starts[-1] - starts[0]) / (len(starts) - 1)
+
+    line = await grant_spacing(2, 0)
+    # Bits a grant holds the line: the frames' bytes, each with its
+    # preamble, FCS and gap.
+    grant_bits = sum(len(f) + WIRE_OVERHEAD for f in host.sent[:frames_per_wqe]) * 8
+    first_cnp = host.cycle
+    for _ in range(2):  # the second within the monitor period: held
+        host.send(incoming_cnp(qpn))
+        for _ in range(40):
+            await host.step()
+    assert (int(dut.rate_cuts.value), int(dut.cnps_received.value)) == (1, 2)
+    g = RP["g"] / 32768
+    alpha = RP["initial_alpha"] / 32768 * (1 - g) + g
+    rate1 = cut(LINE_KBPS, alpha)
+    paced1 = await grant_spacing(20, 4)
+    want1 = grant_bits / (rate1 * 1e3) / 4e-9  # cycles a grant at Rc
+    # A grant may start a few cycles after its count turns non-negative
+    # (the event loop's turn), which the next one makes up; over 15 grants
+    # that is within 2.5 %.
+    assert abs(paced1 - want1) / want1 < 0.025, f"{paced1:.2f} cycles a grant, {want1:.2f} at {rate1:.0f} kb/s"
+    # Before the CNP the QP went as fast as one QP goes on this host (its
+    # DMA reads take 40 cycles), faster than the cut rate.
+    assert paced1 > 1.4 * line, f"{paced1:.2f} vs {line:.2f} cycles a grant before the CNP"
+
+    # A CNP past the monitor period, half way through an alpha period:
+    # alpha has decayed by (1 - g) once per period since the first cut
+    # (about 14 times: a cut 6 % smaller than one at the first alpha),
+    # then is raised by g.
+    period = RP["alpha_period"]
+    while host.cycle - first_cnp < RP["monitor_period"] or (host.cycle - first_cnp) % period != period // 2:
+        await host.step()
+    decays = (host.cycle - first_cnp) // period
+    host.send(incoming_cnp(qpn))
+    for _ in range(40):
+        await host.step()
+    assert int(dut.rate_cuts.value) == 2, f"{int(dut.rate_cuts.value)} cuts"
+    assert decays >= 10, f"{decays} alpha periods"
+    later = alpha * (1 - g) ** decays + g
+    rate2 = cut(rate1, later)
+    paced2 = await grant_spacing(16, 4)
+    want2 = grant_bits / (rate2 * 1e3) / 4e-9
+    assert abs(paced2 - want2) / want2 < 0.025, f"{paced2:.2f} cycles a grant, {want2:.2f} at {rate2:.0f} kb/s"
+    assert int(dut.cnps_received.value) == 3
+    assert int(dut.dcqcn_lost.value) == 0
+    assert all(accepted for _, accepted in host.post_results), "the send ring refused a WQE"
+    dut._log.info(
+        "cnp_reaction: %.1f cycles a grant of 4 frames at the line rate, %.2f after the first cut (%.2f wanted), "
+        "%.2f after the second (%.2f, alpha %.4f after %d decays)",
+        line, paced1, want1, paced2, want2, later, decays,
+    )  # fmt: skip
 
 
 # ---- the verbs and hostile-traffic benches

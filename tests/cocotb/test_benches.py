@@ -90,7 +90,7 @@ BENCHES = {
         "nic_core",
         "nic_core_top",
         "nic_core_bench",
-        ("write_smoke", "cnp_notification", "verbs_clean", "hostile_traffic"),
+        ("write_smoke", "cnp_notification", "cnp_reaction", "verbs_clean", "hostile_traffic"),
     ),
     "nic_pair": BenchSpec("nic_core", "nic_pair_top", "nic_core_bench", ("system_lossy",), pair_of="nic_core_top"),
     "qp_context": BenchSpec(

@@ -19,6 +19,9 @@
 //   np_* / cnp_*  DCQCN's notification point (an undriven np_enabled of 0
 //              sends no CNP); its time base `now` is this wrapper's
 //              cycle counter from reset, as a board's shell would give it.
+//   rp_* / pacing_*  DCQCN's reaction point and pacing (an undriven
+//              rp_enabled of 0 never cuts a rate; the watch ports are left
+//              open); cnps_received / rate_cuts / dcqcn_lost count.
 // Records are packed through packed structs that list their fields last
 // first (rust-hdl packs the first field at bit 0): a field list out of step
 // with the exported Verilog fails the Verilator build with a width error.
@@ -220,7 +223,27 @@ module nic_core_top (
     output wire           cnp_fire,
     output wire [9:0]     cnp_qpn,
     output wire [31:0]    ce_events,
-    output wire [15:0]    cnp_lost
+    output wire [15:0]    cnp_lost,
+    input  wire           rp_enabled,
+    input  wire [31:0]    rp_line_rate,
+    input  wire [31:0]    rp_min_rate,
+    input  wire [31:0]    rp_ai_rate,
+    input  wire [31:0]    rp_hai_rate,
+    input  wire [15:0]    rp_g,
+    input  wire [3:0]     rp_gd,
+    input  wire [15:0]    rp_min_dec_fac,
+    input  wire [15:0]    rp_initial_alpha,
+    input  wire [31:0]    rp_alpha_period,
+    input  wire [31:0]    rp_rate_period,
+    input  wire [31:0]    rp_byte_reset,
+    input  wire [7:0]     rp_threshold,
+    input  wire [31:0]    rp_monitor_period,
+    input  wire [31:0]    pacing_line_rate,
+    input  wire [31:0]    pacing_byte_cost,
+    input  wire [46:0]    pacing_burst,
+    output wire [31:0]    cnps_received,
+    output wire [31:0]    rate_cuts,
+    output wire [15:0]    dcqcn_lost
 );
 
     reg [31:0] now = 32'd0;
@@ -476,7 +499,46 @@ module nic_core_top (
         .cnp_fire(cnp_fire),
         .cnp_qpn(cnp_qpn),
         .ce_events(ce_events),
-        .cnp_lost(cnp_lost)
+        .cnp_lost(cnp_lost),
+        .rp$enabled(rp_enabled),
+        .rp$line_rate(rp_line_rate),
+        .rp$min_rate(rp_min_rate),
+        .rp$ai_rate(rp_ai_rate),
+        .rp$hai_rate(rp_hai_rate),
+        .rp$g(rp_g),
+        .rp$gd(rp_gd),
+        .rp$min_dec_fac(rp_min_dec_fac),
+        .rp$initial_alpha(rp_initial_alpha),
+        .rp$alpha_period(rp_alpha_period),
+        .rp$rate_period(rp_rate_period),
+        .rp$byte_reset(rp_byte_reset),
+        .rp$threshold(rp_threshold),
+        .rp$monitor_period(rp_monitor_period),
+        .pacing$line_rate(pacing_line_rate),
+        .pacing$byte_cost(pacing_byte_cost),
+        .pacing$burst(pacing_burst),
+        .cnps_received(cnps_received),
+        .rate_cuts(rate_cuts),
+        .dcqcn_lost(dcqcn_lost),
+        // The watch ports (every reaction point and pacing outcome, for
+        // the Rust harness's replay) are left open here.
+        .pacing_watch$allowed(),
+        .pacing_watch$kind(),
+        .pacing_watch$now(),
+        .pacing_watch$qpn(),
+        .pacing_watch$record(),
+        .pacing_watch$valid(),
+        .pacing_watch$value(),
+        .rp_watch$bytes(),
+        .rp_watch$cut(),
+        .rp_watch$held(),
+        .rp_watch$increase(),
+        .rp_watch$kind(),
+        .rp_watch$now(),
+        .rp_watch$qpn(),
+        .rp_watch$rate(),
+        .rp_watch$record(),
+        .rp_watch$valid()
     );
 
 endmodule
