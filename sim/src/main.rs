@@ -114,8 +114,8 @@ enum Command {
         #[arg(long, default_value_t = 0.0, value_parser = probability)]
         corrupt: f64,
         /// ECN marking in the switch and DCQCN in the NICs (with `--backend
-        /// rtl`: the RTL cores' notification points send CNPs, and nothing
-        /// reacts to them yet).
+        /// rtl`: the RTL cores' notification points, reaction points and
+        /// pacing, checked against the model's integer DCQCN).
         #[arg(long)]
         ecn: bool,
         /// NIC A's link rate (Gb/s); a slower link than the other NIC's

@@ -156,9 +156,10 @@ pub fn pace(
             },
             false,
         ),
-        PacingEvent::Send(bytes) => {
-            let allowed = !throttled || earned >= 0;
-            let paid = if throttled && allowed {
+        PacingEvent::Send(bytes) | PacingEvent::Charge(bytes) => {
+            let send = matches!(event, PacingEvent::Send(_));
+            let allowed = send && (!throttled || earned >= 0);
+            let paid = if throttled && (allowed || !send) {
                 earned - i64::from(bytes) * i64::from(p.byte_cost)
             } else {
                 earned
@@ -170,21 +171,6 @@ pub fn pace(
                     last: now,
                 },
                 allowed,
-            )
-        }
-        PacingEvent::Charge(bytes) => {
-            let paid = if throttled {
-                earned - i64::from(bytes) * i64::from(p.byte_cost)
-            } else {
-                earned
-            };
-            (
-                PacingRecord {
-                    rate: record.rate,
-                    tokens: to_bits(paid),
-                    last: now,
-                },
-                false,
             )
         }
     };
@@ -259,17 +245,22 @@ mod tests {
         assert_eq!(r.token_count(), 0);
     }
 
-    #[test]
-    fn a_deficit_is_paid_back_before_the_next_frame() {
-        let p = PacingParams::line_100g();
-        // 10 Gb/s: 40 bits a cycle; a 1000-byte frame costs 200 cycles.
-        let r = pace(
-            &p,
+    /// A QP set to 10 Gb/s (40 bits a cycle) at cycle 0.
+    fn at_10_gbps(p: &PacingParams) -> PacingRecord {
+        pace(
+            p,
             &PacingRecord::default(),
             PacingEvent::Rate(10_000_000),
             0,
         )
-        .record;
+        .record
+    }
+
+    #[test]
+    fn a_deficit_is_paid_back_before_the_next_frame() {
+        let p = PacingParams::line_100g();
+        // A 1000-byte frame costs 200 cycles.
+        let r = at_10_gbps(&p);
         let o = pace(&p, &r, PacingEvent::Send(1000), 0);
         assert!(o.allowed);
         assert_eq!(o.record.token_count(), -2_000_000_000);
@@ -280,15 +271,9 @@ mod tests {
     #[test]
     fn charges_are_paid_whatever_the_count() {
         let p = PacingParams::line_100g();
-        // 10 Gb/s: a question of 0 bytes allowed, then two 1000-byte
-        // frames charged: 400 cycles of debt, paid back by cycle 400.
-        let r = pace(
-            &p,
-            &PacingRecord::default(),
-            PacingEvent::Rate(10_000_000),
-            0,
-        )
-        .record;
+        // A question of 0 bytes allowed, then two 1000-byte frames
+        // charged: 400 cycles of debt, paid back by cycle 400.
+        let r = at_10_gbps(&p);
         let asked = pace(&p, &r, PacingEvent::Send(0), 0);
         assert!(asked.allowed);
         assert_eq!(asked.record.token_count(), 0);
