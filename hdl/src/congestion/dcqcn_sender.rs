@@ -158,14 +158,12 @@ pub struct DcqcnSender<const A: usize, const AP1: usize> {
     sent_queue: SyncFifo<SentFrame, 4, 5>,
     charge_queue: SyncFifo<SentFrame, 4, 5>,
     grant_queue: SyncFifo<Bits<16>, 4, 5>,
-    /// The reaction point's event's time and bytes, through its two
-    /// stages; the gate's event's time.
-    rp_now1: DFF<Bits<32>>,
-    rp_now2: DFF<Bits<32>>,
+    /// The time of the events whose outcomes both blocks present (each
+    /// takes two cycles), and the reaction point's event's bytes.
+    now1: DFF<Bits<32>>,
+    now2: DFF<Bits<32>>,
     rp_bytes1: DFF<Bits<16>>,
     rp_bytes2: DFF<Bits<16>>,
-    pace_now1: DFF<Bits<32>>,
-    pace_now2: DFF<Bits<32>>,
     cnp_count: DFF<Bits<32>>,
     cut_count: DFF<Bits<32>>,
     lost_count: DFF<Bits<16>>,
@@ -218,12 +216,10 @@ impl<const A: usize, const AP1: usize> Default for DcqcnSender<A, AP1> {
             sent_queue: Default::default(),
             charge_queue: Default::default(),
             grant_queue: Default::default(),
-            rp_now1: Default::default(),
-            rp_now2: Default::default(),
+            now1: Default::default(),
+            now2: Default::default(),
             rp_bytes1: Default::default(),
             rp_bytes2: Default::default(),
-            pace_now1: Default::default(),
-            pace_now2: Default::default(),
             cnp_count: Default::default(),
             cut_count: Default::default(),
             lost_count: Default::default(),
@@ -255,10 +251,7 @@ impl<const A: usize, const AP1: usize> Logic for DcqcnSender<A, AP1> {
             charge_queue,
             grant_queue
         );
-        dff_setup!(
-            self, clock, rp_now1, rp_now2, rp_bytes1, rp_bytes2, pace_now1, pace_now2, cnp_count,
-            cut_count, lost_count
-        );
+        dff_setup!(self, clock, now1, now2, rp_bytes1, rp_bytes2, cnp_count, cut_count, lost_count);
         self.rate.reset.next = self.reset.val();
         self.pacer.reset.next = self.reset.val();
         self.cnp_queue.reset.next = self.reset.val();
@@ -311,8 +304,8 @@ impl<const A: usize, const AP1: usize> Logic for DcqcnSender<A, AP1> {
         }
         // (The scan's ticks take the cycles without an event; their bytes
         // are whatever the sent queue's head holds, which a tick ignores.)
-        self.rp_now1.d.next = self.now.val();
-        self.rp_now2.d.next = self.rp_now1.q.val();
+        self.now1.d.next = self.now.val();
+        self.now2.d.next = self.now1.q.val();
         self.rp_bytes1.d.next = self.sent_queue.data_out.val().bytes;
         self.rp_bytes2.d.next = self.rp_bytes1.q.val();
 
@@ -361,20 +354,18 @@ impl<const A: usize, const AP1: usize> Logic for DcqcnSender<A, AP1> {
         self.rp_watch.valid.next = self.rate.out_valid.val();
         self.rp_watch.kind.next = self.rate.out_kind.val();
         self.rp_watch.qpn.next = self.rate.out_qpn.val();
-        self.rp_watch.now.next = self.rp_now2.q.val();
+        self.rp_watch.now.next = self.now2.q.val();
         self.rp_watch.bytes.next = self.rp_bytes2.q.val();
         self.rp_watch.rate.next = self.rate.out_rate.val();
         self.rp_watch.cut.next = self.rate.out_cut.val();
         self.rp_watch.held.next = self.rate.out_held.val();
         self.rp_watch.increase.next = self.rate.out_increase.val();
         self.rp_watch.record.next = self.rate.out_record.val();
-        self.pace_now1.d.next = self.now.val();
-        self.pace_now2.d.next = self.pace_now1.q.val();
         self.pacing_watch.valid.next = self.pacer.out_valid.val();
         self.pacing_watch.kind.next = self.pacer.out_kind.val();
         self.pacing_watch.qpn.next = self.pacer.out_qpn.val();
         self.pacing_watch.value.next = self.pacer.out_value.val();
-        self.pacing_watch.now.next = self.pace_now2.q.val();
+        self.pacing_watch.now.next = self.now2.q.val();
         self.pacing_watch.allowed.next = self.pacer.out_allowed.val();
         self.pacing_watch.record.next = self.pacer.out_record.val();
         self.cnps.next = self.cnp_count.q.val();
