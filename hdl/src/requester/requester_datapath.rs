@@ -62,8 +62,7 @@
 //!   frames of failing packets not counted; DCQCN's pacing charges it).
 //! - `sent_valid`, `sent_qpn`, `sent_bytes` (16 bits, registered): a
 //!   request frame's header went to the TX builder: the grant's QP and the
-//!   frame's bytes, Ethernet header to ICRC (for DCQCN's byte counter and
-//!   pacing).
+//!   frame's bytes, Ethernet header to ICRC (for DCQCN's byte counter).
 //! - `payload_last_errors`: the TX builder's counter (0 unless broken).
 //!
 //! The IPv4 identification is a counter of IPv4 frames sent since reset,
