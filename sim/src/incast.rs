@@ -16,7 +16,8 @@ use rocenic_fabric::{
     wire_bytes, CaptureKind, EcnConfig, Fabric, LinkConfig, NodeId, PfcConfig, SwitchConfig, Time,
 };
 use rocenic_model::dcqcn::DcqcnConfig;
-use rocenic_model::nic::Nic;
+use rocenic_model::nic::{Nic, NicConfig};
+use rocenic_model::node::ScenarioNode;
 use rocenic_model::verbs::*;
 use rocenic_wire::RoceFrame;
 use serde::Serialize;
@@ -122,6 +123,8 @@ pub struct Sample {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct IncastReport {
+    /// The NICs that ran: `model` or `rtl`.
+    pub backend: &'static str,
     pub flows: usize,
     pub line_rate_gbps: f64,
     /// Start of the first window from which the rates, averaged over
@@ -134,6 +137,8 @@ pub struct IncastReport {
     pub flow_gbps_after_convergence: Vec<f64>,
     pub cnps_sent: u64,
     pub cnps_received: u64,
+    /// Rate cuts the senders' reaction points made.
+    pub rate_cuts: u64,
     pub ecn_marked: u64,
     pub buffer_drops: u64,
     pub retransmitted_frames: u64,
@@ -228,7 +233,80 @@ pub fn jain(rates: &[f64]) -> f64 {
 
 const POLL_INTERVAL_NS: Time = 2_000;
 
+/// What the NICs of an incast are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum IncastBackend {
+    /// The reference model.
+    Model,
+    /// Every NIC is the Verilated core (`nic_core`) behind its shadow
+    /// model: the receiver's notification point sends the CNPs, each
+    /// sender's reaction point and pacing act on them (checked bit for
+    /// bit against the model's integer DCQCN), its pause tap takes the
+    /// switch's PFC frames.
+    Rtl,
+}
+
+impl IncastBackend {
+    pub fn name(self) -> &'static str {
+        match self {
+            IncastBackend::Model => "model",
+            IncastBackend::Rtl => "rtl",
+        }
+    }
+}
+
+/// The incast on the NICs `backend` names.
+pub fn run_incast_backend(backend: IncastBackend, config: &IncastConfig) -> Result<IncastReport> {
+    match backend {
+        IncastBackend::Model => run_incast(config),
+        IncastBackend::Rtl => run_incast_rtl(config),
+    }
+}
+
+/// The incast on model NICs.
 pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
+    run_incast_on(IncastBackend::Model, config, Nic::new)
+}
+
+/// The incast on Verilated cores, each scored by its shadow model.
+#[cfg(feature = "rtl")]
+fn run_incast_rtl(config: &IncastConfig) -> Result<IncastReport> {
+    use rocenic_model::dcqcn_integer::RpParams;
+    use rocenic_model::node::NS_PER_CYCLE;
+    use rocenic_rtl::core_nic::RtlCoreNic;
+    use rocenic_rtl::host_dma::HostDmaConfig;
+    use rocenic_rtl::node::Node;
+    type Core = verilator_sys::NicCore;
+    if let Err(why) = RpParams::for_nic(&config.dcqcn, config.link.rate_bps, NS_PER_CYCLE) {
+        anyhow::bail!(
+            "--backend rtl: the core's reaction point cannot run these parameters: {why}"
+        );
+    }
+    run_incast_on(IncastBackend::Rtl, config, |nic_config| {
+        Node::<RtlCoreNic<Core>>::Rtl(Box::new(RtlCoreNic::new(
+            nic_config,
+            HostDmaConfig::default(),
+        )))
+    })
+}
+
+/// Without the `rtl` feature there is no Verilated core to run.
+#[cfg(not(feature = "rtl"))]
+fn run_incast_rtl(_: &IncastConfig) -> Result<IncastReport> {
+    anyhow::bail!(
+        "--backend rtl: this rocenic was built without the `rtl` feature (no Verilated RTL); rebuild with default features"
+    )
+}
+
+/// The incast on fabric nodes of kind `N`, each made by `node` from its
+/// NIC's configuration; `backend` names them in the report. An RTL node's
+/// first difference from its shadow stops the run with an error.
+pub fn run_incast_on<N: ScenarioNode>(
+    backend: IncastBackend,
+    config: &IncastConfig,
+    node: impl Fn(NicConfig) -> N,
+) -> Result<IncastReport> {
     anyhow::ensure!(config.flows >= 1, "at least one flow");
     anyhow::ensure!(
         config.window_ns > 0 && config.duration_ns >= config.window_ns,
@@ -244,10 +322,11 @@ pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
     let nic = |n: u8| {
         let mut nic_config = nic_config(n, &scenario);
         nic_config.dcqcn = config.dcqcn.clone();
-        Nic::new(nic_config)
+        node(nic_config)
     };
 
-    let mut receiver = nic(100);
+    let mut receiver_node = nic(100);
+    let receiver = receiver_node.verbs()?;
     let r_pd = receiver.alloc_pd();
     let r_cq = receiver.create_cq(64);
     let r_buf = receiver.memory_mut().alloc(config.message_size, 2 << 20);
@@ -257,7 +336,13 @@ pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
         config.message_size,
         Access::LOCAL_WRITE | Access::REMOTE_WRITE,
     )?;
-    let caps = QpCaps::default();
+    // WRITEs only: each sender keeps `outstanding` posted, nothing
+    // consumes a receive WQE.
+    let caps = QpCaps {
+        max_send_wr: config.outstanding,
+        max_recv_wr: 1,
+        max_sge: 1,
+    };
 
     struct Sender {
         qpn: Qpn,
@@ -269,14 +354,15 @@ pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
     let mut flow_of_qpn = BTreeMap::new();
     let mut nics = Vec::new();
     for flow in 0..config.flows {
-        let mut s = nic(flow as u8 + 1);
+        let mut sender_node = nic(flow as u8 + 1);
+        let s = sender_node.verbs()?;
         let pd = s.alloc_pd();
         let cq = s.create_cq(config.outstanding * 2 + 16);
         let buf = s.memory_mut().alloc(config.message_size, 2 << 20);
         let keys = s.reg_mr(pd, buf, config.message_size, Access::LOCAL_WRITE)?;
         let qpn = s.create_qp(pd, cq, cq, caps)?;
-        let r_qpn = receiver.create_qp(r_pd, r_cq, r_cq, caps)?;
-        connect(&mut s, qpn, &mut receiver, r_qpn, &scenario, &mut rng)?;
+        let r_qpn = receiver_node.verbs()?.create_qp(r_pd, r_cq, r_cq, caps)?;
+        connect(s, qpn, receiver_node.verbs()?, r_qpn, &scenario, &mut rng)?;
         flow_of_qpn.insert(r_qpn, flow);
         senders.push(Sender {
             qpn,
@@ -288,7 +374,7 @@ pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
             },
             posted: 0,
         });
-        nics.push(s);
+        nics.push(sender_node);
     }
 
     let switch = SwitchConfig {
@@ -298,7 +384,7 @@ pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
         ..SwitchConfig::default()
     };
     let mut fabric = Fabric::try_new(config.seed, switch)?;
-    let receiver_id = fabric.add_node(receiver, config.link.clone());
+    let receiver_id = fabric.add_node(receiver_node, config.link.clone());
     let sender_ids: Vec<NodeId> = nics
         .into_iter()
         .map(|n| fabric.add_node(n, config.link.clone()))
@@ -330,7 +416,7 @@ pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
         }));
     }
 
-    let post = |fabric: &mut Fabric<Nic>, id: NodeId, s: &mut Sender| -> Result<()> {
+    let post = |fabric: &mut Fabric<N>, id: NodeId, s: &mut Sender| -> Result<()> {
         fabric.node_mut(id).post_send(
             s.qpn,
             SendWr {
@@ -369,6 +455,12 @@ pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
             queue.observe(fabric.now(), level, pauses, drops);
         }
         fabric.run_until(next);
+        if let Some(difference) = std::iter::once(receiver_id)
+            .chain(sender_ids.iter().copied())
+            .find_map(|id| fabric.node(id).mismatch())
+        {
+            anyhow::bail!("an RTL NIC differs from its shadow model: {difference}");
+        }
         for (s, &id) in senders.iter_mut().zip(&sender_ids) {
             for cqe in fabric.node_mut(id).poll_cq(s.cq, usize::MAX) {
                 anyhow::ensure!(
@@ -441,18 +533,21 @@ pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
     };
     let flow_gbps_after_convergence = mean_rates(tail);
 
-    let receiver = fabric.node(receiver_id);
+    let receiver = fabric.node(receiver_id).model_view();
     let mut cnps_received = 0;
     let mut retransmitted_frames = 0;
-    let (mut rx_pause_frames, mut pause_watchdog_trips) = (0, 0);
+    let (mut rate_cuts, mut rx_pause_frames, mut pause_watchdog_trips) = (0, 0, 0);
     for &id in &sender_ids {
-        let c = fabric.node(id).counters();
+        let c = fabric.node(id).model_view().counters();
         cnps_received += c.cnps_received;
         retransmitted_frames += c.retransmitted_frames;
-        rx_pause_frames += c.rx_pause_frames;
-        pause_watchdog_trips += c.pause_watchdog_trips;
+        let congestion = fabric.node(id).congestion();
+        rate_cuts += congestion.rate_cuts;
+        rx_pause_frames += congestion.rx_pause_frames;
+        pause_watchdog_trips += congestion.pause_watchdog_trips;
     }
     Ok(IncastReport {
+        backend: backend.name(),
         flows: config.flows,
         line_rate_gbps: line_rate_bps / 1e9,
         convergence_ns,
@@ -461,6 +556,7 @@ pub fn run_incast(config: &IncastConfig) -> Result<IncastReport> {
         flow_gbps_after_convergence,
         cnps_sent: receiver.counters().cnps_sent,
         cnps_received,
+        rate_cuts,
         ecn_marked: stats.ecn_marked,
         buffer_drops: stats.dropped.buffer_full,
         retransmitted_frames,

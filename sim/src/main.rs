@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use rocenic_fabric::FaultConfig;
 use rocenic_model::dcqcn::DcqcnConfig;
 use rocenic_sim::decode;
-use rocenic_sim::incast::{incast_pfc, run_incast, IncastConfig};
+use rocenic_sim::incast::{incast_pfc, run_incast_backend, IncastBackend, IncastConfig};
 use rocenic_sim::plot::plot_incast;
 use rocenic_sim::scenario::{self, Backend, ScenarioConfig, Workload};
 use std::path::{Path, PathBuf};
@@ -157,6 +157,11 @@ enum Command {
     Dcqcn {
         #[arg(long, default_value_t = 2)]
         flows: usize,
+        /// The NICs: the model, or every NIC the Verilated core (each
+        /// checked against its shadow model as it runs; the rocenic and
+        /// paper parameter sets).
+        #[arg(long, value_enum, default_value = "model")]
+        backend: IncastBackend,
         /// Simulated time to run, in milliseconds.
         #[arg(long, default_value_t = 100.0)]
         duration_ms: f64,
@@ -365,6 +370,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Dcqcn {
             flows,
+            backend,
             duration_ms,
             window_us,
             seed,
@@ -392,7 +398,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 messages_per_flow: messages,
                 ..IncastConfig::default()
             };
-            let report = run_incast(&config)?;
+            let report = run_incast_backend(backend, &config)?;
             for s in &report.samples {
                 let rates: Vec<String> = s.flow_gbps.iter().map(|r| format!("{r:6.2}")).collect();
                 println!(
@@ -423,11 +429,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ),
             }
             println!(
-                "switch: {} ECN marks, {} PFC pauses, {} drops, largest queue {} B; senders: {} pauses taken, {} watchdog trips, {} frames retransmitted",
+                "switch: {} ECN marks, {} PFC pauses, {} drops, largest queue {} B; senders: {} CNPs received, {} rate cuts, {} pauses taken, {} watchdog trips, {} frames retransmitted",
                 report.ecn_marked,
                 report.pfc_pauses,
                 report.buffer_drops,
                 report.queue_bytes_max,
+                report.cnps_received,
+                report.rate_cuts,
                 report.rx_pause_frames,
                 report.pause_watchdog_trips,
                 report.retransmitted_frames
@@ -444,8 +452,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     .with_context(|| format!("cannot write {}", path.display()))?;
             }
             if let Some(path) = &plot {
-                let title = format!(
-                    "DCQCN ({} parameters): {flows} flows into one {} Gb/s link, PFC {}",
+                let title =
+                    format!(
+                    "DCQCN on the {} ({} parameters): {flows} flows into one {} Gb/s link, PFC {}",
+                    if backend == IncastBackend::Rtl { "RTL cores" } else { "model" },
                     params
                         .to_possible_value()
                         .expect("no variant is skipped")

@@ -849,7 +849,7 @@ pub fn run_on<N: ScenarioNode>(
         completions_by_status: by_status,
         requester,
         responder,
-        rate_cuts: [a.rate_cuts(), b.rate_cuts()],
+        rate_cuts: [a.congestion().rate_cuts, b.congestion().rate_cuts],
         fabric: stats,
     })
 }

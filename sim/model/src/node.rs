@@ -46,10 +46,29 @@ pub trait ScenarioNode: Endpoint {
     fn core_cycles(&self) -> Option<u64> {
         None
     }
-    /// DCQCN rate cuts the node's sending QPs made.
-    fn rate_cuts(&self) -> u64 {
-        self.model_view().rate_cuts()
+    /// What the node's transmit side did about congestion (for an RTL
+    /// node, the core's own counts).
+    fn congestion(&self) -> CongestionCounters {
+        let nic = self.model_view();
+        CongestionCounters {
+            rate_cuts: nic.rate_cuts(),
+            rx_pause_frames: nic.counters().rx_pause_frames,
+            pause_watchdog_trips: nic.counters().pause_watchdog_trips,
+        }
     }
+}
+
+/// A node's answers to congestion: DCQCN's rate cuts and PFC's pauses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CongestionCounters {
+    /// Rate cuts its sending QPs' reaction points made.
+    pub rate_cuts: u64,
+    /// PFC frames it received (the model counts each; an RTL core each
+    /// that paused a priority it honours).
+    pub rx_pause_frames: u64,
+    /// Pauses that lasted past the watchdog time and stopped being
+    /// honoured.
+    pub pause_watchdog_trips: u64,
 }
 
 impl ScenarioNode for Nic {

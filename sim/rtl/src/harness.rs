@@ -364,9 +364,9 @@ pub trait RtlHarness: Endpoint {
     fn finish_check(&mut self) -> Result<(), String>;
     /// Cycles the core has run.
     fn cycles(&self) -> u64;
-    /// DCQCN rate cuts the core made (0 for a half: it has no reaction
-    /// point).
-    fn rate_cuts(&self) -> u64;
+    /// The core's rate cuts and pauses taken (0 for a half: it has
+    /// neither a reaction point nor a pause tap).
+    fn congestion(&self) -> rocenic_model::node::CongestionCounters;
 }
 
 /// The part of a NIC harness that is the same in each of them, for
@@ -512,8 +512,13 @@ macro_rules! nic_harness_surface {
                 self.stats().cycles
             }
 
-            fn rate_cuts(&self) -> u64 {
-                self.stats().rate_cuts
+            fn congestion(&self) -> rocenic_model::node::CongestionCounters {
+                let stats = self.stats();
+                rocenic_model::node::CongestionCounters {
+                    rate_cuts: stats.rate_cuts,
+                    rx_pause_frames: stats.rx_pause_frames,
+                    pause_watchdog_trips: stats.pause_watchdog_trips,
+                }
             }
         }
     };

@@ -5,7 +5,7 @@ use crate::harness::RtlHarness;
 use rocenic_fabric::{Endpoint, Time};
 use rocenic_model::memory::HostMemory;
 use rocenic_model::nic::Nic;
-use rocenic_model::node::ScenarioNode;
+use rocenic_model::node::{CongestionCounters, ScenarioNode};
 use rocenic_model::verbs::{CqId, Cqe, Qpn, RecvWr, SendWr};
 
 /// A fabric node that is a model NIC or an RTL NIC harness `R`, so both
@@ -144,10 +144,10 @@ impl<R: RtlHarness> ScenarioNode for Node<R> {
         self.rtl().map(|n| n.cycles())
     }
 
-    fn rate_cuts(&self) -> u64 {
+    fn congestion(&self) -> CongestionCounters {
         match self {
-            Node::Model(n) => n.rate_cuts(),
-            Node::Rtl(n) => n.rate_cuts(),
+            Node::Model(n) => n.congestion(),
+            Node::Rtl(n) => n.congestion(),
         }
     }
 }

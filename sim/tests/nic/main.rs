@@ -7,6 +7,7 @@ mod rtl_common;
 
 mod ack_after_data;
 mod bench;
+mod dcqcn_incast;
 mod nic_core;
 mod nic_pair;
 mod nic_requester;
