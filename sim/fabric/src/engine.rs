@@ -142,6 +142,9 @@ struct EgressPort {
 struct IngressPort {
     bytes: [u64; PRIORITIES],
     xoff_token: [Option<u64>; PRIORITIES],
+    /// Priorities in a pause storm ([`Fabric::start_pause_storm`]): XOFF
+    /// refreshed forever, no XON.
+    storming: [bool; PRIORITIES],
 }
 
 struct Node<E> {
@@ -289,6 +292,21 @@ impl<E: Endpoint> Fabric<E> {
     /// XOFF and no XON since).
     pub fn pfc_pausing(&self, id: NodeId, priority: u8) -> bool {
         self.nodes[id.0].ingress.xoff_token[usize::from(priority) % PRIORITIES].is_some()
+    }
+
+    /// Starts a PFC storm towards `id`'s node: from now on the switch port
+    /// towards it pauses `priority` with the longest pause (0xFFFF quanta),
+    /// refreshed before each ends, and never resumes it, as a switch stuck
+    /// at XOFF or a broken peer does (the pauses count in
+    /// [`FabricStats::pfc_pauses`]). Only the node's pause watchdog lets it
+    /// send that priority again.
+    pub fn start_pause_storm(&mut self, id: NodeId, priority: u8) {
+        let priority = usize::from(priority) % PRIORITIES;
+        let ingress = &mut self.nodes[id.0].ingress;
+        ingress.storming[priority] = true;
+        if ingress.xoff_token[priority].is_none() {
+            self.send_xoff(id.0, priority);
+        }
     }
 
     /// Bytes held in the shared switch buffer.
@@ -628,7 +646,11 @@ impl<E: Endpoint> Fabric<E> {
 
     /// Sends `node` a pause of `priority` and schedules its refresh.
     fn send_xoff(&mut self, node: usize, priority: usize) {
-        let quanta = self.switch.pfc.as_ref().map_or(0, |p| p.pause_quanta);
+        let quanta = if self.nodes[node].ingress.storming[priority] {
+            u16::MAX
+        } else {
+            self.switch.pfc.as_ref().map_or(0, |p| p.pause_quanta)
+        };
         self.next_token += 1;
         let token = self.next_token;
         self.nodes[node].ingress.xoff_token[priority] = Some(token);
@@ -666,7 +688,10 @@ impl<E: Endpoint> Fabric<E> {
         let xon = self.switch.pfc.as_ref().map_or(0, |p| p.xon_bytes);
         let port = &mut self.nodes[ingress].ingress;
         port.bytes[priority] -= len;
-        if port.xoff_token[priority].is_some() && port.bytes[priority] <= xon {
+        if port.xoff_token[priority].is_some()
+            && !port.storming[priority]
+            && port.bytes[priority] <= xon
+        {
             port.xoff_token[priority] = None;
             self.stats.nodes[ingress].pfc_xon_sent += 1;
             self.send_pfc(ingress, priority, 0);

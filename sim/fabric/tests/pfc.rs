@@ -1,7 +1,8 @@
 //! Priority flow control at the switch: per-ingress XOFF/XON with
 //! headroom makes an incast lossless, a pause from a node holds only its
-//! priority's queue, and a node that pauses forever backs the pause up to
-//! the senders, refreshed, without a drop, until it lets go.
+//! priority's queue, a node that pauses forever backs the pause up to
+//! the senders, refreshed, without a drop, until it lets go, and a pause
+//! storm towards a node holds it to the end.
 
 mod common;
 
@@ -247,4 +248,34 @@ fn pause_frames_the_switch_does_not_act_on_are_counted_drops() {
     g.node_mut(b).outbox.push_back(pause(1, 3, 100));
     g.run_until(10_000);
     assert_eq!(g.stats().dropped.unknown_destination, 1);
+}
+
+/// A pause storm towards one source (`Fabric::start_pause_storm`): its
+/// priority stays paused, refreshed every half pause, with no XON even
+/// once the switch holds none of its bytes, so a source without a pause
+/// watchdog sends nothing more; the others finish.
+#[test]
+fn a_pause_storm_holds_its_node_until_the_end() {
+    let (mut f, sources, sink) = incast(Some(pfc()));
+    f.run_until(1_000);
+    let sent_before = f.node(sources[0]).sent.len();
+    f.start_pause_storm(sources[0], 3);
+    f.run_until(3_000_000);
+    // It sends on for the pause's 500 ns on the wire: 1,026-byte frames
+    // take 84 ns each at 100 Gb/s.
+    let sent = f.node(sources[0]).sent.len();
+    assert!(
+        sent <= sent_before + 7,
+        "the stormed node sent {sent_before} then {sent}"
+    );
+    assert_eq!(from(&f, sink, 1), sent);
+    for n in 2..=SOURCES {
+        assert_eq!(from(&f, sink, n), FRAMES as usize);
+    }
+    let ns = &f.stats().nodes[sources[0].0];
+    // The first XOFF, then one each half pause (168 us) of 3 ms.
+    assert!((18..=19).contains(&ns.pfc_xoff_sent), "{ns:?}");
+    assert_eq!(ns.pfc_xon_sent, 0);
+    assert!(f.pfc_pausing(sources[0], 3));
+    assert_eq!(f.ingress_bytes(sources[0], 3), 0);
 }

@@ -28,7 +28,9 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rocenic_fabric::{EcnConfig, Fabric, FaultConfig, LinkConfig, NodeId, PfcConfig, SwitchConfig};
+use rocenic_fabric::{
+    CaptureKind, EcnConfig, Fabric, FaultConfig, LinkConfig, NodeId, PfcConfig, SwitchConfig,
+};
 use rocenic_model::nic::NicConfig;
 use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
 use rocenic_rtl::core_nic::RtlCoreNic;
@@ -769,6 +771,77 @@ fn a_sender_ignoring_pfc_overruns_the_headroom() {
     assert!(stats.pfc_pauses > 0);
     assert!(stats.dropped.headroom_full > 0, "{:?}", stats.dropped);
     assert_eq!(rtl(&mut p.fabric, A).stats().rx_pause_frames, 0);
+}
+
+/// A's pause watchdog in the storm runs: a pause of a priority unbroken
+/// for 20 us stops being honoured.
+const STORM_WATCHDOG_NS: u64 = 20_000;
+const STORM_FROM_NS: u64 = 2_000;
+
+/// The pair on 100 GbE links, A streaming [`PFC_WRITES`] WRITEs to B, and
+/// from [`STORM_FROM_NS`] on the switch pausing A's `priority` forever
+/// (`Fabric::start_pause_storm`). Returns the times of A's request frames.
+fn storm_run(priority: u8) -> (Pair, Vec<u64>) {
+    let fabric = PairFabric {
+        switch: SwitchConfig {
+            ecn: None,
+            ..SwitchConfig::default()
+        },
+        a_link: LinkConfig::default(),
+        b_link: LinkConfig::default(),
+        a_nic: |c| c.pfc_watchdog_ns = STORM_WATCHDOG_NS,
+        ecn: false,
+    };
+    let mut p = pair_nodes(12, 8, fabric, PFC_WRITES as u64 * PFC_WRITE);
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&sent);
+    p.fabric.add_capture(Box::new(move |e| {
+        // A's requests: BTH opcodes below 0x0D (RC SEND / WRITE).
+        if e.node == A
+            && e.kind == CaptureKind::Emitted
+            && e.frame.get(42).is_some_and(|&op| op < 0x0D)
+        {
+            sink.lock().unwrap().push(e.time);
+        }
+    }));
+    post_pfc_writes(&mut p);
+    p.fabric.run_until(STORM_FROM_NS);
+    p.fabric.start_pause_storm(A, priority);
+    transfers_complete_unharmed(&mut p);
+    let times = sent.lock().unwrap().clone();
+    (p, times)
+}
+
+/// A PFC storm on A's data priority (3): A's core holds its requests
+/// from the first pause until its watchdog trips, counts the trip, then
+/// sends through the storm, so every WRITE completes and nothing hangs.
+#[test]
+fn a_pause_storm_trips_the_watchdog_and_the_writes_still_complete() {
+    let (mut p, sent) = storm_run(3);
+    let a = rtl(&mut p.fabric, A).stats();
+    assert!(a.rx_pause_frames >= 1, "A's core took no pause");
+    assert!(a.pause_watchdog_trips >= 1, "A's watchdog never tripped");
+    // The pause reaches A 500 ns after the storm starts (a frame under way
+    // then ends); the watchdog lets go 20 us later.
+    let held = STORM_FROM_NS + 1_000..STORM_FROM_NS + STORM_WATCHDOG_NS;
+    let in_storm: Vec<_> = sent.iter().filter(|&&t| held.contains(&t)).collect();
+    assert!(in_storm.is_empty(), "A sent during the pause: {in_storm:?}");
+    assert!(sent.iter().any(|&t| t >= held.end), "A never sent again");
+    assert!(p.fabric.stats().pfc_pauses >= 1);
+}
+
+/// The same storm on a priority A sends nothing on (5): A's requests go
+/// on throughout, the paused priority is the only one held.
+#[test]
+fn a_pause_storm_on_another_priority_holds_none_of_a_s_frames() {
+    let (mut p, sent) = storm_run(5);
+    let held = STORM_FROM_NS + 1_000..STORM_FROM_NS + STORM_WATCHDOG_NS;
+    let in_storm = sent.iter().filter(|&&t| held.contains(&t)).count();
+    assert!(
+        in_storm > 50,
+        "{in_storm} requests while priority 5 was paused"
+    );
+    assert!(rtl(&mut p.fabric, A).stats().rx_pause_frames >= 1);
 }
 
 /// The fabric of the ECN runs: one NIC on a 100 GbE link, the other behind
