@@ -18,6 +18,13 @@
 //! # Clocking convention
 //!
 //! [`Sim::tick`] is one clock cycle: clock high, eval, clock low, eval.
+//! The falling edge's eval is deferred to the next [`Sim::eval`] or
+//! `tick` (rust-hdl's logic is all on the rising edge, so nothing changes
+//! at the falling edge but the clock): a harness that sets inputs and
+//! evals once per cycle then pays two evals a cycle, not three (each
+//! eval settles the whole input-driven logic, the largest part of a
+//! cycle's time on `nic_core`). While tracing, the falling edge is
+//! evaluated in `tick` so the waveform shows it.
 //! Inputs set before `tick` are what the rising edge samples (set them
 //! while the clock is low, i.e. between ticks); once `tick` returns,
 //! registers hold what they clocked in at that edge and combinational outputs
@@ -581,6 +588,9 @@ pub struct Sim<B: Block> {
     clock: NonNull<u8>,
     cycle: u64,
     tracing: bool,
+    /// The clock went low after the last rising edge and the model has not
+    /// evaluated it yet.
+    falling_edge_pending: bool,
 }
 
 impl<B: Block> Sim<B> {
@@ -610,6 +620,7 @@ impl<B: Block> Sim<B> {
             clock,
             cycle: 0,
             tracing: false,
+            falling_edge_pending: false,
         })
     }
 
@@ -657,12 +668,16 @@ impl<B: Block> Sim<B> {
     /// Settles combinational logic after input changes, without a clock edge.
     pub fn eval(&mut self) {
         self.dut.eval();
+        self.falling_edge_pending = false;
     }
 
     /// One clock cycle: rising edge (sampling the inputs as set now), then
     /// falling edge. See the crate docs.
     #[inline]
     pub fn tick(&mut self) {
+        if self.falling_edge_pending {
+            self.eval();
+        }
         if self.tracing {
             // Show this cycle's inputs settled before the edge samples them.
             self.dut.eval();
@@ -678,7 +693,11 @@ impl<B: Block> Sim<B> {
         }
         // SAFETY: as above.
         unsafe { self.clock.as_ptr().write(0) };
-        self.dut.eval();
+        if self.tracing {
+            self.dut.eval();
+        } else {
+            self.falling_edge_pending = true;
+        }
         self.cycle += 1;
     }
 
@@ -706,7 +725,7 @@ impl<B: Block> Sim<B> {
     /// one is open).
     pub fn stop_trace(&mut self) {
         if self.tracing {
-            self.dut.eval();
+            self.eval();
             let t = self.cycle * TRACE_TIME_PER_CYCLE;
             self.dut.raw_mut().trace_dump(t);
             self.dut.raw_mut().trace_close();
