@@ -31,7 +31,7 @@ use rand_chacha::ChaCha8Rng;
 use rocenic_fabric::{
     CaptureKind, EcnConfig, Fabric, FaultConfig, LinkConfig, NodeId, PfcConfig, SwitchConfig,
 };
-use rocenic_model::nic::NicConfig;
+use rocenic_model::nic::{frame_kind, FrameKind, NicConfig};
 use rocenic_model::verbs::{Access, Cqe, QpCaps, RecvWr, SendOp, SendWr, Sge, WcStatus};
 use rocenic_rtl::core_nic::RtlCoreNic;
 use rocenic_rtl::harness::RtlHarness;
@@ -40,6 +40,7 @@ use rocenic_rtl::node::Node as FabricNode;
 use rocenic_sim::scenario::{
     connect, nic_config, run_backend, Backend, Report, ScenarioConfig, Workload,
 };
+use rocenic_wire::RoceFrame;
 use verilator_sys::NicCore;
 
 type Core = RtlCoreNic<NicCore>;
@@ -777,6 +778,10 @@ fn a_sender_ignoring_pfc_overruns_the_headroom() {
 /// for 20 us stops being honoured.
 const STORM_WATCHDOG_NS: u64 = 20_000;
 const STORM_FROM_NS: u64 = 2_000;
+/// While a storm on A's priority holds A: the pause reaches A 500 ns
+/// after the storm starts (a frame under way then ends), and the watchdog
+/// lets go 20 us later.
+const STORM_HELD: std::ops::Range<u64> = STORM_FROM_NS + 1_000..STORM_FROM_NS + STORM_WATCHDOG_NS;
 
 /// The pair on 100 GbE links, A streaming [`PFC_WRITES`] WRITEs to B, and
 /// from [`STORM_FROM_NS`] on the switch pausing A's `priority` forever
@@ -796,11 +801,9 @@ fn storm_run(priority: u8) -> (Pair, Vec<u64>) {
     let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = std::sync::Arc::clone(&sent);
     p.fabric.add_capture(Box::new(move |e| {
-        // A's requests: BTH opcodes below 0x0D (RC SEND / WRITE).
-        if e.node == A
-            && e.kind == CaptureKind::Emitted
-            && e.frame.get(42).is_some_and(|&op| op < 0x0D)
-        {
+        let request = RoceFrame::parse(e.frame)
+            .is_ok_and(|f| frame_kind(f.frame.bth.opcode) == FrameKind::Request);
+        if e.node == A && e.kind == CaptureKind::Emitted && request {
             sink.lock().unwrap().push(e.time);
         }
     }));
@@ -821,12 +824,12 @@ fn a_pause_storm_trips_the_watchdog_and_the_writes_still_complete() {
     let a = rtl(&mut p.fabric, A).stats();
     assert!(a.rx_pause_frames >= 1, "A's core took no pause");
     assert!(a.pause_watchdog_trips >= 1, "A's watchdog never tripped");
-    // The pause reaches A 500 ns after the storm starts (a frame under way
-    // then ends); the watchdog lets go 20 us later.
-    let held = STORM_FROM_NS + 1_000..STORM_FROM_NS + STORM_WATCHDOG_NS;
-    let in_storm: Vec<_> = sent.iter().filter(|&&t| held.contains(&t)).collect();
+    let in_storm: Vec<_> = sent.iter().filter(|&&t| STORM_HELD.contains(&t)).collect();
     assert!(in_storm.is_empty(), "A sent during the pause: {in_storm:?}");
-    assert!(sent.iter().any(|&t| t >= held.end), "A never sent again");
+    assert!(
+        sent.iter().any(|&t| t >= STORM_HELD.end),
+        "A never sent again"
+    );
     assert!(p.fabric.stats().pfc_pauses >= 1);
 }
 
@@ -835,8 +838,7 @@ fn a_pause_storm_trips_the_watchdog_and_the_writes_still_complete() {
 #[test]
 fn a_pause_storm_on_another_priority_holds_none_of_a_s_frames() {
     let (mut p, sent) = storm_run(5);
-    let held = STORM_FROM_NS + 1_000..STORM_FROM_NS + STORM_WATCHDOG_NS;
-    let in_storm = sent.iter().filter(|&&t| held.contains(&t)).count();
+    let in_storm = sent.iter().filter(|&&t| STORM_HELD.contains(&t)).count();
     assert!(
         in_storm > 50,
         "{in_storm} requests while priority 5 was paused"
