@@ -12,7 +12,8 @@ against the IBA responder rules (responder_rules) and the memory rules
 - cnp_reaction: DCQCN's reaction point and pacing: CNPs (built by scapy)
   to a QP streaming WRITEs cut its rate as the DCQCN paper's update says
   (alpha, the cut, its floor, one cut per monitor period), and its
-  frames then leave at that rate, measured on the wire.
+  frames then leave at that rate, measured on the wire; at MTU 4096 a
+  throttled QP's frames are spaced one by one.
 - verbs_clean: every request verb (SEND with receive WQEs, WRITE with and
   without immediate, READ, both atomics) on 16 QPs, MTU 256, backpressure
   everywhere: host memory, the receive CQEs and every response frame as
@@ -265,8 +266,10 @@ async def cnp_reaction(dut):
     start one grant's wire time at that rate apart (the frames' bytes with
     their preamble, FCS and gap); a second CNP within the monitor period
     changes nothing; a third after it cuts again, alpha having decayed by
-    (1 - g) per alpha period. The rates are the DCQCN paper's formulas
-    here, the spacing measured at the MAC."""
+    (1 - g) per alpha period. Then QP 5 at MTU 4096, cut by a CNP of its
+    own: a throttled QP's grant is one MTU-4096 frame, so its frames, not
+    only its WQEs, leave one frame's wire time at Rc apart. The rates are
+    the DCQCN paper's formulas here, the spacing measured at the MAC."""
     rng = random.Random(12)
     setup = Setup(rng)
     source = setup.register(1, 1, 0x100000, 32 * PAGE, Access.NONE)
@@ -294,7 +297,7 @@ async def cnp_reaction(dut):
             i = posted
             host.posts.append(
                 {"qpn": qpn, "kind": kind, "opcode": cqe_opcode, "npsn": frames_per_wqe, "len": length,
-                 "signaled": 1, "status": 0, "lkey": source.key, "va": source.base + (i % 32) * length,
+                 "signaled": 1, "status": 0, "lkey": source.key, "va": source.base + (i % 8) * length,
                  "op": op, "remote_va": 0x9000_0000 + i * length, "rkey": 0x1234, "imm": 0, "compare": 0,
                  "swap_add": 0, "solicited": 0}
             )  # fmt: skip
@@ -371,12 +374,39 @@ async def cnp_reaction(dut):
     want2 = grant_bits / (rate2 * 1e3) / 4e-9
     assert abs(paced2 - want2) / want2 < 0.025, f"{paced2:.2f} cycles a grant, {want2:.2f} at {rate2:.0f} kb/s"
     assert int(dut.cnps_received.value) == 3
+
+    # QP 5, MTU 4096: the same first cut; WRITEs of 4 frames of 4 KiB.
+    qpn, mtu, msn = 5, 4096, 0
+    await configure_qp(host, qpn, 1, Access.NONE, mtu, 0, qpn + PEER_QPN_OFFSET, send_psn=0)
+    host.send(incoming_cnp(qpn))
+    for _ in range(40):
+        await host.step()
+    assert int(dut.rate_cuts.value) == 3, f"{int(dut.rate_cuts.value)} cuts"
+    first = len(host.sent)
+    wanted += 6
+    await run_to_frames(first + 6 * frames_per_wqe)
+    frames = host.sent[first:]
+    starts = host.sent_cycles[first:]
+    # The first frames spend the credit the QP banked while idle (under
+    # one frame's worth).
+    skip = 4
+    gaps = [b - a for a, b in zip(starts[skip:], starts[skip + 1 :])]
+    at_rate = [(len(f) + WIRE_OVERHEAD) * 8 / (rate1 * 1e3) / 4e-9 for f in frames[skip:-1]]
+    paced3 = sum(gaps) / len(gaps)
+    want3 = sum(at_rate) / len(at_rate)
+    assert abs(paced3 - want3) / want3 < 0.025, f"{paced3:.2f} cycles a frame, {want3:.2f} at {rate1:.0f} kb/s"
+    # A grant of several frames would send them back to back (84 cycles
+    # apart at the line rate) and then wait.
+    assert min(gaps) > 0.8 * want3, f"frames {gaps} cycles apart, {want3:.2f} at Rc"
+
+    assert int(dut.cnps_received.value) == 4
     assert int(dut.dcqcn_lost.value) == 0
     assert all(accepted for _, accepted in host.post_results), "the send ring refused a WQE"
     dut._log.info(
         "cnp_reaction: %.1f cycles a grant of 4 frames at the line rate, %.2f after the first cut (%.2f wanted), "
-        "%.2f after the second (%.2f, alpha %.4f after %d decays)",
-        line, paced1, want1, paced2, want2, later, decays,
+        "%.2f after the second (%.2f, alpha %.4f after %d decays); MTU 4096: %.2f cycles a frame (%.2f), "
+        "gaps %d to %d",
+        line, paced1, want1, paced2, want2, later, decays, paced3, want3, min(gaps), max(gaps),
     )  # fmt: skip
 
 

@@ -38,6 +38,9 @@
 //! - `sendable_valid` / `sendable_qpn` (from the event loop) and
 //!   `ready_valid` / `ready_qpn` (to the ready set's `sendable`): one
 //!   pulse a cycle each.
+//! - `grant_qpn` in, `grant_throttled` out (combinational): whether the
+//!   QP the grant path is about to grant is throttled, so its grant can
+//!   be kept short.
 //! - Watch ports for counters and a checker that replays the two blocks
 //!   on the model's functions: [`RpWatch`] (each reaction point outcome
 //!   with its event's time and bytes) and [`PacingWatch`] (each gate
@@ -62,7 +65,8 @@
 //!
 //! The reaction point's and the gate's records, the scan's and the
 //! scheduler's queues and marks in block RAM; the per-QP throttled mark
-//! (`2^A` x 1) and the three 16-entry queues in LUT RAM.
+//! (`2^A` x 1, twice: one read port for sendable pulses, one for grants)
+//! and the four 16-entry queues in LUT RAM.
 
 use crate::congestion::dcqcn_rate_control::DcqcnRateControl;
 use crate::congestion::dcqcn_reaction_point::{
@@ -144,6 +148,8 @@ pub struct DcqcnSender<const A: usize, const AP1: usize> {
     pub sendable_qpn: Signal<In, Bits<A>>,
     pub ready_valid: Signal<Out, Bit>,
     pub ready_qpn: Signal<Out, Bits<A>>,
+    pub grant_qpn: Signal<In, Bits<A>>,
+    pub grant_throttled: Signal<Out, Bit>,
     pub rp_watch: RpWatch<A>,
     pub pacing_watch: PacingWatch<A>,
     pub cnps: Signal<Out, Bits<32>>,
@@ -152,8 +158,10 @@ pub struct DcqcnSender<const A: usize, const AP1: usize> {
 
     rate: DcqcnRateControl<A, AP1>,
     pacer: PacingScheduler<A, AP1>,
-    /// Per QP: its rate is below the line rate.
+    /// Per QP: its rate is below the line rate (two copies of one
+    /// table: one answers for sendable pulses, one for grants).
     throttled: FlagTable<A>,
+    throttled_for_grant: FlagTable<A>,
     cnp_queue: SyncFifo<Bits<16>, 4, 5>,
     sent_queue: SyncFifo<SentFrame, 4, 5>,
     charge_queue: SyncFifo<SentFrame, 4, 5>,
@@ -204,6 +212,8 @@ impl<const A: usize, const AP1: usize> Default for DcqcnSender<A, AP1> {
             sendable_qpn: Default::default(),
             ready_valid: Default::default(),
             ready_qpn: Default::default(),
+            grant_qpn: Default::default(),
+            grant_throttled: Default::default(),
             rp_watch: Default::default(),
             pacing_watch: Default::default(),
             cnps: Default::default(),
@@ -212,6 +222,7 @@ impl<const A: usize, const AP1: usize> Default for DcqcnSender<A, AP1> {
             rate: Default::default(),
             pacer: Default::default(),
             throttled: Default::default(),
+            throttled_for_grant: Default::default(),
             cnp_queue: Default::default(),
             sent_queue: Default::default(),
             charge_queue: Default::default(),
@@ -246,6 +257,7 @@ impl<const A: usize, const AP1: usize> Logic for DcqcnSender<A, AP1> {
             rate,
             pacer,
             throttled,
+            throttled_for_grant,
             cnp_queue,
             sent_queue,
             charge_queue,
@@ -325,6 +337,13 @@ impl<const A: usize, const AP1: usize> Logic for DcqcnSender<A, AP1> {
         self.throttled.write_data.next = !self.rp_reset.val()
             & self.rate.out_rate.val().any()
             & (self.rate.out_rate.val() < self.pacing.line_rate.val());
+        self.throttled_for_grant.write_enable.next = self.rate_change.val();
+        self.throttled_for_grant.write_address.next = self.rate.out_qpn.val();
+        self.throttled_for_grant.write_data.next = !self.rp_reset.val()
+            & self.rate.out_rate.val().any()
+            & (self.rate.out_rate.val() < self.pacing.line_rate.val());
+        self.throttled_for_grant.read_address.next = self.grant_qpn.val();
+        self.grant_throttled.next = self.throttled_for_grant.read_data.val();
 
         // ---- charges: each grant's frames, when no rate change takes the
         // gate

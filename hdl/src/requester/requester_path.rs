@@ -64,7 +64,8 @@
 //!   ([`PacingParamsPort`]) in; the CNPs the placement path takes, each
 //!   request frame the datapath makes, each grant's status (its frames'
 //!   wire bytes, charged) and each address write (a QP connected: its
-//!   rate reset) drive it. Out: `rp_watch` and
+//!   rate reset) drive it. A throttled QP's grant carries at most
+//!   [`THROTTLED_GRANT_BYTES`] of payload. Out: `rp_watch` and
 //!   `pacing_watch` (every outcome of the reaction point and the gate,
 //!   with its event), `dcqcn_cnps`, `dcqcn_cuts`, `dcqcn_lost`.
 //! - `stat_select` / `stat_count`: the placement path's counters
@@ -105,6 +106,7 @@
 //! 4096, up to 8 grants in flight); the address read adds one cycle per
 //! grant.
 
+use crate::codes::mtu;
 use crate::congestion::dcqcn_reaction_point::RpParamsPort;
 use crate::congestion::dcqcn_sender::{DcqcnSender, PacingWatch, RpWatch};
 use crate::congestion::pacing_gate::PacingParamsPort;
@@ -138,6 +140,19 @@ use rust_hdl::prelude::*;
 /// packets in the datapath's buffer hide the sent and grant events), so
 /// one QP still streams at the framing bound.
 pub const GRANT_PACKETS: u64 = 4;
+
+/// Payload a throttled QP's grant carries at most (one packet at MTU
+/// 4096, two at 2048, [`GRANT_PACKETS`] below): its frames then leave one
+/// MTU-4096 frame's worth at a time, each paid for at its rate, instead
+/// of in bursts of up to 16 KiB at the line rate. A switch marks a burst
+/// as a whole and the receiver answers its marks with one CNP per
+/// interval, so 16 flows in bursts earned a third of the model's CNPs
+/// and were never fair (`docs/dcqcn.md`). Smaller MTUs keep 4 packets:
+/// a QP asked again only after each grant's status could not reach its
+/// rate with one packet of 1 KiB per turn.
+pub const THROTTLED_GRANT_BYTES: u64 = 4096;
+const _: () =
+    assert!(THROTTLED_GRANT_BYTES >= 4096 && THROTTLED_GRANT_BYTES / 1024 >= GRANT_PACKETS);
 
 /// The default build: 1024 QPs (`AP1` = `A + 1`, the ready set's FIFO
 /// pointer).
@@ -217,6 +232,10 @@ pub struct RequesterPath<const A: usize, const AP1: usize> {
     grant_offer: Signal<Local, Bit>,
     grant_taken: Signal<Local, Bit>,
     grant_packets: Constant<Bits<16>>,
+    throttled_packets_2048: Constant<Bits<16>>,
+    throttled_packets_4096: Constant<Bits<16>>,
+    mtu_2048: Constant<Bits<3>>,
+    mtu_4096: Constant<Bits<3>>,
 }
 
 impl<const A: usize, const AP1: usize> Default for RequesterPath<A, AP1> {
@@ -272,6 +291,10 @@ impl<const A: usize, const AP1: usize> Default for RequesterPath<A, AP1> {
             grant_offer: Default::default(),
             grant_taken: Default::default(),
             grant_packets: Constant::new(bits::<16>(GRANT_PACKETS)),
+            throttled_packets_2048: Constant::new(bits::<16>(THROTTLED_GRANT_BYTES / 2048)),
+            throttled_packets_4096: Constant::new(bits::<16>(THROTTLED_GRANT_BYTES / 4096)),
+            mtu_2048: Constant::new(bits::<3>(mtu::IBA_2048 as u64)),
+            mtu_4096: Constant::new(bits::<3>(mtu::IBA_4096 as u64)),
         }
     }
 }
@@ -457,6 +480,13 @@ impl<const A: usize, const AP1: usize> Logic for RequesterPath<A, AP1> {
         self.datapath.grant_window.next = self.events.grant_window.val();
         self.datapath.grant_ack_req_interval.next = self.events.grant_ack_req_interval.val();
         self.datapath.grant_max_packets.next = self.grant_packets.val();
+        self.dcqcn.grant_qpn.next = self.events.grant_qpn.val();
+        if self.dcqcn.grant_throttled.val() & (self.events.grant_mtu.val() == self.mtu_2048.val()) {
+            self.datapath.grant_max_packets.next = self.throttled_packets_2048.val();
+        }
+        if self.dcqcn.grant_throttled.val() & (self.events.grant_mtu.val() == self.mtu_4096.val()) {
+            self.datapath.grant_max_packets.next = self.throttled_packets_4096.val();
+        }
         self.datapath.grant_lkey.next = self.events.grant_lkey.val();
         self.datapath.grant_local_va.next = self.events.grant_local_va.val();
         self.datapath.grant_address.next = self.addresses.read_data.val();
