@@ -182,6 +182,8 @@ pub struct DcqcnSender<const A: usize, const AP1: usize> {
     rp_reset: Signal<Local, Bit>,
     direct: Signal<Local, Bit>,
     losing: Signal<Local, Bit>,
+    /// The QP of a rate change is throttled from now on.
+    throttled_now: Signal<Local, Bit>,
     kind_reset: Constant<Bits<2>>,
     kind_cnp: Constant<Bits<2>>,
     kind_sent: Constant<Bits<2>>,
@@ -240,6 +242,7 @@ impl<const A: usize, const AP1: usize> Default for DcqcnSender<A, AP1> {
             rp_reset: Default::default(),
             direct: Default::default(),
             losing: Default::default(),
+            throttled_now: Default::default(),
             kind_reset: Constant::new(bits(KIND_RESET)),
             kind_cnp: Constant::new(bits(KIND_CNP)),
             kind_sent: Constant::new(bits(KIND_SENT)),
@@ -332,16 +335,15 @@ impl<const A: usize, const AP1: usize> Logic for DcqcnSender<A, AP1> {
         self.pacer.rate_reset.next = self.rp_reset.val();
         self.pacer.rate_qpn.next = self.rate.out_qpn.val();
         self.pacer.rate_value.next = self.rate.out_rate.val();
+        self.throttled_now.next = !self.rp_reset.val()
+            & self.rate.out_rate.val().any()
+            & (self.rate.out_rate.val() < self.pacing.line_rate.val());
         self.throttled.write_enable.next = self.rate_change.val();
         self.throttled.write_address.next = self.rate.out_qpn.val();
-        self.throttled.write_data.next = !self.rp_reset.val()
-            & self.rate.out_rate.val().any()
-            & (self.rate.out_rate.val() < self.pacing.line_rate.val());
+        self.throttled.write_data.next = self.throttled_now.val();
         self.throttled_for_grant.write_enable.next = self.rate_change.val();
         self.throttled_for_grant.write_address.next = self.rate.out_qpn.val();
-        self.throttled_for_grant.write_data.next = !self.rp_reset.val()
-            & self.rate.out_rate.val().any()
-            & (self.rate.out_rate.val() < self.pacing.line_rate.val());
+        self.throttled_for_grant.write_data.next = self.throttled_now.val();
         self.throttled_for_grant.read_address.next = self.grant_qpn.val();
         self.grant_throttled.next = self.throttled_for_grant.read_data.val();
 

@@ -801,9 +801,12 @@ fn storm_run(priority: u8) -> (Pair, Vec<u64>) {
     let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = std::sync::Arc::clone(&sent);
     p.fabric.add_capture(Box::new(move |e| {
-        let request = RoceFrame::parse(e.frame)
-            .is_ok_and(|f| frame_kind(f.frame.bth.opcode) == FrameKind::Request);
-        if e.node == A && e.kind == CaptureKind::Emitted && request {
+        // Only A's emitted frames are parsed.
+        if e.node == A
+            && e.kind == CaptureKind::Emitted
+            && RoceFrame::parse(e.frame)
+                .is_ok_and(|f| frame_kind(f.frame.bth.opcode) == FrameKind::Request)
+        {
             sink.lock().unwrap().push(e.time);
         }
     }));
