@@ -9,7 +9,10 @@
 //! frames are decided (the transmit datapath's status, before their data
 //! is fetched and before the QP can be asked again), so a throttled QP's
 //! grant (a few frames) starts while its count is not negative and pays
-//! for all of its frames.
+//! for all of its frames. A QP at the line rate is charged too (the gate
+//! counts it at the line rate), so its first cut finds in its count the
+//! frames already decided ahead of the wire, and the QP pays for them at
+//! its new rate.
 //!
 //! Without CNPs nothing here touches the grant path: every QP stays at
 //! the line rate, its sendable pulses reach the ready set in the cycle

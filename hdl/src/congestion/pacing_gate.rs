@@ -3,7 +3,9 @@
 //! now, at its rate (DCQCN's Rc)? Each QP's rate and token count sit in
 //! one block RAM word, read, updated and written back in a forwarding
 //! read-modify-write. A throttled QP earns its rate in tokens every cycle
-//! and pays for each frame it starts; an unthrottled one is never held.
+//! and pays for each frame it starts; an unthrottled one is never held,
+//! but counted at the line rate, so that a cut finds in its count the
+//! bytes it had decided ahead of the wire.
 //! The event function, its units and widths are
 //! `rocenic_model::pacing::pace` (the block's oracle, bit for bit).
 //!
@@ -19,10 +21,10 @@
 //!   `now` (32 bits, the clock cycle count), and the event's kind:
 //!   `event_reset` high: the QP unthrottled, count 0; else `event_rate`
 //!   high: `event_value` is the QP's rate in kb/s from now on; else
-//!   `event_charge` high: a frame of `event_value[15:0]` bytes left, a
-//!   throttled QP pays for it whatever its count; else a send: may the QP
-//!   start a frame of `event_value[15:0]` bytes? No ready: an event is
-//!   taken in every cycle its valid is high.
+//!   `event_charge` high: frames of `event_value[15:0]` bytes were
+//!   decided, the QP pays for them whatever its count; else a send: may
+//!   the QP start a frame of `event_value[15:0]` bytes? No ready: an event
+//!   is taken in every cycle its valid is high.
 //! - `cfg` ([`PacingParamsPort`]): `line_rate`, `byte_cost`, `burst`,
 //!   read in an event's cycle and the one after: change them with no
 //!   event in flight.
@@ -143,6 +145,7 @@ pub struct PacingGate<const A: usize> {
     price_hi: Signal<Local, Bits<32>>,
     record: Signal<Local, PacingRecord>,
     throttled: Signal<Local, Bit>,
+    earning: Signal<Local, Bits<32>>,
     elapsed: Signal<Local, Bits<32>>,
     counted: Signal<Local, Bits<16>>,
     earn_lo: Signal<Local, Bits<32>>,
@@ -191,6 +194,7 @@ impl<const A: usize> Default for PacingGate<A> {
             price_hi: Default::default(),
             record: Default::default(),
             throttled: Default::default(),
+            earning: Default::default(),
             elapsed: Default::default(),
             counted: Default::default(),
             earn_lo: Default::default(),
@@ -259,8 +263,12 @@ impl<const A: usize> Logic for PacingGate<A> {
         if self.elapsed.val().get_bits::<16>(16).any() {
             self.counted.next = bits::<16>(0xFFFF);
         }
-        self.earn_lo.next = self.record.val().rate.get_bits::<16>(0) * self.counted.val();
-        self.earn_hi.next = self.record.val().rate.get_bits::<16>(16) * self.counted.val();
+        self.earning.next = self.cfg.line_rate.val();
+        if self.throttled.val() {
+            self.earning.next = self.record.val().rate;
+        }
+        self.earn_lo.next = self.earning.val().get_bits::<16>(0) * self.counted.val();
+        self.earn_hi.next = self.earning.val().get_bits::<16>(16) * self.counted.val();
         self.sum.next = self.record.val().tokens
             + bit_cast::<52, 32>(self.earn_lo.val())
             + (bit_cast::<52, 32>(self.earn_hi.val()) << 16);
@@ -268,9 +276,6 @@ impl<const A: usize> Logic for PacingGate<A> {
         self.earned.next = self.sum.val();
         if !self.sum.val().get_bit(51) & (self.sum.val() > self.burst.val()) {
             self.earned.next = self.burst.val();
-        }
-        if !self.throttled.val() {
-            self.earned.next = bits::<52>(0);
         }
 
         // A send: granted unless a throttled QP's count is negative; paid,
@@ -282,12 +287,16 @@ impl<const A: usize> Logic for PacingGate<A> {
             & (!self.throttled.val() | !self.earned.val().get_bit(51));
         self.updated.next = self.record.val();
         self.updated.next.tokens = self.earned.val();
-        if (self.allowed.val() | self.charge.val()) & self.throttled.val() {
+        if self.allowed.val() | self.charge.val() {
             self.updated.next.tokens = self.earned.val() - self.s1_price.q.val();
         }
         self.updated.next.last = self.s1_now.q.val();
         if self.s1_rate.q.val() {
             self.updated.next.rate = self.s1_value.q.val();
+            // Counted at the line rate, a QP keeps its debt, not its credit.
+            if !self.throttled.val() & !self.earned.val().get_bit(51) {
+                self.updated.next.tokens = bits::<52>(0);
+            }
         }
         if self.s1_reset.q.val() {
             self.updated.next = self.blank.val();

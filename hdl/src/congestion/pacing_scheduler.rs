@@ -22,9 +22,10 @@
 //!   `rate_reset` high unthrottles the QP and clears its count, else the
 //!   QP is paced at `rate_value` kb/s (DCQCN's Rc) from now on.
 //! - `charge_valid`, `charge_qpn`, `charge_bytes`, `charge_ready` (out:
-//!   no rate update this cycle): a frame of `charge_bytes` left on the QP,
-//!   which pays for it if throttled ([`PacingGate`]'s `event_charge`), so
-//!   a user may ask with `work_bytes` 0 and pay per frame sent.
+//!   no rate update this cycle): frames of `charge_bytes` on the QP,
+//!   which pays for them ([`PacingGate`]'s `event_charge`; an unthrottled
+//!   QP is counted at the line rate), so a user may ask with `work_bytes`
+//!   0 and pay per grant decided.
 //! - `hold` (in): no question is asked while it is high (the grants'
 //!   consumer has no room for three more).
 //! - `now` (32 bits, the clock cycle count) and `cfg`

@@ -16,20 +16,33 @@
 //!
 //! Every event first brings the QP's count up to `now`: `r x min(now -
 //! last, 65535)` tokens more, capped at `burst` (the credit an idle QP
-//! may bank), for a throttled QP (`0 < r < line_rate`); an unthrottled QP
-//! (rate 0, the state after a reset, or at least `line_rate`) keeps a
-//! count of 0 and sends whenever asked. Then:
+//! may bank), where `r` is the rate of a throttled QP (`0 < r <
+//! line_rate`) and `line_rate` for an unthrottled one (rate 0, the state
+//! after a reset, or at least `line_rate`), which sends whenever asked.
+//! Then:
 //!
 //! - [`PacingEvent::Send`]`(bytes)`: may the QP start a frame of `bytes`
-//!   now? Yes if unthrottled or its count is not negative; a throttled
-//!   QP pays `bytes x byte_cost`.
-//! - [`PacingEvent::Charge`]`(bytes)`: a throttled QP pays `bytes x
-//!   byte_cost` whatever its count: a frame of a grant the QP was allowed
-//!   (a scheduler that asks with `Send(0)` before a grant of several
-//!   frames charges each frame as it leaves).
+//!   now? Yes if unthrottled or its count is not negative; if so the QP
+//!   pays `bytes x byte_cost`.
+//! - [`PacingEvent::Charge`]`(bytes)`: the QP pays `bytes x byte_cost`
+//!   whatever its count: a frame of a grant (a scheduler that asks with
+//!   `Send(0)` before a grant of several frames charges its frames when
+//!   they are decided).
 //! - [`PacingEvent::Rate`]`(r)`: the QP's rate from now on (its count as
-//!   earned at the old rate).
+//!   earned at the old rate; an unthrottled QP's at most 0).
 //! - [`PacingEvent::Reset`]: the QP back to unthrottled, count 0.
+//!
+//! An unthrottled QP is counted at the line rate, though never held, so
+//! that when a cut throttles it, its count already holds what it has
+//! decided ahead of the wire: a transmit path that decides frames while
+//! earlier ones still wait for the wire has that many bytes out at the
+//! line rate after the cut, and the QP pays them back at its new rate
+//! before its next grant; the credit it banked at the line rate goes at
+//! the cut, as an idle QP's would have. (Counted at 0 instead, a sender whose first
+//! cut found eight MTU-4096 frames decided sent 33 KB it was never
+//! charged for, and an incast of four such senders cut deeper than the
+//! model's.) The count stays between `burst` and minus the bytes the
+//! transmit path can hold decided.
 //!
 //! Elapsed time counts at most 65,535 cycles (262 us at 250 MHz) per
 //! event: a backlogged QP must be asked at least that often, or it earns
@@ -41,9 +54,10 @@
 //! # Widths
 //!
 //! Rates and `line_rate` are 32 bits, `byte_cost` 32, `burst` 47, `bytes`
-//! 16. The count is 52-bit two's complement: it never leaves
-//! `[-2^48, 2^47)` (a charge is under 2^48, the cap under 2^47), and the
-//! sums before the cap stay under 2^49, so no step overflows.
+//! 16. The count is 52-bit two's complement: it stays in `[-2^48, 2^47)`
+//! while the charges a QP owes at once stay under 2^48 (one is under
+//! 2^40; the transmit path holds a few), and the sums before the cap stay
+//! under 2^49, so no step overflows.
 
 use serde::Serialize;
 
@@ -141,17 +155,16 @@ pub fn pace(
     let throttled = record.rate != 0 && record.rate < p.line_rate;
     let elapsed = now.wrapping_sub(record.last).min(MAX_ELAPSED);
     let burst = (p.burst & ((1 << BURST_BITS) - 1)) as i64;
-    let earned = if throttled {
-        (record.token_count() + i64::from(record.rate) * i64::from(elapsed)).min(burst)
-    } else {
-        0
-    };
+    let earning = if throttled { record.rate } else { p.line_rate };
+    let earned = (record.token_count() + i64::from(earning) * i64::from(elapsed)).min(burst);
     let (record, allowed) = match event {
         PacingEvent::Reset => (PacingRecord::default(), false),
         PacingEvent::Rate(rate) => (
             PacingRecord {
                 rate,
-                tokens: to_bits(earned),
+                // A QP counted at the line rate keeps its debt, not its
+                // credit: it starts its new rate with no more than 0.
+                tokens: to_bits(if throttled { earned } else { earned.min(0) }),
                 last: now,
             },
             false,
@@ -159,7 +172,7 @@ pub fn pace(
         PacingEvent::Send(bytes) | PacingEvent::Charge(bytes) => {
             let send = matches!(event, PacingEvent::Send(_));
             let allowed = send && (!throttled || earned >= 0);
-            let paid = if throttled && (allowed || !send) {
+            let paid = if allowed || !send {
                 earned - i64::from(bytes) * i64::from(p.byte_cost)
             } else {
                 earned
@@ -240,9 +253,39 @@ mod tests {
             assert!(o.allowed);
             r = o.record;
         }
-        let r = pace(&p, &r, PacingEvent::Rate(p.line_rate), 5).record;
-        assert!(pace(&p, &r, PacingEvent::Send(9000), 5).allowed);
-        assert_eq!(r.token_count(), 0);
+        assert!(r.token_count() < 0);
+        let r = pace(&p, &r, PacingEvent::Rate(p.line_rate), 1000).record;
+        assert!(pace(&p, &r, PacingEvent::Send(9000), 1000).allowed);
+    }
+
+    #[test]
+    fn a_cut_finds_the_bytes_decided_ahead_of_the_line() {
+        let p = PacingParams::line_100g();
+        // Two 4,158-byte frames decided at cycle 0 hold a 100 Gb/s line
+        // (400 bits a cycle) for 166.32 cycles; cut to 10 Gb/s at cycle
+        // 10, the QP owes the 156.32 cycles of line time not yet earned,
+        // and pays them at 40 bits a cycle: 1563.2 cycles.
+        let r = pace(
+            &p,
+            &PacingRecord::default(),
+            PacingEvent::Charge(2 * 4158),
+            0,
+        )
+        .record;
+        assert_eq!(r.token_count(), -2 * 4158 * i64::from(p.byte_cost));
+        let cut = pace(&p, &r, PacingEvent::Rate(10_000_000), 10).record;
+        assert_eq!(
+            cut.token_count(),
+            r.token_count() + 10 * i64::from(p.line_rate)
+        );
+        assert!(!pace(&p, &cut, PacingEvent::Send(0), 10 + 1563).allowed);
+        assert!(pace(&p, &cut, PacingEvent::Send(0), 10 + 1564).allowed);
+        // Left alone, an unthrottled QP banks no more than `burst`, and
+        // loses it when a rate throttles it.
+        let idle = pace(&p, &r, PacingEvent::Send(0), 60_000).record;
+        assert_eq!(idle.token_count(), p.burst as i64);
+        let slowed = pace(&p, &idle, PacingEvent::Rate(10_000_000), 60_001).record;
+        assert_eq!(slowed.token_count(), 0);
     }
 
     /// A QP set to 10 Gb/s (40 bits a cycle) at cycle 0.
@@ -283,9 +326,12 @@ mod tests {
         assert_eq!(twice.record.token_count(), 20_000_000 - 4_000_000_000);
         assert!(!pace(&p, &twice.record, PacingEvent::Send(0), 399).allowed);
         assert!(pace(&p, &twice.record, PacingEvent::Send(0), 400).allowed);
-        // An unthrottled QP is never charged.
+        // An unthrottled QP is charged too, and earns at the line rate.
         let free = pace(&p, &PacingRecord::default(), PacingEvent::Charge(9000), 7);
-        assert_eq!(free.record.token_count(), 0);
+        assert_eq!(
+            free.record.token_count(),
+            7 * i64::from(p.line_rate) - 9000 * i64::from(p.byte_cost)
+        );
     }
 
     #[test]
