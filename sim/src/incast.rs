@@ -16,6 +16,7 @@ use rocenic_fabric::{
     wire_bytes, CaptureKind, EcnConfig, Fabric, LinkConfig, NodeId, PfcConfig, SwitchConfig, Time,
 };
 use rocenic_model::dcqcn::DcqcnConfig;
+use rocenic_model::dcqcn_fluid::fixed_point_marking;
 use rocenic_model::nic::{Nic, NicConfig};
 use rocenic_model::node::ScenarioNode;
 use rocenic_model::verbs::*;
@@ -119,6 +120,10 @@ pub struct Sample {
     pub pfc_pauses: u64,
     /// Frames the fabric dropped (the switch's drops and any link faults).
     pub drops: u64,
+    /// CNPs the senders received and rate cuts their reaction points made
+    /// (as polled, every 2 us).
+    pub cnps_received: u64,
+    pub rate_cuts: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -148,6 +153,12 @@ pub struct IncastReport {
     pub rx_pause_frames: u64,
     pub pause_watchdog_trips: u64,
     pub queue_bytes_max: u64,
+    /// The queue's time-weighted mean from 1 ms on (the start-up's queue
+    /// left out); 0 for a shorter run.
+    pub queue_bytes_mean_after_1ms: f64,
+    /// Where the DCQCN fluid model says the queue settles for these flows
+    /// and parameters; `None` where it has no fixed point.
+    pub fluid_fixed_point: Option<FluidFixedPoint>,
     /// WRITEs completed, all flows.
     pub messages_completed: u64,
     /// When the last of `messages_per_flow` WRITEs of every flow
@@ -155,6 +166,38 @@ pub struct IncastReport {
     /// complete, or without `messages_per_flow`.
     pub completion_ns: Option<Time>,
     pub samples: Vec<Sample>,
+}
+
+/// The DCQCN fluid model's fixed point for an incast
+/// ([`rocenic_model::dcqcn_fluid`]): the marking probability at which
+/// every flow holds the fair share, and the queue at which the switch's
+/// marking curve gives it (`Kmax` when it takes more than `Pmax`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FluidFixedPoint {
+    pub marking_probability: f64,
+    pub queue_bytes: f64,
+}
+
+impl FluidFixedPoint {
+    /// For `config`'s flows, parameters and marking curve; the packets are
+    /// full frames of its MTU (the messages' middles) with their 62 bytes
+    /// of Ethernet, IPv4, UDP, BTH, ICRC and FCS.
+    pub fn of(config: &IncastConfig) -> Option<FluidFixedPoint> {
+        let packet_bytes = config.message_size.min(u64::from(config.mtu)) as f64 + 62.0;
+        let share_bps = config.link.rate_bps / config.flows as f64;
+        let p = fixed_point_marking(&config.dcqcn, share_bps, packet_bytes)?;
+        let ecn = &config.ecn;
+        let (kmin, kmax) = (ecn.kmin_bytes as f64, ecn.kmax_bytes as f64);
+        let queue_bytes = if p <= ecn.pmax {
+            kmin + p / ecn.pmax * (kmax - kmin)
+        } else {
+            kmax
+        };
+        Some(FluidFixedPoint {
+            marking_probability: p,
+            queue_bytes,
+        })
+    }
 }
 
 /// The bottleneck queue over the windows: integrates each level over the
@@ -207,6 +250,58 @@ impl QueueMeter {
         }
         (self.since, self.level) = (now, level);
         (self.pauses_seen, self.drops_seen) = (pauses, drops);
+    }
+}
+
+/// The queue's mean over the windows that start at `from_ns` or later (0
+/// if there is none).
+fn mean_queue_after(samples: &[Sample], from_ns: Time) -> f64 {
+    let later: Vec<f64> = samples
+        .iter()
+        .filter(|s| s.start_ns >= from_ns)
+        .map(|s| s.queue_bytes_mean)
+        .collect();
+    if later.is_empty() {
+        0.0
+    } else {
+        later.iter().sum::<f64>() / later.len() as f64
+    }
+}
+
+/// The senders' CNPs and cuts per window: each poll's increase counts in
+/// the window the poll ends.
+struct ReactionMeter {
+    window_ns: Time,
+    cnps: Vec<u64>,
+    cuts: Vec<u64>,
+    seen: (u64, u64),
+}
+
+impl ReactionMeter {
+    fn new(windows: usize, window_ns: Time) -> Self {
+        ReactionMeter {
+            window_ns,
+            cnps: vec![0; windows],
+            cuts: vec![0; windows],
+            seen: (0, 0),
+        }
+    }
+
+    fn observe<N: ScenarioNode>(&mut self, now: Time, fabric: &Fabric<N>, senders: &[NodeId]) {
+        let cnps = senders
+            .iter()
+            .map(|&id| fabric.node(id).model_view().counters().cnps_received)
+            .sum::<u64>();
+        let cuts = senders
+            .iter()
+            .map(|&id| fabric.node(id).congestion().rate_cuts)
+            .sum::<u64>();
+        let w = (now.max(1) - 1) / self.window_ns;
+        if let (Some(c), Some(k)) = (self.cnps.get_mut(w as usize), self.cuts.get_mut(w as usize)) {
+            *c += cnps - self.seen.0;
+            *k += cuts - self.seen.1;
+        }
+        self.seen = (cnps, cuts);
     }
 }
 
@@ -442,6 +537,7 @@ pub fn run_incast_on<N: ScenarioNode>(
         }
     }
     let mut queue = QueueMeter::new(windows, config.window_ns);
+    let mut reactions = ReactionMeter::new(windows, config.window_ns);
     let mut completed = 0;
     let mut completion_ns = None;
     let all = config.messages_per_flow.map(|m| m * config.flows as u64);
@@ -461,6 +557,7 @@ pub fn run_incast_on<N: ScenarioNode>(
         {
             anyhow::bail!("an RTL NIC differs from its shadow model: {difference}");
         }
+        reactions.observe(fabric.now(), &fabric, &sender_ids);
         for (s, &id) in senders.iter_mut().zip(&sender_ids) {
             for cqe in fabric.node_mut(id).poll_cq(s.cq, usize::MAX) {
                 anyhow::ensure!(
@@ -504,6 +601,8 @@ pub fn run_incast_on<N: ScenarioNode>(
                 queue_bytes_max: queue.max[i],
                 pfc_pauses: queue.pauses[i],
                 drops: queue.drops[i],
+                cnps_received: reactions.cnps[i],
+                rate_cuts: reactions.cuts[i],
             }
         })
         .collect();
@@ -564,6 +663,8 @@ pub fn run_incast_on<N: ScenarioNode>(
         rx_pause_frames,
         pause_watchdog_trips,
         queue_bytes_max: queue.max.iter().copied().max().unwrap_or(0),
+        queue_bytes_mean_after_1ms: mean_queue_after(&samples, 1_000_000),
+        fluid_fixed_point: FluidFixedPoint::of(config),
         messages_completed: completed,
         completion_ns,
         samples,

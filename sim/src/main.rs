@@ -428,6 +428,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     config.fairness_target, config.utilisation_target
                 ),
             }
+            if let Some(fixed) = report.fluid_fixed_point {
+                println!(
+                    "queue: mean {:.0} B from 1 ms; the DCQCN fluid model's fixed point {:.0} B (p* {:.4}): {:.1} x",
+                    report.queue_bytes_mean_after_1ms,
+                    fixed.queue_bytes,
+                    fixed.marking_probability,
+                    report.queue_bytes_mean_after_1ms / fixed.queue_bytes
+                );
+            }
             println!(
                 "switch: {} ECN marks, {} PFC pauses, {} drops, largest queue {} B; senders: {} CNPs received, {} rate cuts, {} pauses taken, {} watchdog trips, {} frames retransmitted",
                 report.ecn_marked,

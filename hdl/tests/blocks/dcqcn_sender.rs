@@ -20,13 +20,14 @@ use rust_hdl::prelude::*;
 use std::collections::HashMap;
 
 /// rocenic's set on a 4 ns clock with its timers shortened so a short run
-/// sees cuts, held CNPs and increases.
+/// sees cuts, held CNPs and increases, and with fast recovery.
 fn params() -> RpParams {
     RpParams {
         alpha_period: 50,
         rate_period: 300,
         monitor_period: 200,
         ai_rate: 5_000_000,
+        threshold: 5,
         ..RpParams::rocenic()
     }
 }

@@ -96,28 +96,29 @@ impl DcqcnConfig {
     }
 
     /// rocenic's set for 100 GbE (`docs/dcqcn.md` has the measurements
-    /// behind it): NVIDIA's alpha (g = 5/1024 every 1 us, starting at
-    /// 1023/1024), cuts of at most half, at most one per 20 us and CNPs at
-    /// most every 4 us; recovery by the timer alone (T = 55 us, F = 5,
-    /// R_AI = 1 Gb/s, no byte counter: an increase per byte sent favours
-    /// the fast flows, and fairness comes from equal additive steps), and
-    /// Rt clamped to Rc on every cut, so a recovery aims at the rate the
-    /// flow had just before its last cut rather than at line rate.
+    /// behind it): NVIDIA's alpha gain (g = 5/1024, starting at 1023/1024)
+    /// every 2 us, cuts of at most half, at most one per 15 us and CNPs at
+    /// most every 4 us; recovery by the timer alone, in additive steps
+    /// from the first (T = 30 us, F = 1, R_AI = 0.5 Gb/s, no byte counter:
+    /// an increase per byte sent favours the fast flows, and fairness
+    /// comes from equal additive steps), and Rt clamped to Rc on every
+    /// cut, so a recovery aims at the rate the flow had just before its
+    /// last cut rather than at line rate.
     pub fn rocenic() -> Self {
         DcqcnConfig {
             enabled: true,
             reaction_point: true,
             g: 5.0 / 1024.0,
-            alpha_update_ns: 1_000,
-            rate_increase_ns: 55_000,
+            alpha_update_ns: 2_000,
+            rate_increase_ns: 30_000,
             byte_counter: 0,
-            fast_recovery_steps: 5,
-            ai_rate_bps: 1e9,
-            hai_rate_bps: 1e9,
+            fast_recovery_steps: 1,
+            ai_rate_bps: 0.5e9,
+            hai_rate_bps: 0.5e9,
             min_rate_bps: 1e6,
             cnp_interval_ns: 4_000,
             min_dec_fac: 0.5,
-            monitor_period_ns: 20_000,
+            monitor_period_ns: 15_000,
             initial_alpha: 1023.0 / 1024.0,
             clamp_target: true,
         }

@@ -106,25 +106,25 @@ pub struct RpParams {
 
 impl RpParams {
     /// [`crate::dcqcn::DcqcnConfig::rocenic`] with time in ns: 100 Gb/s,
-    /// g = 5/1024 (160) every 1 us from 1023/1024, cuts of alpha / 2 but
-    /// at most half and at most one per 20 us, T = 55 us, no byte counter,
-    /// F = 5, R_AI = R_HAI = 1 Gb/s, a 1 Mb/s floor.
+    /// g = 5/1024 (160) every 2 us from 1023/1024, cuts of alpha / 2 but
+    /// at most half and at most one per 15 us, T = 30 us, no byte counter,
+    /// F = 1, R_AI = R_HAI = 0.5 Gb/s, a 1 Mb/s floor.
     pub fn rocenic() -> RpParams {
         RpParams {
             enabled: true,
             line_rate: 100_000_000,
             min_rate: 1_000,
-            ai_rate: 1_000_000,
-            hai_rate: 1_000_000,
+            ai_rate: 500_000,
+            hai_rate: 500_000,
             g: 160,
             gd: 1,
             min_dec_fac: 1 << 15,
             initial_alpha: ALPHA_ONE - 32,
-            alpha_period: 1_000,
-            rate_period: 55_000,
+            alpha_period: 2_000,
+            rate_period: 30_000,
             byte_reset: 0,
-            threshold: 5,
-            monitor_period: 20_000,
+            threshold: 1,
+            monitor_period: 15_000,
         }
     }
 
@@ -455,7 +455,7 @@ mod tests {
                 cycles.rate_period,
                 cycles.monitor_period
             ),
-            (25_000_000, 250, 13_750, 5_000)
+            (25_000_000, 500, 7_500, 3_750)
         );
         let paper = RpParams::for_nic(&DcqcnConfig::paper(), 100e9, 1).unwrap();
         assert_eq!(

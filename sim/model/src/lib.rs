@@ -9,6 +9,7 @@
 pub mod completer;
 pub(crate) mod cq;
 pub mod dcqcn;
+pub mod dcqcn_fluid;
 pub mod dcqcn_integer;
 pub(crate) mod dma;
 pub mod host_interface;

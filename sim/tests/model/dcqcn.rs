@@ -7,8 +7,9 @@ use rocenic_sim::incast::{run_incast, IncastConfig, IncastReport};
 /// The targets of a DCQCN incast with the default parameters, on the
 /// model: after the first millisecond every 1 ms window keeps the
 /// bottleneck at least 90 % busy, from 5 ms at the latest every window is
-/// fair (Jain >= 0.98), nothing is dropped, and up to 8 flows never make
-/// the switch pause them.
+/// fair (Jain >= 0.98), nothing is dropped, up to 8 flows never make the
+/// switch pause them, and the queue stays near the fluid model's fixed
+/// point.
 fn check(flows: usize, seed: u64) {
     let config = IncastConfig {
         flows,
@@ -40,6 +41,18 @@ fn check(flows: usize, seed: u64) {
     if flows <= 8 {
         assert_eq!(report.pfc_pauses, 0, "{flows} flows paused");
     }
+    // From 1 ms the mean queue is within a factor of two of the DCQCN
+    // fluid model's fixed point (docs/dcqcn.md, "The fluid model's fixed
+    // point").
+    let fixed = report.fluid_fixed_point.expect("a fixed point");
+    let ecn = &config.ecn;
+    assert!((ecn.kmin_bytes as f64..ecn.kmax_bytes as f64).contains(&fixed.queue_bytes));
+    let ratio = report.queue_bytes_mean_after_1ms / fixed.queue_bytes;
+    assert!(
+        (0.5..2.0).contains(&ratio),
+        "{flows} flows, seed {seed}: mean queue {:.0} B, {ratio:.2} x the fixed point",
+        report.queue_bytes_mean_after_1ms
+    );
     // The congestion control loop really ran.
     assert!(report.ecn_marked > 0 && report.cnps_received > 0);
     // Every CNP arrives but those on the wire at the end (one per flow at
