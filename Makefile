@@ -130,7 +130,7 @@ abi-doc:
 # tests/ holds tests/python (the `rocenic` binary) and tests/cocotb (the
 # cocotb benches on the exported Verilog in build/verilog/, hence `verilog`).
 pytest: setup build-release verilog
-	@rc=0; ROCENIC_BIN=$(ROCENIC_BIN) $(VENV_PY) -m pytest tests/ || rc=$$?; \
+	@rc=0; ROCENIC_BIN=$(ROCENIC_BIN) $(VENV_PY) -m pytest --durations=15 tests/ || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests in tests/"; fi; \
 	exit $$rc
 

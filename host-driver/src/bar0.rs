@@ -38,6 +38,19 @@ pub enum Bar0Error {
     Scratch { wrote: u32, read: u32 },
 }
 
+/// Why a parameter was not set.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParameterError {
+    #[error("no congestion parameter is named {0:?}")]
+    Unknown(String),
+    #[error("{name} takes at most {max:#x} (bits it implements); {value:#x} given")]
+    TooWide {
+        name: &'static str,
+        value: u32,
+        max: u64,
+    },
+}
+
 /// What the device can do (the capability registers; libibverbs
 /// `ibv_device_attr` names where it has the same attribute).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,6 +170,36 @@ impl<M: Mmio> Bar0<M> {
                 (counter.name, self.mmio.read64(offset))
             })
             .collect()
+    }
+
+    /// The congestion control parameters (`docs/abi.md`, block
+    /// `congestion`: DCQCN by NVIDIA's `roce_np` / `roce_rp` names, and
+    /// PFC), by name, as the device holds them.
+    pub fn congestion(&mut self) -> Vec<(&'static str, u32)> {
+        abi::CONGESTION
+            .registers
+            .iter()
+            .map(|r| (r.name, self.read32(&abi::CONGESTION, r.name)))
+            .collect()
+    }
+
+    /// Sets congestion parameter `name` to `value` (its unit is the ABI's:
+    /// microseconds, Mb/s, percent, 1024ths); it applies at once to every
+    /// QP.
+    pub fn set_congestion(&mut self, name: &str, value: u32) -> Result<(), ParameterError> {
+        let register = abi::CONGESTION
+            .register(name)
+            .ok_or_else(|| ParameterError::Unknown(name.to_string()))?;
+        let max = register.implemented();
+        if u64::from(value) & !max != 0 {
+            return Err(ParameterError::TooWide {
+                name: register.name,
+                value,
+                max,
+            });
+        }
+        self.write32(&abi::CONGESTION, register.name, value);
+        Ok(())
     }
 
     /// The MMIO access underneath.

@@ -116,7 +116,7 @@ mod tests {
         // The counters block moved from 0x1000 to 0x3000, after the MSI-X
         // block: a driver that walks the chain follows it.
         let moved = |offset: u32| match offset {
-            0x308 => 0x2000,
+            0x408 => 0x2000,
             0x2008 => 0x3000,
             0x3008 => 0,
             0x1000..=0x1FFF => 0,
@@ -162,7 +162,7 @@ mod tests {
                 type_id: 0xDEAD_BEEF
             })
         );
-        let short_chain = reset_bar0_but(0x308, 0);
+        let short_chain = reset_bar0_but(0x408, 0);
         assert_eq!(
             discover(short_chain),
             Err(DiscoveryError::Missing("counters"))

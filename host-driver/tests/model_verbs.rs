@@ -1147,3 +1147,72 @@ fn a_cq_armed_for_solicited_events_wakes_only_for_solicited_or_error_receives() 
     assert_eq!((event.event, event.object), ("COMPLETION", b.cq.cqn));
     assert_eq!(wait(&mut b, 1)[0].status, "LOC_LEN_ERR");
 }
+
+/// Hosts 1 and 3 each WRITE `rounds` x 16 x 64 KiB into host 2 (a 2:1
+/// incast at the switch, which marks ECN), after `setup` ran on host 2;
+/// host 2's CNPs sent and host 1's rate cuts.
+fn incast_into_host_2(setup: impl FnOnce(&mut Host)) -> (u64, u64) {
+    let cluster = ModelCluster::new(3, 7, Default::default());
+    let mut senders = [host(&cluster, 1, CAP, 64), host(&cluster, 3, CAP, 64)];
+    let mut sink = host(&cluster, 2, CAP, 64);
+    setup(&mut sink);
+    let pd = sink.ctx.alloc_pd().unwrap();
+    let second = sink.ctx.create_qp(pd, sink.cq, sink.cq, CAP).unwrap();
+    let sink_qps = [sink.qp, second];
+    for (sender, (sink_qp, peer)) in senders.iter_mut().zip(sink_qps.into_iter().zip([1, 3])) {
+        to_rts(sender, 2, sink_qp.qp_num);
+        sink.ctx
+            .connect_rc(sink_qp, &rc_attr(peer, sender.qp.qp_num))
+            .unwrap();
+    }
+    for round in 0..4 {
+        for sender in &mut senders {
+            for i in 0..16 {
+                let wr = send(
+                    round * 16 + i,
+                    Opcode::RdmaWrite {
+                        remote_addr: sink.buf,
+                        rkey: sink.mr.rkey,
+                    },
+                    vec![sge(sender, 0, BUF as u32)],
+                );
+                sender.ctx.post_send(sender.qp, &wr).unwrap();
+            }
+        }
+        for sender in &mut senders {
+            assert_eq!(wait(sender, 16).len(), 16);
+        }
+    }
+    let [ref mut first, _] = senders;
+    (counter(&mut sink, "tx_cnps"), counter(first, "rate_cuts"))
+}
+
+#[test]
+fn congestion_parameters_read_back_and_turn_the_notification_point_off() {
+    let cluster = ModelCluster::new(1, 7, Default::default());
+    let mut ctx = Context::open(cluster.device(1)).unwrap();
+    let reset: Vec<(&str, u32)> = ctx.congestion();
+    assert!(reset.contains(&("rpg_ai_rate", 500)) && reset.contains(&("dce_tcp_g", 1019)));
+    ctx.set_congestion("rpg_ai_rate", 40).unwrap();
+    ctx.set_congestion("rpg_time_reset", 55).unwrap();
+    assert!(ctx.congestion().contains(&("rpg_ai_rate", 40)));
+    let dcqcn = cluster
+        .device(1)
+        .host_interface(|h| h.nic().config().dcqcn.clone());
+    assert_eq!((dcqcn.ai_rate_bps, dcqcn.rate_increase_ns), (40e6, 55_000));
+    // Misuse is a typed error and writes nothing.
+    assert!(matches!(
+        ctx.set_congestion("rpg_gd", 32),
+        Err(Error::Parameter(_))
+    ));
+    assert!(matches!(
+        ctx.set_congestion("rpg_no_such", 1),
+        Err(Error::Parameter(_))
+    ));
+    assert!(ctx.congestion().contains(&("rpg_gd", 11)));
+
+    let (cnps, cuts) = incast_into_host_2(|_| {});
+    assert!(cnps > 0 && cuts > 0, "{cnps} CNPs, {cuts} cuts");
+    let (cnps, cuts) = incast_into_host_2(|sink| sink.ctx.set_congestion("enable", 0b10).unwrap());
+    assert_eq!((cnps, cuts), (0, 0));
+}

@@ -27,6 +27,8 @@ _BLOCK_HEADING = re.compile(r"^### Block `(\w+)`")
 _FIELDS_HEADING = re.compile(r"^`(\w+)` bits:$")
 # "0x100 + 16 n, n < 32": base, stride, count.
 _ARRAY_OFFSET = re.compile(r"^(0x[0-9A-Fa-f]+) \+ (\d+) n, n < (\d+)$")
+# A register that is one value in its low bits ends its description so.
+_LOW_BITS = re.compile(r"Bits (\d+):0\.$")
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,7 @@ def parse(text: str) -> Contract:
                     offset, stride, count = int(array.group(1), 16), int(array.group(2)), int(array.group(3))
                 else:
                     offset, stride, count = int(r[0], 16), 0, 1
+                low_bits = _LOW_BITS.search(r[5])
                 block.registers.append(
                     Register(
                         name=_name(r[1]),
@@ -217,6 +220,7 @@ def parse(text: str) -> Contract:
                         description=r[5],
                         count=count,
                         stride=stride,
+                        fields=[Field("value", 0, int(low_bits.group(1)) + 1)] if low_bits else [],
                     )
                 )
         elif fields:

@@ -24,6 +24,8 @@ and checks BAR0 against the contract in docs/abi.md, read by
 - msix: table write and read-back, masked at reset, msix_mask follows the
   mask bits, the lookup port answers one cycle later while BAR reads of
   the table run, the PBA reads msix_pending;
+- congestion: the congestion block's parameters on the core's ports, in
+  the core's units, computed here from the documented units;
 - soft_reset, status_control, fatal_cause: the soft reset pulses once and
   returns registers to their reset values; control/status follow
   reset_busy and fatal; fatal_cause is W1C with fatal_set or-ed in.
@@ -616,6 +618,83 @@ async def msix(dut):
         bench.apply_inputs()
         await bench.checked_read(pending, 8, "PBA: ")
         await bench.checked_read(pending + 4 * rng.randrange(2), 4, "PBA: ")
+
+
+# --- (f2) congestion parameters on the core's ports ------------------------------
+
+#: Microseconds in cycles of the 4 ns clock; the port's bits per us (100 Gb/s);
+#: a PFC quantum in bit times (IEEE 802.1Qbb).
+CYCLES_PER_US = 1000 // CLOCK_NS
+BITS_PER_US = 100_000
+PAUSE_QUANTUM_BITS = 512
+
+
+def congestion_ports(value) -> dict[str, int]:
+    """What the core's parameter ports carry for the congestion registers
+    `value(name)`, computed from docs/abi.md's descriptions and the ports'
+    units (periods in cycles, rates in kb/s, alpha and g in Q1.15, the cut
+    floor in Q0.16, the watchdog in pause quanta)."""
+    enable = value("enable")
+    percent = min(value("rpg_min_dec_fac"), 100)
+    return {
+        "np_enabled": enable & 1,
+        "np_interval": value("min_time_between_cnps") * CYCLES_PER_US,
+        "cnp_dscp": value("cnp_dscp"),
+        "rp_enabled": enable >> 1 & 1,
+        "rp_line_rate": 100_000_000,
+        "rp_min_rate": value("rpg_min_rate") * 1000,
+        "rp_ai_rate": value("rpg_ai_rate") * 1000,
+        "rp_hai_rate": value("rpg_hai_rate") * 1000,
+        "rp_g": (1024 - value("dce_tcp_g")) * 32,
+        "rp_gd": min(max(value("rpg_gd"), 10), 25) - 10,
+        # Round half up: 65536 p / 100 is never a half for integer p.
+        "rp_min_dec_fac": min((65536 * percent + 50) // 100, 65535),
+        "rp_initial_alpha": min(value("initial_alpha_value"), 1024) * 32,
+        "rp_alpha_period": value("dce_tcp_rtt") * CYCLES_PER_US,
+        "rp_rate_period": value("rpg_time_reset") * CYCLES_PER_US,
+        "rp_byte_reset": value("rpg_byte_reset"),
+        "rp_threshold": value("rpg_threshold"),
+        "rp_monitor_period": value("rate_reduce_monitor_period") * CYCLES_PER_US,
+        "pfc_honoured": value("pfc_enable"),
+        "pfc_bits_per_cycle": BITS_PER_US // CYCLES_PER_US,
+        "pfc_watchdog_quanta": value("pfc_watchdog") * BITS_PER_US // PAUSE_QUANTUM_BITS,
+    }
+
+
+async def check_congestion_ports(bench: BarBench, what: str) -> None:
+    await ClockCycles(bench.dut.clk, 2)
+    await FallingEdge(bench.dut.clk)
+    want = congestion_ports(lambda name: bench.model.value("congestion", name))
+    got = {name: int(getattr(bench.dut, name).value) for name in want}
+    wrong = {name: (got[name], want[name]) for name in want if got[name] != want[name]}
+    assert not wrong, f"{what}ports (got, expected): {wrong}"
+
+
+@cocotb.test()
+async def congestion(dut):
+    """The congestion block's parameters reach the core's ports in its
+    units: at reset (rocenic's set: a CNP interval of 1000 cycles, R_AI
+    500,000 kb/s, g = 160, ...), after random writes of every parameter
+    (small values, whole fields, zero and the field's maximum, so the
+    bounded ones, rpg_gd, rpg_min_dec_fac and initial_alpha_value, go
+    beyond their ranges), and after a soft reset."""
+    bench = await start(dut, "congestion")
+    rng = bench.rng
+    block = CONTRACT.block("congestion")
+    await check_congestion_ports(bench, "at reset: ")
+    want = congestion_ports(lambda name: block.register(name).reset)
+    assert (want["np_interval"], want["rp_ai_rate"], want["rp_g"]) == (1000, 500_000, 160)
+    parameters = [r for r in block.registers if r.access == "RW"]
+    for i in range(120):
+        reg = rng.choice(parameters)
+        value = rng.choice([rng.randrange(min(reg.mask, 30) + 1), rng.getrandbits(32) & reg.mask, reg.mask, 0])
+        address = block.address(reg.name)
+        await bench.checked_write(address & ~7, value << (8 * (address & 4)), 0xF << (address & 4))
+        await check_congestion_ports(bench, f"write {i} {reg.name} = {value}: ")
+    for reg in parameters:
+        await bench.checked_read(block.address(reg.name), 4, "after the writes: ")
+    await bench.checked_write(CONTRACT.block("control").address("control") & ~7, 2 << (8 * 0), 0x0F)
+    await check_congestion_ports(bench, "after a soft reset: ")
 
 
 # --- (g) soft reset, control/status, fatal_cause ----------------------------------

@@ -63,6 +63,7 @@ BENCHES = {
             "doorbells",
             "counters",
             "msix",
+            "congestion",
             "soft_reset",
             "status_control",
             "fatal_cause",
@@ -147,18 +148,19 @@ def test_bench(built_bench, test):
 
 def test_abi_contract_parsed():
     """docs/abi.md's BAR0 tables parse into what the bar_registers bench
-    relies on: six blocks chained in offset order, each opening with
+    relies on: seven blocks chained in offset order, each opening with
     type/version/next, and the register kinds the bench treats specially
-    present."""
+    present (a parameter that is one value in its low bits among them)."""
     contract = abi_contract.load()
     assert contract.bar_size == 16384
     names = [b.name for b in contract.blocks]
-    assert names == ["device", "control", "admin", "event_queues", "counters", "msix"], names
+    assert names == ["device", "control", "admin", "event_queues", "congestion", "counters", "msix"], names
     for block in contract.blocks:
         assert [r.name for r in block.registers[:3]] == ["type", "version", "next"]
         assert block.register("type").reset == block.type
     assert contract.block("event_queues").register("eq_doorbell").count == 8
     assert contract.block("msix").register("vector_control").mask == 1
+    assert contract.block("congestion").register("rpg_ai_rate").mask == (1 << 20) - 1
     assert contract.block("control").register("fatal_cause").access == "W1C"
     assert len(contract.dwords()) == len(set(contract.dwords()))
 

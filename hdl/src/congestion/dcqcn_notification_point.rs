@@ -61,9 +61,18 @@ impl NpRecord {
 /// The notification point's parameters, the fields of the model's
 /// `NpParams` (Verilog `cfg$enabled`, `cfg$interval`).
 #[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "NpParamsSource"]
 pub struct NpParamsPort {
     pub enabled: Signal<In, Bit>,
     pub interval: Signal<In, Bits<32>>,
+}
+
+/// The driving side of [`NpParamsPort`] (the congestion registers').
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "NpParamsPort"]
+pub struct NpParamsSource {
+    pub enabled: Signal<Out, Bit>,
+    pub interval: Signal<Out, Bits<32>>,
 }
 
 impl NpParamsPort {

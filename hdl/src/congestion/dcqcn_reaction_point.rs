@@ -131,6 +131,7 @@ pub fn model_record(words: &[u64]) -> rocenic_model::dcqcn_integer::RpRecord {
 /// point declares the same port and `link`s it through, so the Verilog
 /// ports are `cfg$line_rate` .. at every level.
 #[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RpParamsSource"]
 pub struct RpParamsPort {
     pub enabled: Signal<In, Bit>,
     pub line_rate: Signal<In, Bits<32>>,
@@ -146,6 +147,26 @@ pub struct RpParamsPort {
     pub byte_reset: Signal<In, Bits<32>>,
     pub threshold: Signal<In, Bits<8>>,
     pub monitor_period: Signal<In, Bits<32>>,
+}
+
+/// The driving side of [`RpParamsPort`] (the congestion registers').
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "RpParamsPort"]
+pub struct RpParamsSource {
+    pub enabled: Signal<Out, Bit>,
+    pub line_rate: Signal<Out, Bits<32>>,
+    pub min_rate: Signal<Out, Bits<32>>,
+    pub ai_rate: Signal<Out, Bits<32>>,
+    pub hai_rate: Signal<Out, Bits<32>>,
+    pub g: Signal<Out, Bits<16>>,
+    pub gd: Signal<Out, Bits<4>>,
+    pub min_dec_fac: Signal<Out, Bits<16>>,
+    pub initial_alpha: Signal<Out, Bits<16>>,
+    pub alpha_period: Signal<Out, Bits<32>>,
+    pub rate_period: Signal<Out, Bits<32>>,
+    pub byte_reset: Signal<Out, Bits<32>>,
+    pub threshold: Signal<Out, Bits<8>>,
+    pub monitor_period: Signal<Out, Bits<32>>,
 }
 
 impl RpParamsPort {

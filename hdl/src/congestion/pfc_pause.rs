@@ -43,10 +43,20 @@ use rust_hdl::prelude::*;
 /// The PFC block's parameters, the fields of the model's `PfcParams`
 /// (Verilog `cfg$honoured` ..).
 #[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "PfcParamsSource"]
 pub struct PfcParamsPort {
     pub honoured: Signal<In, Bits<8>>,
     pub bits_per_cycle: Signal<In, Bits<10>>,
     pub watchdog_quanta: Signal<In, Bits<32>>,
+}
+
+/// The driving side of [`PfcParamsPort`] (the congestion registers').
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "PfcParamsPort"]
+pub struct PfcParamsSource {
+    pub honoured: Signal<Out, Bits<8>>,
+    pub bits_per_cycle: Signal<Out, Bits<10>>,
+    pub watchdog_quanta: Signal<Out, Bits<32>>,
 }
 
 impl PfcParamsPort {

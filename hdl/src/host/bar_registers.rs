@@ -31,6 +31,9 @@
 //!   `vector_lookup_index` in one cycle gives `vector_address` and
 //!   `vector_data` in the next (a lookup takes the table's read port; a
 //!   BAR read of the table waits a cycle).
+//! - Congestion control: `np`, `rp`, `pfc` and `cnp_dscp`, the
+//!   congestion block's parameters in the core's units (its registers
+//!   live in [`CongestionRegisters`], inside this block).
 //! - `unmapped`: a one-cycle pulse per dword written, and per read, where
 //!   no register is (the `mmio_unmapped` counter's event; a read counts
 //!   the dword its address names, not the other half it also returns).
@@ -53,7 +56,11 @@
 //! path of configuration and admin doorbells (the QP and CQ doorbells
 //! have pages of their own).
 
+use crate::congestion::dcqcn_notification_point::NpParamsSource;
+use crate::congestion::dcqcn_reaction_point::RpParamsSource;
+use crate::congestion::pfc_pause::PfcParamsSource;
 use crate::host::axi_lite::AxiLiteTarget;
+use crate::host::congestion_registers::CongestionRegisters;
 use crate::primitives::sync_ram::SyncRam;
 use rocenic_abi::registers::{self as abi, Access, RegisterBlock};
 use rust_hdl::prelude::*;
@@ -169,8 +176,14 @@ pub struct BarRegisters {
     pub vector_address: Signal<Out, Bits<64>>,
     pub vector_data: Signal<Out, Bits<32>>,
 
+    pub np: NpParamsSource,
+    pub rp: RpParamsSource,
+    pub pfc: PfcParamsSource,
+    pub cnp_dscp: Signal<Out, Bits<6>>,
+
     pub unmapped: Signal<Out, Bit>,
 
+    congestion: CongestionRegisters,
     // The access in progress.
     state: DFF<Bits<4>>,
     dword: DFF<Bits<DWORD_BITS>>,
@@ -226,6 +239,8 @@ pub struct BarRegisters {
     table_vector: Signal<Local, Bits<5>>,
     table_column: Signal<Local, Bits<2>>,
     table_wait: Signal<Local, Bit>,
+    congestion_offset: Signal<Local, Bits<DWORD_BITS>>,
+    in_congestion: Signal<Local, Bit>,
 
     at_control: Constant<Bits<DWORD_BITS>>,
     at_status: Constant<Bits<DWORD_BITS>>,
@@ -244,6 +259,8 @@ pub struct BarRegisters {
     counter_dwords: Constant<Bits<DWORD_BITS>>,
     at_msix_table: Constant<Bits<DWORD_BITS>>,
     at_pending: Constant<Bits<DWORD_BITS>>,
+    at_congestion: Constant<Bits<DWORD_BITS>>,
+    congestion_dwords: Constant<Bits<DWORD_BITS>>,
     state_idle: Constant<Bits<4>>,
     state_write_low: Constant<Bits<4>>,
     state_write_high: Constant<Bits<4>>,
@@ -305,7 +322,12 @@ impl Default for BarRegisters {
             vector_lookup_index: Default::default(),
             vector_address: Default::default(),
             vector_data: Default::default(),
+            np: Default::default(),
+            rp: Default::default(),
+            pfc: Default::default(),
+            cnp_dscp: Default::default(),
             unmapped: Default::default(),
+            congestion: Default::default(),
             state: Default::default(),
             dword: Default::default(),
             write_data: Default::default(),
@@ -353,6 +375,8 @@ impl Default for BarRegisters {
             table_vector: Default::default(),
             table_column: Default::default(),
             table_wait: Default::default(),
+            congestion_offset: Default::default(),
+            in_congestion: Default::default(),
             at_control: dword_constant(&abi::CONTROL, "control"),
             at_status: dword_constant(&abi::CONTROL, "status"),
             at_fatal_cause: dword_constant(&abi::CONTROL, "fatal_cause"),
@@ -370,6 +394,8 @@ impl Default for BarRegisters {
             counter_dwords: Constant::new(bits(2 * abi::COUNTERS.len() as u64)),
             at_msix_table: dword_constant(&abi::MSIX, "vector_address"),
             at_pending: dword_constant(&abi::MSIX, "pending"),
+            at_congestion: Constant::new(bits(u64::from(abi::bar0_offset(&abi::CONGESTION) / 4))),
+            congestion_dwords: Constant::new(bits(u64::from(abi::CONGESTION.size / 4))),
             state_idle: Constant::new(bits(IDLE)),
             state_write_low: Constant::new(bits(WRITE_LOW)),
             state_write_high: Constant::new(bits(WRITE_HIGH)),
@@ -467,6 +493,23 @@ impl Logic for BarRegisters {
             & self.half_written.val();
         self.dword_read.next = (self.state.q.val() == self.state_read_low_capture.val())
             | (self.state.q.val() == self.state_read_high_capture.val());
+
+        // The congestion block's registers (its header dwords are the
+        // constants').
+        self.congestion.clock.next = self.clock.val();
+        self.congestion.reset.next = self.reset.val() | self.soft_reset_pulse.q.val();
+        self.congestion_offset.next = self.dword.q.val() - self.at_congestion.val();
+        self.in_congestion.next = (self.dword.q.val() >= self.at_congestion.val())
+            & (self.congestion_offset.val() < self.congestion_dwords.val())
+            & (self.congestion_offset.val() >= bits::<DWORD_BITS>(4));
+        self.congestion.read_dword.next = self.congestion_offset.val().get_bits::<6>(0);
+        self.congestion.write_dword.next = self.congestion_offset.val().get_bits::<6>(0);
+        self.congestion.write_data.next = self.half_data.val();
+        self.congestion.write.next = self.dword_write.val() & self.in_congestion.val();
+        NpParamsSource::link(&mut self.np, &mut self.congestion.np);
+        RpParamsSource::link(&mut self.rp, &mut self.congestion.rp);
+        PfcParamsSource::link(&mut self.pfc, &mut self.congestion.pfc);
+        self.cnp_dscp.next = self.congestion.cnp_dscp.val();
 
         // Synchronous sources see the dword while it is being read.
         self.counter_index.next = self.counter_offset.val().get_bits::<6>(1);
@@ -570,6 +613,9 @@ impl Logic for BarRegisters {
         }
         if self.dword.q.val() == self.at_pending.val() {
             self.read_value.next = self.msix_pending.val();
+        }
+        if self.in_congestion.val() {
+            self.read_value.next = self.congestion.read_value.val();
         }
 
         // The AXI4-Lite handshakes: one access at a time, writes first.

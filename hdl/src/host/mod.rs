@@ -5,6 +5,7 @@
 
 pub mod axi_lite;
 pub mod bar_registers;
+pub mod congestion_registers;
 pub mod counter_bank;
 pub mod cqe_writer;
 pub mod event_queues;

@@ -4,7 +4,9 @@
 //! register reads back what was written (its implemented bits) and drives
 //! its port; doorbells pulse once with their value; counters read
 //! consistently low half first; the MSI-X table, its masks and lookup
-//! port; unmapped, narrow and read-only accesses; soft reset. Every
+//! port; unmapped, narrow and read-only accesses; soft reset; the
+//! congestion block's parameters on the core's ports exactly as the
+//! model converts them. Every
 //! transfer under random valid/ready delays. Then the recorded cycles on
 //! the Verilog under Verilator, the Verilator lint and one Yosys
 //! synthesis.
@@ -19,7 +21,15 @@ use rocenic_driver::discovery::discover;
 use rocenic_hdl::host::axi_lite::AxiLiteTarget;
 use rocenic_hdl::host::bar_registers::{dword_of, mapped_dwords, BarRegisters, ADDRESS_BITS};
 use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
+use rocenic_model::dcqcn_integer::{NpParams, RpParams};
+use rocenic_model::host_interface::congestion;
+use rocenic_model::nic::NicConfig;
+use rocenic_model::pfc_pause::PfcParams;
 use rust_hdl::prelude::*;
+use std::collections::BTreeMap;
+
+/// The core's clock period: the units of its time parameters.
+const NS_PER_CYCLE: u64 = 4;
 
 /// A one-cycle output pulse seen by the bench, with its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -539,4 +549,96 @@ fn latency_is_what_the_module_doc_says() {
         "64-bit or low-half read"
     );
     assert_eq!(response_latency(false, scratch), 2, "high-half read");
+}
+
+/// The congestion block's ports as the model converts the configuration
+/// its registers make (`reference`: each register's value by name).
+fn assert_congestion_ports(uut: &BarRegisters, reference: &BTreeMap<&str, u32>) {
+    let mut config = NicConfig::new([2, 0, 0, 0, 0, 1], "10.0.0.1".parse().unwrap());
+    congestion::apply(|name| reference[name], &mut config);
+    let ns = NS_PER_CYCLE;
+    let rp = RpParams::for_nic(&config.dcqcn, config.line_rate_bps, ns).unwrap();
+    let np = NpParams::for_nic(&config.dcqcn, ns);
+    let pfc = PfcParams::for_nic(&config, ns);
+    let got = |s: &Signal<Out, Bits<32>>| s.val().to_u64();
+    let r = &uut.rp;
+    let got_rp = RpParams {
+        enabled: r.enabled.val(),
+        line_rate: got(&r.line_rate) as u32,
+        min_rate: got(&r.min_rate) as u32,
+        ai_rate: got(&r.ai_rate) as u32,
+        hai_rate: got(&r.hai_rate) as u32,
+        g: r.g.val().to_u64() as u16,
+        gd: r.gd.val().to_u64() as u8,
+        min_dec_fac: r.min_dec_fac.val().to_u64() as u16,
+        initial_alpha: r.initial_alpha.val().to_u64() as u16,
+        alpha_period: got(&r.alpha_period) as u32,
+        rate_period: got(&r.rate_period) as u32,
+        byte_reset: got(&r.byte_reset) as u32,
+        threshold: r.threshold.val().to_u64() as u8,
+        monitor_period: got(&r.monitor_period) as u32,
+    };
+    assert_eq!(got_rp, rp, "after {reference:?}");
+    let got_np = NpParams {
+        enabled: uut.np.enabled.val(),
+        interval: got(&uut.np.interval) as u32,
+    };
+    assert_eq!(got_np, np);
+    let got_pfc = PfcParams {
+        honoured: uut.pfc.honoured.val().to_u64() as u8,
+        bits_per_cycle: uut.pfc.bits_per_cycle.val().to_u64() as u16,
+        watchdog_quanta: got(&uut.pfc.watchdog_quanta) as u32,
+    };
+    assert_eq!(got_pfc, pfc);
+    assert_eq!(uut.cnp_dscp.val().to_u64(), u64::from(config.cnp_dscp));
+}
+
+#[test]
+fn congestion_parameters_reach_the_core_ports_as_the_model_converts_them() {
+    let mut bench = Bench::new(11);
+    bench.tick();
+    let mut reference: BTreeMap<&str, u32> = abi::CONGESTION
+        .registers
+        .iter()
+        .map(|r| (r.name, r.reset as u32))
+        .collect();
+    assert_congestion_ports(&bench.sim.uut, &reference);
+    let mut bar = Bar0::open(bench).expect("the driver opens BAR0 of the RTL");
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    for _ in 0..150 {
+        let r = &abi::CONGESTION.registers[rng.gen_range(0..abi::CONGESTION.registers.len())];
+        let max = r.implemented() as u32;
+        // Small values, full-width ones, and the ends of each range.
+        let value = match rng.gen_range(0..4) {
+            0 => rng.gen_range(0..=max.min(30)),
+            1 => rng.gen::<u32>() & max,
+            2 => max,
+            _ => 0,
+        };
+        bar.set_congestion(r.name, value).unwrap();
+        reference.insert(r.name, value);
+        let bench = bar.mmio();
+        bench.tick();
+        bench.tick();
+        assert_congestion_ports(&bench.sim.uut, &reference);
+    }
+    let read: BTreeMap<&str, u32> = bar.congestion().into_iter().collect();
+    assert_eq!(read, reference);
+    // A soft reset returns every parameter to its reset value.
+    bar.write32(&abi::CONTROL, "control", 2);
+    let bench = bar.mmio();
+    for _ in 0..3 {
+        bench.tick();
+    }
+    let reset: BTreeMap<&str, u32> = abi::CONGESTION
+        .registers
+        .iter()
+        .map(|r| (r.name, r.reset as u32))
+        .collect();
+    assert_congestion_ports(&bench.sim.uut, &reset);
+    let cycles = bench
+        .sim
+        .replay_in_verilator("bar_registers_congestion")
+        .unwrap();
+    assert!(cycles > 1000, "replayed {cycles} cycles");
 }

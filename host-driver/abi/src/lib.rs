@@ -7,7 +7,8 @@
 //! when the committed page differs). Nothing here does I/O.
 //!
 //! - [`registers`]: BAR0's discoverable register blocks (device and
-//!   capabilities, control, admin queue, EQ doorbells, counters, MSI-X)
+//!   capabilities, control, admin queue, EQ doorbells, congestion control,
+//!   counters, MSI-X)
 //!   and the per-QP (BAR2) and per-CQ (BAR4) doorbell pages.
 //! - [`wqe`], [`cqe`], [`eqe`]: the send and receive WQEs, the CQE and the
 //!   event queue entry, with the owner-bit rule that keeps software from
@@ -28,7 +29,7 @@ pub mod wqe;
 /// This contract's version: major in bits 31:16, minor in 15:0 (the
 /// device block's `abi_version`). A change that moves or redefines a field
 /// bumps the major; one that only adds bumps the minor.
-pub const ABI_VERSION: u32 = 0x0001_0000;
+pub const ABI_VERSION: u32 = 0x0001_0001;
 
 /// Every structure of the contract, in the order `docs/abi.md` lists them.
 pub const LAYOUTS: &[&layout::Layout] = &[

@@ -134,6 +134,14 @@ fn render_register_rows(out: &mut String, regs: &mut dyn Iterator<Item = &Regist
         } else {
             hex(u64::from(r.offset))
         };
+        // A register that is one value in its low bits says how many in
+        // its row instead of a table of one field.
+        let (doc, table) = match r.fields {
+            [f] if f.name == "value" && f.offset == 0 && f.bit == 0 => {
+                (format!("{} Bits {}:0.", r.doc, f.width - 1), false)
+            }
+            fields => (r.doc.to_string(), !fields.is_empty()),
+        };
         let _ = writeln!(
             out,
             "| {offset} | `{}` | {} | {} | {} | {} |",
@@ -141,9 +149,9 @@ fn render_register_rows(out: &mut String, regs: &mut dyn Iterator<Item = &Regist
             r.width,
             r.access.short(),
             hex(r.reset),
-            cell(r.doc)
+            cell(&doc)
         );
-        if !r.fields.is_empty() {
+        if table {
             with_fields.push(*r);
         }
     }

@@ -132,6 +132,7 @@ pub mod block_type {
     pub const EVENT_QUEUES: u32 = 0x5243_0004;
     pub const COUNTERS: u32 = 0x5243_0005;
     pub const MSIX: u32 = 0x5243_0006;
+    pub const CONGESTION: u32 = 0x5243_0007;
 }
 
 /// The build's sizes; the capability registers report them.
@@ -637,12 +638,97 @@ pub const MSIX: RegisterBlock = RegisterBlock {
     ],
 };
 
+/// The congestion block's fields. A parameter register holds one unsigned
+/// `value` in its low bits; the bits above it read 0 and ignore writes.
+pub mod congestion_bits {
+    use super::*;
+    pub const NP_ENABLE: Field = Field::flag(
+        "np_enable",
+        0,
+        0,
+        "Notification point: CE-marked RoCEv2 packets get CNPs.",
+    );
+    pub const RP_ENABLE: Field = Field::flag(
+        "rp_enable",
+        0,
+        1,
+        "Reaction point: CNPs cut the sending QP's rate, pacing holds it there.",
+    );
+    const fn value(bits: u32) -> Field {
+        Field::new("value", 0, 0, bits, "The parameter.")
+    }
+    pub const VALUE_5: Field = value(5);
+    pub const VALUE_6: Field = value(6);
+    pub const VALUE_7: Field = value(7);
+    pub const VALUE_8: Field = value(8);
+    pub const VALUE_10: Field = value(10);
+    pub const VALUE_11: Field = value(11);
+    pub const VALUE_20: Field = value(20);
+    pub const VALUE_24: Field = value(24);
+    pub const VALUE_32: Field = value(32);
+}
+
+/// A read-write parameter of the congestion block whose value is `field`.
+const fn parameter(
+    name: &'static str,
+    offset: u32,
+    field: &'static Field,
+    reset: u64,
+    doc: &'static str,
+) -> Register {
+    Register {
+        fields: std::slice::from_ref(field),
+        ..reg(name, offset, 32, Access::ReadWrite, reset, doc)
+    }
+}
+
+/// The port speed the rate parameters are bounded by, Mb/s.
+pub const PORT_RATE_MBPS: u32 = 100_000;
+
+/// DCQCN (notification and reaction point) and PFC parameters. The names
+/// and meanings are NVIDIA ConnectX's (`/sys/class/net/<if>/ecn/roce_np`
+/// and `roce_rp`, `mlnx_qos`); the units are in each description. Writes
+/// take effect at once, for every QP.
+pub const CONGESTION: RegisterBlock = RegisterBlock {
+    name: "congestion",
+    type_id: block_type::CONGESTION,
+    version: 0x0001_0000,
+    doc: "Congestion control: DCQCN's notification point (CNPs) and reaction point \
+          (per-QP rate), and PFC. Names and meanings are NVIDIA ConnectX's (`roce_np`, \
+          `roce_rp`); the reset values are rocenic's set (`docs/dcqcn.md`). Writes take effect \
+          at once for every QP. Values beyond a parameter's range act as its nearest bound.",
+    size: 0x100,
+    registers: &[
+        Register {
+            fields: &[congestion_bits::NP_ENABLE, congestion_bits::RP_ENABLE],
+            ..reg("enable", 0x10, 32, Access::ReadWrite, 0b11, "DCQCN's two halves.")
+        },
+        parameter("min_time_between_cnps", 0x14, &congestion_bits::VALUE_20, 4, "Least time between two CNPs for one QP, microseconds; 0: a CNP per CE-marked packet."),
+        parameter("cnp_dscp", 0x18, &congestion_bits::VALUE_6, 48, "DSCP of the CNPs sent; their PFC priority is `cnp_dscp / 8`."),
+        parameter("rpg_time_reset", 0x20, &congestion_bits::VALUE_20, 30, "Rate increase timer T, microseconds; 0: no timer."),
+        parameter("rpg_byte_reset", 0x24, &congestion_bits::VALUE_32, 0, "Rate increase byte counter B, bytes sent; 0: no counter."),
+        parameter("rpg_threshold", 0x28, &congestion_bits::VALUE_5, 1, "Fast recovery steps F before additive increase."),
+        parameter("rpg_ai_rate", 0x30, &congestion_bits::VALUE_20, 500, "Additive increase step R_AI, Mb/s."),
+        parameter("rpg_hai_rate", 0x34, &congestion_bits::VALUE_20, 500, "Hyper increase step R_HAI, Mb/s."),
+        parameter("rpg_gd", 0x38, &congestion_bits::VALUE_5, 11, "A cut takes Rc alpha / 2^(rpg_gd - 10): 11 cuts by alpha / 2. 10 ..= 25."),
+        parameter("rpg_min_dec_fac", 0x3C, &congestion_bits::VALUE_7, 50, "A cut leaves at least this percentage of Rc; 0 ..= 100, 0: no floor but `rpg_min_rate`."),
+        parameter("rpg_min_rate", 0x40, &congestion_bits::VALUE_20, 1, "The rate floor, Mb/s."),
+        parameter("dce_tcp_g", 0x44, &congestion_bits::VALUE_10, 1019, "Alpha's gain: every `dce_tcp_rtt` alpha becomes alpha (dce_tcp_g / 1024) plus (1024 - dce_tcp_g) / 1024 if a CNP came."),
+        parameter("dce_tcp_rtt", 0x48, &congestion_bits::VALUE_20, 2, "Alpha's update period K, microseconds; 0: alpha is not updated."),
+        parameter("rate_reduce_monitor_period", 0x4C, &congestion_bits::VALUE_20, 15, "At most one cut per this period, microseconds; 0: every CNP cuts."),
+        parameter("initial_alpha_value", 0x50, &congestion_bits::VALUE_11, 1023, "Alpha before a QP's first CNP, in 1024ths; 0 ..= 1024."),
+        parameter("pfc_enable", 0x60, &congestion_bits::VALUE_8, 0xFF, "Priorities whose PFC pauses transmit honours, bit n for priority n."),
+        parameter("pfc_watchdog", 0x64, &congestion_bits::VALUE_24, 100_000, "A pause unbroken for this long trips the watchdog (`pause_watchdog_trips`), which then ignores that priority's pauses until they stop, microseconds; 0: no watchdog."),
+    ],
+};
+
 /// BAR0's blocks in chain order, each with its offset.
 pub const BAR0_BLOCKS: &[(u32, &RegisterBlock)] = &[
     (0x0000, &DEVICE),
     (0x0100, &CONTROL),
     (0x0200, &ADMIN),
     (0x0300, &EVENT_QUEUES),
+    (0x0400, &CONGESTION),
     (0x1000, &COUNTERS_BLOCK),
     (0x2000, &MSIX),
 ];

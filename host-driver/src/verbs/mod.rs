@@ -12,7 +12,7 @@
 //! `objects.rs` creates, changes and destroys PDs, MRs, CQs and QPs;
 //! `work.rs` is the data path (posting, polling, CQ events).
 
-use crate::bar0::{Bar0, Bar0Error, DeviceAttr};
+use crate::bar0::{Bar0, Bar0Error, DeviceAttr, ParameterError};
 use crate::device::{Bar0Mmio, Device, DeviceError};
 use rocenic_abi::admin::{self, completion, inputs, qp_attributes as attr};
 use rocenic_abi::codes;
@@ -34,6 +34,8 @@ pub enum Error {
     Bar0(#[from] Bar0Error),
     #[error(transparent)]
     Memory(#[from] DeviceError),
+    #[error(transparent)]
+    Parameter(#[from] ParameterError),
     #[error("QP {qpn} is in {state:?}, which does not allow this")]
     WrongQpState { qpn: u32, state: QpState },
     #[error("the queue is full")]
@@ -518,6 +520,17 @@ impl<D: Device> Context<D> {
     /// The counters, `ethtool -S` style, by their ABI names.
     pub fn counters(&mut self) -> Vec<(&'static str, u64)> {
         self.bar.counters()
+    }
+
+    /// The congestion control parameters by name (DCQCN as NVIDIA's
+    /// `roce_np` / `roce_rp` name them, and PFC; `docs/abi.md`).
+    pub fn congestion(&mut self) -> Vec<(&'static str, u32)> {
+        self.bar.congestion()
+    }
+
+    /// Sets one congestion control parameter, for every QP at once.
+    pub fn set_congestion(&mut self, name: &str, value: u32) -> Result<()> {
+        Ok(self.bar.set_congestion(name, value)?)
     }
 
     /// The device underneath (for a backend's own calls).

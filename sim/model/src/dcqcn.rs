@@ -45,6 +45,9 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DcqcnConfig {
     pub enabled: bool,
+    /// The NIC sends CNPs for the CE-marked packets it receives (NVIDIA's
+    /// `roce_np` enable).
+    pub notification_point: bool,
     /// The NIC's sending QPs react to the CNPs they receive (rate cuts,
     /// recovery, pacing). Off: the NIC sends CNPs as a notification point
     /// and only counts the ones it receives: the RTL core, whose halves
@@ -77,6 +80,9 @@ pub struct DcqcnConfig {
     pub monitor_period_ns: Time,
     /// Alpha before the first CNP (`initial_alpha_value`).
     pub initial_alpha: f64,
+    /// log2 of the cut's divisor Gd: a cut takes Rc alpha / 2^gd (the
+    /// paper's Gd = 2: 1; NVIDIA's `rpg_gd` is `gd + 10`).
+    pub gd: u32,
     /// Every cut sets Rt to Rc (the paper; `clamp_tgt_rate`); false: only
     /// the first cut after an increase does, so a run of cuts keeps the
     /// rate the QP had before it as the target to recover to.
@@ -95,6 +101,11 @@ impl DcqcnConfig {
         self.enabled && self.reaction_point
     }
 
+    /// DCQCN is on and the NIC sends CNPs.
+    pub fn notifies(&self) -> bool {
+        self.enabled && self.notification_point
+    }
+
     /// rocenic's set for 100 GbE (`docs/dcqcn.md` has the measurements
     /// behind it): NVIDIA's alpha gain (g = 5/1024, starting at 1023/1024)
     /// every 2 us, cuts of at most half, at most one per 15 us and CNPs at
@@ -107,6 +118,7 @@ impl DcqcnConfig {
     pub fn rocenic() -> Self {
         DcqcnConfig {
             enabled: true,
+            notification_point: true,
             reaction_point: true,
             g: 5.0 / 1024.0,
             alpha_update_ns: 2_000,
@@ -120,6 +132,7 @@ impl DcqcnConfig {
             min_dec_fac: 0.5,
             monitor_period_ns: 15_000,
             initial_alpha: 1023.0 / 1024.0,
+            gd: 1,
             clamp_target: true,
         }
     }
@@ -136,6 +149,7 @@ impl DcqcnConfig {
     pub fn nvidia() -> Self {
         DcqcnConfig {
             enabled: true,
+            notification_point: true,
             reaction_point: true,
             g: 5.0 / 1024.0,
             alpha_update_ns: 1_000,
@@ -149,6 +163,7 @@ impl DcqcnConfig {
             min_dec_fac: 0.5,
             monitor_period_ns: 4_000,
             initial_alpha: 1023.0 / 1024.0,
+            gd: 1,
             clamp_target: false,
         }
     }
@@ -160,6 +175,7 @@ impl DcqcnConfig {
     pub fn paper() -> Self {
         DcqcnConfig {
             enabled: true,
+            notification_point: true,
             reaction_point: true,
             g: 1.0 / 256.0,
             alpha_update_ns: 55_000,
@@ -173,6 +189,7 @@ impl DcqcnConfig {
             min_dec_fac: 0.0,
             monitor_period_ns: 0,
             initial_alpha: 1.0,
+            gd: 1,
             clamp_target: true,
         }
     }
@@ -318,7 +335,7 @@ impl ReactionPoint {
         }
         self.increased = false;
         self.alpha = (1.0 - cfg.g) * self.alpha + cfg.g;
-        self.rate_bps = (self.rate_bps * (1.0 - self.alpha / 2.0))
+        self.rate_bps = (self.rate_bps * (1.0 - self.alpha / 2f64.powi(cfg.gd as i32)))
             .max(self.rate_bps * cfg.min_dec_fac)
             .max(cfg.min_rate_bps)
             .min(self.line_rate_bps);

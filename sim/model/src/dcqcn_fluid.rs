@@ -14,11 +14,11 @@
 //! b = p / ((1-p)^-B - 1)          c = b (1-p)^(F B)
 //! d = p / ((1-p)^-(T Rc) - 1)     e = d (1-p)^(F T Rc)
 //! dRt/dt = -(Rt - Rc) a / tau + R_AI Rc (c + e)
-//! dRc/dt = -Rc alpha a / (2 tau) + (Rt - Rc) Rc (b + d) / 2
+//! dRc/dt = -Rc alpha a / (Gd tau) + (Rt - Rc) Rc (b + d) / 2
 //! ```
 //!
-//! Both derivatives vanish where `alpha* a^2 = R_AI Rc tau^2 (b + d)(c +
-//! e)`; a disabled timer or byte counter drops its terms. The time between
+//! Both derivatives vanish where `(2 / Gd) alpha* a^2 = R_AI Rc tau^2 (b +
+//! d)(c + e)` (the paper's Gd is 2); a disabled timer or byte counter drops its terms. The time between
 //! cuts is the longer of the monitor period and the CNP interval (a flow is
 //! cut at most once in each); the fluid model has neither the cut floor
 //! (`min_dec_fac`) nor the clamp of the target rate.
@@ -41,6 +41,8 @@ pub fn fixed_point_marking(
     let timer = cfg.rate_increase_ns as f64 * 1e-9;
     let bytes = cfg.byte_counter as f64 / packet_bytes;
     let f = f64::from(cfg.fast_recovery_steps);
+    // 2 / Gd.
+    let cut_share = 2.0 / 2f64.powi(cfg.gd as i32);
     // One increase source: its rate of increase events (b or d) and the
     // part of them past fast recovery (c or e).
     let source = |p: f64, packets: f64| -> (f64, f64) {
@@ -55,7 +57,7 @@ pub fn fixed_point_marking(
         let alpha = 1.0 - (1.0 - p).powf(tau_alpha * rc);
         let (b, c) = source(p, bytes);
         let (d, e) = source(p, timer * rc);
-        alpha * a * a - r_ai * rc * tau * tau * (b + d) * (c + e)
+        cut_share * alpha * a * a - r_ai * rc * tau * tau * (b + d) * (c + e)
     };
     // Bisection on log p: the cut side grows with p, the increase side
     // falls, so the balance changes sign once.

@@ -165,7 +165,10 @@ impl RpParams {
             ai_rate: kbps(cfg.ai_rate_bps, "rpg_ai_rate")?,
             hai_rate: kbps(cfg.hai_rate_bps, "rpg_hai_rate")?,
             g: q(cfg.g, f64::from(ALPHA_ONE)) as u16,
-            gd: 1,
+            gd: u8::try_from(cfg.gd)
+                .ok()
+                .filter(|&gd| gd <= 15)
+                .ok_or(format!("rpg_gd's shift {} is beyond 15", cfg.gd))?,
             min_dec_fac: q(cfg.min_dec_fac, 65536.0).min(65535.0) as u16,
             initial_alpha: q(cfg.initial_alpha, f64::from(ALPHA_ONE)) as u16,
             alpha_period: units(cfg.alpha_update_ns, "dce_tcp_rtt")?,
@@ -387,6 +390,19 @@ pub struct NpParams {
     /// Least time between two CNPs of one QP, time units
     /// (`min_time_between_cnps`); 0 answers every CE-marked packet.
     pub interval: u32,
+}
+
+impl NpParams {
+    /// The notification point of `cfg` counting in units of
+    /// `ns_per_unit`: the model's `now >= last + interval_ns` on that
+    /// grid.
+    pub fn for_nic(cfg: &crate::dcqcn::DcqcnConfig, ns_per_unit: u64) -> NpParams {
+        let interval = cfg.cnp_interval_ns.div_ceil(ns_per_unit.max(1));
+        NpParams {
+            enabled: cfg.notifies(),
+            interval: interval.min(u64::from(u32::MAX)) as u32,
+        }
+    }
 }
 
 /// One receiving QP's notification state, as the RTL stores it.

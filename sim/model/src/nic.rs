@@ -1180,7 +1180,7 @@ impl Nic {
         if f.bth.pkey & 0x7FFF != qp.pkey & 0x7FFF {
             return self.drop_frame("pkey");
         }
-        if ce && self.config.dcqcn.enabled && qp.np.on_ce(&self.config.dcqcn, now) {
+        if ce && self.config.dcqcn.notifies() && qp.np.on_ce(&self.config.dcqcn, now) {
             self.queue_cnp(qpn);
         }
         let kind = frame_kind(f.bth.opcode);

@@ -56,7 +56,9 @@ impl PfcParams {
     /// time in quanta (rounded down).
     pub fn for_nic(config: &crate::nic::NicConfig, ns_per_cycle: u64) -> PfcParams {
         let bit_ns = 1e9 / config.line_rate_bps;
-        let quanta = config.pfc_watchdog_ns as f64 / (f64::from(QUANTUM) * bit_ns);
+        // Bit times first, so a whole number of quanta stays whole.
+        let bit_times = config.pfc_watchdog_ns as f64 * config.line_rate_bps / 1e9;
+        let quanta = (bit_times / f64::from(QUANTUM)).floor();
         PfcParams {
             honoured: config.pfc_honoured,
             bits_per_cycle: (ns_per_cycle as f64 / bit_ns).round() as u16,

@@ -53,7 +53,7 @@ use rocenic_hdl::requester::completer_datapath::EV_TIMER;
 use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_hdl::responder::receive_queue::DEFAULT_SLOT_BITS as RECV_SLOT_BITS;
 use rocenic_hdl::responder::response_queue::OP_CONFIGURE;
-use rocenic_model::dcqcn_integer::RpParams;
+use rocenic_model::dcqcn_integer::{NpParams, RpParams};
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
 use rocenic_model::pacing::PacingParams;
 use rocenic_model::pfc_pause::PfcParams;
@@ -333,11 +333,9 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
         sim.set_u64(p.pfc_bits_per_cycle, pfc.bits_per_cycle.into());
         sim.set_u64(p.pfc_watchdog_quanta, pfc.watchdog_quanta.into());
         sim.set_u64(p.tx_priority, u64::from((config.dscp & 0x3F) >> 3));
-        // The notification point counts in core cycles; the shadow's
-        // `now >= last + interval_ns` on a cycle grid is this.
-        sim.set_bit(p.np_enabled, config.dcqcn.enabled);
-        let interval = config.dcqcn.cnp_interval_ns.div_ceil(NS_PER_CYCLE);
-        sim.set_u64(p.np_interval, interval.min(u64::from(u32::MAX)));
+        let np = NpParams::for_nic(&config.dcqcn, NS_PER_CYCLE);
+        sim.set_bit(p.np_enabled, np.enabled);
+        sim.set_u64(p.np_interval, np.interval.into());
         sim.set_u64(p.cnp_dscp, u64::from(config.cnp_dscp & 0x3F));
         let rp = if self.reacts {
             let mut cfg = config.dcqcn.clone();

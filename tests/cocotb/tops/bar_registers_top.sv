@@ -5,7 +5,8 @@
 //              no awprot/arprot, which cocotbext-axi treats as optional);
 // and every side port of the block under its own plain name (control and
 // status, admin queue, EQ doorbells, the counter port, the MSI-X table's
-// lookup port and PBA input, the unmapped pulse). Widths here are the
+// lookup port and PBA input, the congestion parameters as rp_* / np_* /
+// pfc_*, the unmapped pulse). Widths here are the
 // block's: a port out of step with the exported Verilog fails the build
 // with a width error (in this file warnings are fatal).
 module bar_registers_top (
@@ -61,6 +62,28 @@ module bar_registers_top (
     output wire [63:0]   vector_address,
     output wire [31:0]   vector_data,
 
+    // The congestion block's parameters in the core's units.
+    output wire          np_enabled,
+    output wire [31:0]   np_interval,
+    output wire          rp_enabled,
+    output wire [31:0]   rp_line_rate,
+    output wire [31:0]   rp_min_rate,
+    output wire [31:0]   rp_ai_rate,
+    output wire [31:0]   rp_hai_rate,
+    output wire [15:0]   rp_g,
+    output wire [3:0]    rp_gd,
+    output wire [15:0]   rp_min_dec_fac,
+    output wire [15:0]   rp_initial_alpha,
+    output wire [31:0]   rp_alpha_period,
+    output wire [31:0]   rp_rate_period,
+    output wire [31:0]   rp_byte_reset,
+    output wire [7:0]    rp_threshold,
+    output wire [31:0]   rp_monitor_period,
+    output wire [7:0]    pfc_honoured,
+    output wire [9:0]    pfc_bits_per_cycle,
+    output wire [31:0]   pfc_watchdog_quanta,
+    output wire [5:0]    cnp_dscp,
+
     output wire          unmapped
 );
 
@@ -110,6 +133,26 @@ module bar_registers_top (
         .vector_lookup_index(vector_lookup_index),
         .vector_address(vector_address),
         .vector_data(vector_data),
+        .np$enabled(np_enabled),
+        .np$interval(np_interval),
+        .rp$enabled(rp_enabled),
+        .rp$line_rate(rp_line_rate),
+        .rp$min_rate(rp_min_rate),
+        .rp$ai_rate(rp_ai_rate),
+        .rp$hai_rate(rp_hai_rate),
+        .rp$g(rp_g),
+        .rp$gd(rp_gd),
+        .rp$min_dec_fac(rp_min_dec_fac),
+        .rp$initial_alpha(rp_initial_alpha),
+        .rp$alpha_period(rp_alpha_period),
+        .rp$rate_period(rp_rate_period),
+        .rp$byte_reset(rp_byte_reset),
+        .rp$threshold(rp_threshold),
+        .rp$monitor_period(rp_monitor_period),
+        .pfc$honoured(pfc_honoured),
+        .pfc$bits_per_cycle(pfc_bits_per_cycle),
+        .pfc$watchdog_quanta(pfc_watchdog_quanta),
+        .cnp_dscp(cnp_dscp),
         .unmapped(unmapped)
     );
 

@@ -14,6 +14,8 @@
 //! - [`admin`]: the admin queue and its commands.
 //! - [`work_queues`]: the QP doorbells, WQE fetch and decode, and the CQ
 //!   rings the completions are written to.
+//! - [`congestion`]: the DCQCN and PFC parameters of BAR0's congestion
+//!   block, applied to the NIC as they are written.
 //! - [`event_queues`]: EQEs and MSI-X messages: completion events of
 //!   armed CQs, QP and CQ errors (on the EQ of the QP's send CQ, or the
 //!   CQ's), admin completions (on `admin_eqn`).
@@ -25,6 +27,7 @@
 //! backend's PCIe host model is where they do.
 
 pub mod admin;
+pub mod congestion;
 pub mod event_queues;
 pub mod work_queues;
 
@@ -92,9 +95,11 @@ pub struct HostInterface {
 }
 
 impl HostInterface {
+    /// The NIC of `config` with its congestion parameters at the
+    /// registers' reset values.
     pub fn new(config: NicConfig) -> HostInterface {
         HostInterface {
-            nic: Nic::new(config),
+            nic: Nic::new(congestion::at_reset(config)),
             stored: BTreeMap::new(),
             latched_high: 0,
             admin: AdminQueue::default(),
@@ -208,6 +213,18 @@ impl HostInterface {
                     self.counters.doorbell_errors += 1;
                 }
             }
+            ("congestion", _) if at.register.access == Access::ReadWrite => {
+                self.store(&at, offset, value);
+                let base = abi::bar0_offset(&abi::CONGESTION);
+                let stored = &self.stored;
+                let register = |name: &str| {
+                    let r = abi::CONGESTION
+                        .register(name)
+                        .unwrap_or_else(|| panic!("the congestion block has no {name}"));
+                    stored_value(stored, base + r.offset)
+                };
+                congestion::apply(register, self.nic.config_mut());
+            }
             ("msix", "vector_control") => {
                 self.store(&at, offset, value);
                 let table = msix_table(&self.stored);
@@ -251,7 +268,7 @@ impl HostInterface {
     /// registers back to their reset values; host memory is the host's
     /// and stays.
     fn soft_reset(&mut self) {
-        let config = self.nic.config().clone();
+        let config = congestion::at_reset(self.nic.config().clone());
         let memory = std::mem::replace(self.nic.memory_mut(), crate::memory::HostMemory::new(0));
         self.nic = Nic::new(config);
         *self.nic.memory_mut() = memory;
