@@ -4,6 +4,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use rocenic_fabric::FaultConfig;
 use rocenic_model::dcqcn::DcqcnConfig;
+use rocenic_model::host_interface::congestion;
 use rocenic_sim::decode;
 use rocenic_sim::incast::{incast_pfc, run_incast_backend, IncastBackend, IncastConfig};
 use rocenic_sim::plot::plot_incast;
@@ -173,6 +174,12 @@ enum Command {
         /// The reaction and notification points' parameters.
         #[arg(long, value_enum, default_value = "rocenic")]
         params: DcqcnParams,
+        /// One DCQCN parameter changed from the set, as BAR0's congestion
+        /// block takes it: NVIDIA's name and unit (`--set
+        /// rpg_time_reset=55 --set rpg_ai_rate=40`; docs/abi.md lists
+        /// them). May repeat.
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
         /// Priority flow control at the switch (XOFF at 512 KiB per ingress
         /// port), honoured by the NICs; `--pfc false`: a lossy fabric.
         #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
@@ -375,6 +382,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             window_us,
             seed,
             params,
+            set,
             pfc,
             buffer_kib,
             size,
@@ -382,16 +390,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
             plot,
         } => {
+            let mut dcqcn = match params {
+                DcqcnParams::Rocenic => DcqcnConfig::rocenic(),
+                DcqcnParams::Nvidia => DcqcnConfig::nvidia(),
+                DcqcnParams::Paper => DcqcnConfig::paper(),
+            };
+            for assignment in &set {
+                let (name, value) = assignment
+                    .split_once('=')
+                    .with_context(|| format!("--set {assignment}: NAME=VALUE"))?;
+                let value: u32 = value.parse().with_context(|| {
+                    format!("--set {assignment}: {value:?} is not a whole number")
+                })?;
+                congestion::set_dcqcn(&mut dcqcn, name, value)
+                    .map_err(|why| anyhow::anyhow!("--set {assignment}: {why}"))?;
+            }
             let config = IncastConfig {
                 flows,
                 duration_ns: (duration_ms * 1e6) as u64,
                 window_ns: (window_us * 1e3) as u64,
                 seed,
-                dcqcn: match params {
-                    DcqcnParams::Rocenic => DcqcnConfig::rocenic(),
-                    DcqcnParams::Nvidia => DcqcnConfig::nvidia(),
-                    DcqcnParams::Paper => DcqcnConfig::paper(),
-                },
+                dcqcn,
                 pfc: pfc.then(incast_pfc),
                 buffer_bytes: buffer_kib << 10,
                 message_size: size,

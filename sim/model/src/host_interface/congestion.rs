@@ -3,6 +3,7 @@
 //! The register names are NVIDIA ConnectX's; the units those of
 //! `docs/abi.md` (microseconds, Mb/s, percent, 1024ths).
 
+use crate::dcqcn::DcqcnConfig;
 use crate::nic::NicConfig;
 use crate::Time;
 use rocenic_abi::registers::{self as abi, congestion_bits};
@@ -18,34 +19,64 @@ pub const ALPHA_DENOMINATOR: u32 = 1024;
 /// of the block by name, as it reads) gives. Each value is bounded as the
 /// ABI says (a value beyond its range acts as its nearest bound).
 pub fn apply(register: impl Fn(&str) -> u32, config: &mut NicConfig) {
-    let us = |name: &str| Time::from(register(name)) * 1_000;
-    let mbps = |name: &str| f64::from(register(name)) * 1e6;
-    let enable = register("enable").to_le_bytes();
-    let d = &mut config.dcqcn;
-    d.enabled = true;
-    d.notification_point = congestion_bits::NP_ENABLE.get(&enable) == Ok(1);
-    d.reaction_point = congestion_bits::RP_ENABLE.get(&enable) == Ok(1);
-    d.cnp_interval_ns = us("min_time_between_cnps");
-    d.rate_increase_ns = us("rpg_time_reset");
-    d.byte_counter = u64::from(register("rpg_byte_reset"));
-    d.fast_recovery_steps = register("rpg_threshold");
-    d.ai_rate_bps = mbps("rpg_ai_rate");
-    d.hai_rate_bps = mbps("rpg_hai_rate");
-    d.gd = register("rpg_gd").clamp(RPG_GD_BASE, RPG_GD_BASE + GD_MAX) - RPG_GD_BASE;
-    d.min_dec_fac = f64::from(register("rpg_min_dec_fac").min(100)) / 100.0;
-    d.min_rate_bps = mbps("rpg_min_rate");
-    d.g = f64::from(ALPHA_DENOMINATOR - register("dce_tcp_g").min(ALPHA_DENOMINATOR))
-        / f64::from(ALPHA_DENOMINATOR);
-    d.alpha_update_ns = us("dce_tcp_rtt");
-    d.monitor_period_ns = us("rate_reduce_monitor_period");
-    d.initial_alpha = f64::from(register("initial_alpha_value").min(ALPHA_DENOMINATOR))
-        / f64::from(ALPHA_DENOMINATOR);
+    for r in abi::CONGESTION.registers {
+        let value = register(r.name);
+        match r.name {
+            "cnp_dscp" => config.cnp_dscp = value as u8,
+            "pfc_enable" => config.pfc_honoured = value as u8,
+            "pfc_watchdog" => config.pfc_watchdog_ns = Time::from(value) * 1_000,
+            name => set_dcqcn(&mut config.dcqcn, name, value)
+                .unwrap_or_else(|why| panic!("the congestion block's {name}: {why}")),
+        }
+    }
     // The RTL reaction point always sets Rt to Rc on a cut, as NVIDIA's
     // `clamp_tgt_rate` does when set.
-    d.clamp_target = true;
-    config.cnp_dscp = register("cnp_dscp") as u8;
-    config.pfc_honoured = register("pfc_enable") as u8;
-    config.pfc_watchdog_ns = us("pfc_watchdog");
+    config.dcqcn.clamp_target = true;
+}
+
+/// `d` with DCQCN parameter `name` (a register of the congestion block,
+/// NVIDIA's name) at `value` in the register's unit; `Err` for a name
+/// that is not a DCQCN parameter or a value wider than its register.
+pub fn set_dcqcn(d: &mut DcqcnConfig, name: &str, value: u32) -> Result<(), String> {
+    let register = abi::CONGESTION
+        .register(name)
+        .ok_or_else(|| format!("no DCQCN parameter is named {name:?}"))?;
+    if u64::from(value) & !register.implemented() != 0 {
+        return Err(format!(
+            "{name} takes at most {:#x}; {value:#x} given",
+            register.implemented()
+        ));
+    }
+    let us = Time::from(value) * 1_000;
+    let mbps = f64::from(value) * 1e6;
+    match name {
+        "enable" => {
+            let word = value.to_le_bytes();
+            d.enabled = true;
+            d.notification_point = congestion_bits::NP_ENABLE.get(&word) == Ok(1);
+            d.reaction_point = congestion_bits::RP_ENABLE.get(&word) == Ok(1);
+        }
+        "min_time_between_cnps" => d.cnp_interval_ns = us,
+        "rpg_time_reset" => d.rate_increase_ns = us,
+        "rpg_byte_reset" => d.byte_counter = u64::from(value),
+        "rpg_threshold" => d.fast_recovery_steps = value,
+        "rpg_ai_rate" => d.ai_rate_bps = mbps,
+        "rpg_hai_rate" => d.hai_rate_bps = mbps,
+        "rpg_gd" => d.gd = value.clamp(RPG_GD_BASE, RPG_GD_BASE + GD_MAX) - RPG_GD_BASE,
+        "rpg_min_dec_fac" => d.min_dec_fac = f64::from(value.min(100)) / 100.0,
+        "rpg_min_rate" => d.min_rate_bps = mbps,
+        "dce_tcp_g" => {
+            d.g = f64::from(ALPHA_DENOMINATOR - value.min(ALPHA_DENOMINATOR))
+                / f64::from(ALPHA_DENOMINATOR)
+        }
+        "dce_tcp_rtt" => d.alpha_update_ns = us,
+        "rate_reduce_monitor_period" => d.monitor_period_ns = us,
+        "initial_alpha_value" => {
+            d.initial_alpha = f64::from(value.min(ALPHA_DENOMINATOR)) / f64::from(ALPHA_DENOMINATOR)
+        }
+        other => return Err(format!("{other} is not a DCQCN parameter")),
+    }
+    Ok(())
 }
 
 /// The block's registers at their reset values, by name.
@@ -66,7 +97,6 @@ pub fn at_reset(mut base: NicConfig) -> NicConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dcqcn::DcqcnConfig;
 
     fn base() -> NicConfig {
         NicConfig::new([2, 0, 0, 0, 0, 1], "10.0.0.1".parse().unwrap())
@@ -119,5 +149,21 @@ mod tests {
         assert!(!d.notifies() && d.reacts());
         apply(|n| if n == "rpg_gd" { 31 } else { beyond(n) }, &mut config);
         assert_eq!(config.dcqcn.gd, GD_MAX);
+    }
+
+    #[test]
+    fn one_parameter_at_a_time_and_the_names_that_are_not_dcqcn_s() {
+        let mut d = DcqcnConfig::paper();
+        set_dcqcn(&mut d, "rpg_time_reset", 300).unwrap();
+        assert_eq!(
+            d,
+            DcqcnConfig {
+                rate_increase_ns: 300_000,
+                ..DcqcnConfig::paper()
+            }
+        );
+        assert!(set_dcqcn(&mut d, "pfc_watchdog", 1).is_err());
+        assert!(set_dcqcn(&mut d, "rpg_gdd", 11).is_err());
+        assert!(set_dcqcn(&mut d, "rpg_threshold", 32).is_err());
     }
 }
