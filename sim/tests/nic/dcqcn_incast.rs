@@ -61,19 +61,22 @@ fn two_rtl_senders_share_a_bottleneck_as_the_model_does() {
     }
 }
 
-/// 8 senders each send 50 WRITEs of 4 KiB, 16 posted at a time (512 KiB
-/// in flight), through a switch with a 320 KiB buffer. With PFC (XOFF 8 KiB per
-/// ingress port, 32 KiB of headroom: 8 x 40 KiB fit) the cores take the
+/// 16 senders each send 24 WRITEs of 4 KiB, 16 posted at a time (1 MiB
+/// in flight), through a switch with a 640 KiB buffer. With PFC (XOFF 8 KiB per
+/// ingress port, 32 KiB of headroom: 16 x 40 KiB fit) the cores take the
 /// pauses and nothing is lost; without it the buffer overflows and the
 /// cores recover by Go-Back-N, every WRITE completing either way.
+const SHORT_MESSAGE_SENDERS: usize = 16;
+const SHORT_MESSAGES: u64 = 24;
+
 fn short_message_incast(pfc: bool) -> IncastReport {
     let config = IncastConfig {
-        flows: 8,
+        flows: SHORT_MESSAGE_SENDERS,
         duration_ns: 5_000_000,
         message_size: 4096,
         outstanding: 16,
-        messages_per_flow: Some(50),
-        buffer_bytes: 320 << 10,
+        messages_per_flow: Some(SHORT_MESSAGES),
+        buffer_bytes: 640 << 10,
         ecn: EcnConfig {
             kmin_bytes: 2_000,
             kmax_bytes: 6_000,
@@ -96,7 +99,10 @@ fn a_short_message_incast_on_rtl_is_lossless_with_pfc_and_recovers_without() {
     let lossless = short_message_incast(true);
     assert_eq!(lossless.samples.iter().map(|s| s.drops).sum::<u64>(), 0);
     assert_eq!(lossless.retransmitted_frames, 0);
-    assert_eq!(lossless.messages_completed, 8 * 50);
+    assert_eq!(
+        lossless.messages_completed,
+        SHORT_MESSAGE_SENDERS as u64 * SHORT_MESSAGES
+    );
     assert!(lossless.completion_ns.is_some());
     // The switch paused the senders and their cores took the pauses.
     assert!(lossless.pfc_pauses > 0 && lossless.rx_pause_frames > 0);
@@ -109,7 +115,10 @@ fn a_short_message_incast_on_rtl_is_lossless_with_pfc_and_recovers_without() {
         lossy.buffer_drops
     );
     assert_eq!((lossy.pfc_pauses, lossy.rx_pause_frames), (0, 0));
-    assert_eq!(lossy.messages_completed, 8 * 50);
+    assert_eq!(
+        lossy.messages_completed,
+        SHORT_MESSAGE_SENDERS as u64 * SHORT_MESSAGES
+    );
     assert!(lossy.completion_ns.is_some());
 }
 
