@@ -26,7 +26,10 @@
 //!
 //! # Conversions
 //!
-//! Microseconds to cycles: x 250 (shifts and adds); Mb/s to kb/s: x 1000;
+//! Each register is converted as it is written, by one converter per kind
+//! shared by the registers of that kind, into a flip-flop that drives its
+//! port. Microseconds to cycles: x 250 (shifts and adds); Mb/s to kb/s:
+//! x 1000;
 //! `dce_tcp_g` to the gain g in Q1.15: (1024 - g) x 32; 1024ths of alpha
 //! to Q1.15: x 32; `rpg_gd` to the cut's shift: `rpg_gd - 10`, bounded to
 //! 0 ..= 15; a percentage to Q0.16: a 128-entry table rounded as the model
@@ -37,9 +40,8 @@
 //!
 //! # Latency and throughput
 //!
-//! A write is in its register at the edge that takes it and on the
-//! parameter ports one cycle later (the conversions are registered). One
-//! write and one read per cycle.
+//! A write is in its register, and on its parameter port, at the edge
+//! that takes it. One write and one read per cycle.
 
 use crate::congestion::dcqcn_notification_point::NpParamsSource;
 use crate::congestion::dcqcn_reaction_point::RpParamsSource;
@@ -85,6 +87,17 @@ pub fn percent_q16(percent: u64) -> u64 {
     ((percent.min(100) as f64 / 100.0 * 65536.0).round()).min(65535.0) as u64
 }
 
+/// Cycles of 4 ns in `us` microseconds.
+fn cycles(us: u64) -> u64 {
+    us * 250
+}
+
+/// A converted register's reset value: its ABI reset value through
+/// `convert`.
+fn converted<const N: usize>(name: &str, convert: fn(u64) -> u64) -> Constant<Bits<N>> {
+    Constant::new(bits(convert(register(name).reset)))
+}
+
 /// The congestion registers (see the module doc).
 #[derive(LogicBlock)]
 pub struct CongestionRegisters {
@@ -100,7 +113,7 @@ pub struct CongestionRegisters {
     pub pfc: PfcParamsSource,
     pub cnp_dscp: Signal<Out, Bits<6>>,
 
-    // The registers, each its ABI width.
+    // The registers as written, each its ABI width.
     enable: DFF<Bits<2>>,
     min_time_between_cnps: DFF<Bits<20>>,
     cnp_dscp_value: DFF<Bits<6>>,
@@ -120,10 +133,8 @@ pub struct CongestionRegisters {
     pfc_watchdog: DFF<Bits<24>>,
     read_data: DFF<Bits<32>>,
 
-    // The converted parameters.
-    np_enabled: DFF<Bit>,
+    // The same registers in the core's units.
     np_interval: DFF<Bits<32>>,
-    rp_enabled: DFF<Bit>,
     rp_min_rate: DFF<Bits<32>>,
     rp_ai_rate: DFF<Bits<32>>,
     rp_hai_rate: DFF<Bits<32>>,
@@ -137,17 +148,14 @@ pub struct CongestionRegisters {
     pfc_watchdog_quanta: DFF<Bits<32>>,
     percent_to_q16: ROM<Bits<16>, 7>,
 
-    // Microseconds to cycles, Mb/s to kb/s (widened operands).
-    cnp_us: Signal<Local, Bits<32>>,
-    rtt_us: Signal<Local, Bits<32>>,
-    time_reset_us: Signal<Local, Bits<32>>,
-    monitor_us: Signal<Local, Bits<32>>,
-    min_rate_mbps: Signal<Local, Bits<32>>,
-    ai_rate_mbps: Signal<Local, Bits<32>>,
-    hai_rate_mbps: Signal<Local, Bits<32>>,
-    watchdog_us: Signal<Local, Bits<40>>,
-    alpha_1024ths: Signal<Local, Bits<16>>,
+    // The converters, on the written value.
+    low_20: Signal<Local, Bits<32>>,
+    in_cycles: Signal<Local, Bits<32>>,
+    in_kbps: Signal<Local, Bits<32>>,
     gd_above_base: Signal<Local, Bits<5>>,
+    gd_shift: Signal<Local, Bits<4>>,
+    alpha_1024ths: Signal<Local, Bits<16>>,
+    watchdog_us: Signal<Local, Bits<40>>,
     watchdog_bit_times_x16: Signal<Local, Bits<40>>,
 
     at_enable: Constant<Bits<DWORD_BITS>>,
@@ -184,6 +192,18 @@ pub struct CongestionRegisters {
     reset_initial_alpha_value: Constant<Bits<11>>,
     reset_pfc_enable: Constant<Bits<8>>,
     reset_pfc_watchdog: Constant<Bits<24>>,
+    reset_np_interval: Constant<Bits<32>>,
+    reset_rp_min_rate: Constant<Bits<32>>,
+    reset_rp_ai_rate: Constant<Bits<32>>,
+    reset_rp_hai_rate: Constant<Bits<32>>,
+    reset_rp_g: Constant<Bits<16>>,
+    reset_rp_gd: Constant<Bits<4>>,
+    reset_rp_min_dec_fac: Constant<Bits<16>>,
+    reset_rp_initial_alpha: Constant<Bits<16>>,
+    reset_rp_alpha_period: Constant<Bits<32>>,
+    reset_rp_rate_period: Constant<Bits<32>>,
+    reset_rp_monitor_period: Constant<Bits<32>>,
+    reset_pfc_watchdog_quanta: Constant<Bits<32>>,
     line_rate: Constant<Bits<32>>,
     bits_per_cycle: Constant<Bits<10>>,
 }
@@ -222,9 +242,7 @@ impl Default for CongestionRegisters {
             pfc_enable: Default::default(),
             pfc_watchdog: Default::default(),
             read_data: Default::default(),
-            np_enabled: Default::default(),
             np_interval: Default::default(),
-            rp_enabled: Default::default(),
             rp_min_rate: Default::default(),
             rp_ai_rate: Default::default(),
             rp_hai_rate: Default::default(),
@@ -237,16 +255,13 @@ impl Default for CongestionRegisters {
             rp_monitor_period: Default::default(),
             pfc_watchdog_quanta: Default::default(),
             percent_to_q16: ROM::new(percent),
-            cnp_us: Default::default(),
-            rtt_us: Default::default(),
-            time_reset_us: Default::default(),
-            monitor_us: Default::default(),
-            min_rate_mbps: Default::default(),
-            ai_rate_mbps: Default::default(),
-            hai_rate_mbps: Default::default(),
-            watchdog_us: Default::default(),
-            alpha_1024ths: Default::default(),
+            low_20: Default::default(),
+            in_cycles: Default::default(),
+            in_kbps: Default::default(),
             gd_above_base: Default::default(),
+            gd_shift: Default::default(),
+            alpha_1024ths: Default::default(),
+            watchdog_us: Default::default(),
             watchdog_bit_times_x16: Default::default(),
             at_enable: at("enable"),
             at_min_time_between_cnps: at("min_time_between_cnps"),
@@ -282,6 +297,18 @@ impl Default for CongestionRegisters {
             reset_initial_alpha_value: reset("initial_alpha_value"),
             reset_pfc_enable: reset("pfc_enable"),
             reset_pfc_watchdog: reset("pfc_watchdog"),
+            reset_np_interval: converted("min_time_between_cnps", cycles),
+            reset_rp_min_rate: converted("rpg_min_rate", |mbps| mbps * 1000),
+            reset_rp_ai_rate: converted("rpg_ai_rate", |mbps| mbps * 1000),
+            reset_rp_hai_rate: converted("rpg_hai_rate", |mbps| mbps * 1000),
+            reset_rp_g: converted("dce_tcp_g", |g| (1024 - g.min(1024)) * 32),
+            reset_rp_gd: converted("rpg_gd", |gd| gd.clamp(10, 25) - 10),
+            reset_rp_min_dec_fac: converted("rpg_min_dec_fac", percent_q16),
+            reset_rp_initial_alpha: converted("initial_alpha_value", |a| a.min(1024) * 32),
+            reset_rp_alpha_period: converted("dce_tcp_rtt", cycles),
+            reset_rp_rate_period: converted("rpg_time_reset", cycles),
+            reset_rp_monitor_period: converted("rate_reduce_monitor_period", cycles),
+            reset_pfc_watchdog_quanta: converted("pfc_watchdog", |us| us * 3125 / 16),
             line_rate: Constant::new(bits(LINE_RATE_KBPS)),
             bits_per_cycle: Constant::new(bits(PFC_BITS_PER_CYCLE)),
         }
@@ -312,9 +339,7 @@ impl Logic for CongestionRegisters {
             pfc_enable,
             pfc_watchdog,
             read_data,
-            np_enabled,
             np_interval,
-            rp_enabled,
             rp_min_rate,
             rp_ai_rate,
             rp_hai_rate,
@@ -328,19 +353,50 @@ impl Logic for CongestionRegisters {
             pfc_watchdog_quanta
         );
 
-        // Writes: each register keeps the bits it implements.
+        // The converters. x 250 = x 256 - x 4 - x 2; x 1000 = x 1024 - x
+        // 16 - x 8; x 3125 = x (2048 + 1024 + 32 + 16 + 4 + 1).
+        self.low_20.next = bit_cast::<32, 20>(self.write_data.val().get_bits::<20>(0));
+        self.in_cycles.next =
+            (self.low_20.val() << 8) - (self.low_20.val() << 2) - (self.low_20.val() << 1);
+        self.in_kbps.next =
+            (self.low_20.val() << 10) - (self.low_20.val() << 4) - (self.low_20.val() << 3);
+        self.gd_above_base.next = self.write_data.val().get_bits::<5>(0) - bits::<5>(10);
+        self.gd_shift.next = self.gd_above_base.val().get_bits::<4>(0);
+        if self.write_data.val().get_bits::<5>(0) <= 10 {
+            self.gd_shift.next = bits::<4>(0);
+        }
+        if self.write_data.val().get_bits::<5>(0) > 25 {
+            self.gd_shift.next = bits::<4>(15);
+        }
+        self.percent_to_q16.address.next = self.write_data.val().get_bits::<7>(0);
+        self.alpha_1024ths.next = bit_cast::<16, 11>(self.write_data.val().get_bits::<11>(0));
+        if self.alpha_1024ths.val() > 1024 {
+            self.alpha_1024ths.next = bits::<16>(1024);
+        }
+        self.watchdog_us.next = bit_cast::<40, 24>(self.write_data.val().get_bits::<24>(0));
+        self.watchdog_bit_times_x16.next = (self.watchdog_us.val() << 11)
+            + (self.watchdog_us.val() << 10)
+            + (self.watchdog_us.val() << 5)
+            + (self.watchdog_us.val() << 4)
+            + (self.watchdog_us.val() << 2)
+            + self.watchdog_us.val();
+
+        // Writes: each register keeps the bits it implements, and its
+        // converted copy what its converter makes of them.
         if self.write.val() {
             if self.write_dword.val() == self.at_enable.val() {
                 self.enable.d.next = self.write_data.val().get_bits::<2>(0);
             }
             if self.write_dword.val() == self.at_min_time_between_cnps.val() {
                 self.min_time_between_cnps.d.next = self.write_data.val().get_bits::<20>(0);
+                self.np_interval.d.next = self.in_cycles.val();
             }
             if self.write_dword.val() == self.at_cnp_dscp.val() {
                 self.cnp_dscp_value.d.next = self.write_data.val().get_bits::<6>(0);
             }
             if self.write_dword.val() == self.at_rpg_time_reset.val() {
                 self.rpg_time_reset.d.next = self.write_data.val().get_bits::<20>(0);
+                self.rp_rate_period.d.next = self.in_cycles.val();
             }
             if self.write_dword.val() == self.at_rpg_byte_reset.val() {
                 self.rpg_byte_reset.d.next = self.write_data.val();
@@ -350,36 +406,49 @@ impl Logic for CongestionRegisters {
             }
             if self.write_dword.val() == self.at_rpg_ai_rate.val() {
                 self.rpg_ai_rate.d.next = self.write_data.val().get_bits::<20>(0);
+                self.rp_ai_rate.d.next = self.in_kbps.val();
             }
             if self.write_dword.val() == self.at_rpg_hai_rate.val() {
                 self.rpg_hai_rate.d.next = self.write_data.val().get_bits::<20>(0);
+                self.rp_hai_rate.d.next = self.in_kbps.val();
             }
             if self.write_dword.val() == self.at_rpg_gd.val() {
                 self.rpg_gd.d.next = self.write_data.val().get_bits::<5>(0);
+                self.rp_gd.d.next = self.gd_shift.val();
             }
             if self.write_dword.val() == self.at_rpg_min_dec_fac.val() {
                 self.rpg_min_dec_fac.d.next = self.write_data.val().get_bits::<7>(0);
+                self.rp_min_dec_fac.d.next = self.percent_to_q16.data.val();
             }
             if self.write_dword.val() == self.at_rpg_min_rate.val() {
                 self.rpg_min_rate.d.next = self.write_data.val().get_bits::<20>(0);
+                self.rp_min_rate.d.next = self.in_kbps.val();
             }
             if self.write_dword.val() == self.at_dce_tcp_g.val() {
                 self.dce_tcp_g.d.next = self.write_data.val().get_bits::<10>(0);
+                self.rp_g.d.next = (bits::<16>(1024)
+                    - bit_cast::<16, 10>(self.write_data.val().get_bits::<10>(0)))
+                    << 5;
             }
             if self.write_dword.val() == self.at_dce_tcp_rtt.val() {
                 self.dce_tcp_rtt.d.next = self.write_data.val().get_bits::<20>(0);
+                self.rp_alpha_period.d.next = self.in_cycles.val();
             }
             if self.write_dword.val() == self.at_rate_reduce_monitor_period.val() {
                 self.rate_reduce_monitor_period.d.next = self.write_data.val().get_bits::<20>(0);
+                self.rp_monitor_period.d.next = self.in_cycles.val();
             }
             if self.write_dword.val() == self.at_initial_alpha_value.val() {
                 self.initial_alpha_value.d.next = self.write_data.val().get_bits::<11>(0);
+                self.rp_initial_alpha.d.next = self.alpha_1024ths.val() << 5;
             }
             if self.write_dword.val() == self.at_pfc_enable.val() {
                 self.pfc_enable.d.next = self.write_data.val().get_bits::<8>(0);
             }
             if self.write_dword.val() == self.at_pfc_watchdog.val() {
                 self.pfc_watchdog.d.next = self.write_data.val().get_bits::<24>(0);
+                self.pfc_watchdog_quanta.d.next =
+                    self.watchdog_bit_times_x16.val().get_bits::<32>(4);
             }
         }
 
@@ -438,65 +507,10 @@ impl Logic for CongestionRegisters {
         }
         self.read_value.next = self.read_data.q.val();
 
-        // Conversions. x 250 = x 256 - x 4 - x 2; x 1000 = x 1024 - x 16
-        // - x 8; x 3125 = x (2048 + 1024 + 32 + 16 + 4 + 1).
-        self.cnp_us.next = bit_cast::<32, 20>(self.min_time_between_cnps.q.val());
-        self.rtt_us.next = bit_cast::<32, 20>(self.dce_tcp_rtt.q.val());
-        self.time_reset_us.next = bit_cast::<32, 20>(self.rpg_time_reset.q.val());
-        self.monitor_us.next = bit_cast::<32, 20>(self.rate_reduce_monitor_period.q.val());
-        self.min_rate_mbps.next = bit_cast::<32, 20>(self.rpg_min_rate.q.val());
-        self.ai_rate_mbps.next = bit_cast::<32, 20>(self.rpg_ai_rate.q.val());
-        self.hai_rate_mbps.next = bit_cast::<32, 20>(self.rpg_hai_rate.q.val());
-        self.watchdog_us.next = bit_cast::<40, 24>(self.pfc_watchdog.q.val());
-        self.np_enabled.d.next = self.enable.q.val().get_bit(0);
-        self.np_interval.d.next =
-            (self.cnp_us.val() << 8) - (self.cnp_us.val() << 2) - (self.cnp_us.val() << 1);
-        self.rp_enabled.d.next = self.enable.q.val().get_bit(1);
-        self.rp_min_rate.d.next = (self.min_rate_mbps.val() << 10)
-            - (self.min_rate_mbps.val() << 4)
-            - (self.min_rate_mbps.val() << 3);
-        self.rp_ai_rate.d.next = (self.ai_rate_mbps.val() << 10)
-            - (self.ai_rate_mbps.val() << 4)
-            - (self.ai_rate_mbps.val() << 3);
-        self.rp_hai_rate.d.next = (self.hai_rate_mbps.val() << 10)
-            - (self.hai_rate_mbps.val() << 4)
-            - (self.hai_rate_mbps.val() << 3);
-        self.rp_g.d.next = (bits::<16>(1024) - bit_cast::<16, 10>(self.dce_tcp_g.q.val())) << 5;
-        self.gd_above_base.next = self.rpg_gd.q.val() - bits::<5>(10);
-        self.rp_gd.d.next = bits::<4>(0);
-        if self.rpg_gd.q.val() > 10 {
-            self.rp_gd.d.next = self.gd_above_base.val().get_bits::<4>(0);
-        }
-        if self.rpg_gd.q.val() > 25 {
-            self.rp_gd.d.next = bits::<4>(15);
-        }
-        self.percent_to_q16.address.next = self.rpg_min_dec_fac.q.val();
-        self.rp_min_dec_fac.d.next = self.percent_to_q16.data.val();
-        self.alpha_1024ths.next = bit_cast::<16, 11>(self.initial_alpha_value.q.val());
-        if self.alpha_1024ths.val() > 1024 {
-            self.alpha_1024ths.next = bits::<16>(1024);
-        }
-        self.rp_initial_alpha.d.next = self.alpha_1024ths.val() << 5;
-        self.rp_alpha_period.d.next =
-            (self.rtt_us.val() << 8) - (self.rtt_us.val() << 2) - (self.rtt_us.val() << 1);
-        self.rp_rate_period.d.next = (self.time_reset_us.val() << 8)
-            - (self.time_reset_us.val() << 2)
-            - (self.time_reset_us.val() << 1);
-        self.rp_monitor_period.d.next = (self.monitor_us.val() << 8)
-            - (self.monitor_us.val() << 2)
-            - (self.monitor_us.val() << 1);
-        self.watchdog_bit_times_x16.next = (self.watchdog_us.val() << 11)
-            + (self.watchdog_us.val() << 10)
-            + (self.watchdog_us.val() << 5)
-            + (self.watchdog_us.val() << 4)
-            + (self.watchdog_us.val() << 2)
-            + self.watchdog_us.val();
-        self.pfc_watchdog_quanta.d.next = self.watchdog_bit_times_x16.val().get_bits::<32>(4);
-
-        self.np.enabled.next = self.np_enabled.q.val();
+        self.np.enabled.next = self.enable.q.val().get_bit(0);
         self.np.interval.next = self.np_interval.q.val();
         self.cnp_dscp.next = self.cnp_dscp_value.q.val();
-        self.rp.enabled.next = self.rp_enabled.q.val();
+        self.rp.enabled.next = self.enable.q.val().get_bit(1);
         self.rp.line_rate.next = self.line_rate.val();
         self.rp.min_rate.next = self.rp_min_rate.q.val();
         self.rp.ai_rate.next = self.rp_ai_rate.q.val();
@@ -532,6 +546,18 @@ impl Logic for CongestionRegisters {
             self.initial_alpha_value.d.next = self.reset_initial_alpha_value.val();
             self.pfc_enable.d.next = self.reset_pfc_enable.val();
             self.pfc_watchdog.d.next = self.reset_pfc_watchdog.val();
+            self.np_interval.d.next = self.reset_np_interval.val();
+            self.rp_min_rate.d.next = self.reset_rp_min_rate.val();
+            self.rp_ai_rate.d.next = self.reset_rp_ai_rate.val();
+            self.rp_hai_rate.d.next = self.reset_rp_hai_rate.val();
+            self.rp_g.d.next = self.reset_rp_g.val();
+            self.rp_gd.d.next = self.reset_rp_gd.val();
+            self.rp_min_dec_fac.d.next = self.reset_rp_min_dec_fac.val();
+            self.rp_initial_alpha.d.next = self.reset_rp_initial_alpha.val();
+            self.rp_alpha_period.d.next = self.reset_rp_alpha_period.val();
+            self.rp_rate_period.d.next = self.reset_rp_rate_period.val();
+            self.rp_monitor_period.d.next = self.reset_rp_monitor_period.val();
+            self.pfc_watchdog_quanta.d.next = self.reset_pfc_watchdog_quanta.val();
         }
     }
 }

@@ -548,8 +548,9 @@ impl Nic {
         &self.config
     }
 
-    /// The configuration, to change before traffic starts (a test that
-    /// wants a small send window).
+    /// The configuration, to change: before traffic starts (a test that
+    /// wants a small send window), or at any time for the congestion
+    /// parameters, which every use reads afresh (BAR0's congestion block).
     pub fn config_mut(&mut self) -> &mut NicConfig {
         &mut self.config
     }

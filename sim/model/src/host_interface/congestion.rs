@@ -102,6 +102,16 @@ mod tests {
         NicConfig::new([2, 0, 0, 0, 0, 1], "10.0.0.1".parse().unwrap())
     }
 
+    /// The registers at their reset values but for `values`.
+    fn overriding(values: &'static [(&'static str, u32)]) -> impl Fn(&str) -> u32 {
+        move |name| {
+            values
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or_else(|| reset_value(name), |(_, v)| *v)
+        }
+    }
+
     #[test]
     fn the_reset_values_are_rocenic_s_set() {
         let config = at_reset(base());
@@ -113,15 +123,14 @@ mod tests {
 
     #[test]
     fn nvidia_s_values_give_nvidia_s_set_but_its_clamp() {
-        let nvidia = |name: &str| match name {
-            "rpg_time_reset" => 300,
-            "rpg_byte_reset" => 32_767,
-            "rpg_ai_rate" => 5,
-            "rpg_hai_rate" => 50,
-            "dce_tcp_rtt" => 1,
-            "rate_reduce_monitor_period" => 4,
-            other => reset_value(other),
-        };
+        let nvidia = overriding(&[
+            ("rpg_time_reset", 300),
+            ("rpg_byte_reset", 32_767),
+            ("rpg_ai_rate", 5),
+            ("rpg_hai_rate", 50),
+            ("dce_tcp_rtt", 1),
+            ("rate_reduce_monitor_period", 4),
+        ]);
         let mut config = base();
         apply(nvidia, &mut config);
         let want = DcqcnConfig {
@@ -133,21 +142,20 @@ mod tests {
 
     #[test]
     fn values_beyond_a_range_act_as_its_bound() {
-        let beyond = |name: &str| match name {
-            "rpg_gd" => 3,
-            "rpg_min_dec_fac" => 127,
-            "dce_tcp_g" => 1023,
-            "initial_alpha_value" => 2047,
-            "enable" => 0b10,
-            other => reset_value(other),
-        };
+        let beyond = overriding(&[
+            ("rpg_gd", 3),
+            ("rpg_min_dec_fac", 127),
+            ("dce_tcp_g", 1023),
+            ("initial_alpha_value", 2047),
+            ("enable", 0b10),
+        ]);
         let mut config = base();
         apply(beyond, &mut config);
         let d = &config.dcqcn;
         assert_eq!((d.gd, d.min_dec_fac), (0, 1.0));
         assert_eq!((d.g, d.initial_alpha), (1.0 / 1024.0, 1.0));
         assert!(!d.notifies() && d.reacts());
-        apply(|n| if n == "rpg_gd" { 31 } else { beyond(n) }, &mut config);
+        apply(overriding(&[("rpg_gd", 31)]), &mut config);
         assert_eq!(config.dcqcn.gd, GD_MAX);
     }
 
