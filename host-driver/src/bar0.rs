@@ -190,12 +190,11 @@ impl<M: Mmio> Bar0<M> {
         let register = abi::CONGESTION
             .register(name)
             .ok_or_else(|| ParameterError::Unknown(name.to_string()))?;
-        let max = register.implemented();
-        if u64::from(value) & !max != 0 {
+        if !register.fits(value.into()) {
             return Err(ParameterError::TooWide {
                 name: register.name,
                 value,
-                max,
+                max: register.implemented(),
             });
         }
         self.write32(&abi::CONGESTION, register.name, value);

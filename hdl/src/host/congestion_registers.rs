@@ -47,8 +47,13 @@ use crate::congestion::dcqcn_notification_point::NpParamsSource;
 use crate::congestion::dcqcn_reaction_point::RpParamsSource;
 use crate::congestion::pfc_pause::PfcParamsSource;
 use rocenic_abi::registers::{self as abi, Register};
+use rocenic_model::dcqcn_integer::{NpParams, RpParams};
+use rocenic_model::host_interface::congestion;
+use rocenic_model::nic::NicConfig;
+use rocenic_model::pfc_pause::PfcParams;
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 
 /// Dword index bits within the block (its 256 bytes).
 pub const DWORD_BITS: usize = 6;
@@ -87,15 +92,22 @@ pub fn percent_q16(percent: u64) -> u64 {
     ((percent.min(100) as f64 / 100.0 * 65536.0).round()).min(65535.0) as u64
 }
 
-/// Cycles of 4 ns in `us` microseconds.
-fn cycles(us: u64) -> u64 {
-    us * 250
+/// Nanoseconds per cycle: the unit of the core's time parameters.
+const NS_PER_CYCLE: u64 = 4;
+
+/// The ports' values at reset: the model's conversion of the block's reset
+/// values (the converters below do the same to each value written).
+fn ports_at_reset() -> (RpParams, NpParams, PfcParams) {
+    let unaddressed = NicConfig::new([0; 6], IpAddr::from([0, 0, 0, 0]));
+    let config = congestion::at_reset(unaddressed);
+    let rp = RpParams::for_nic(&config.dcqcn, config.line_rate_bps, NS_PER_CYCLE)
+        .expect("the reset values convert");
+    let np = NpParams::for_nic(&config.dcqcn, NS_PER_CYCLE);
+    (rp, np, PfcParams::for_nic(&config, NS_PER_CYCLE))
 }
 
-/// A converted register's reset value: its ABI reset value through
-/// `convert`.
-fn converted<const N: usize>(name: &str, convert: fn(u64) -> u64) -> Constant<Bits<N>> {
-    Constant::new(bits(convert(register(name).reset)))
+fn constant<const N: usize>(value: impl Into<u64>) -> Constant<Bits<N>> {
+    Constant::new(bits(value.into()))
 }
 
 /// The congestion registers (see the module doc).
@@ -210,6 +222,7 @@ pub struct CongestionRegisters {
 
 impl Default for CongestionRegisters {
     fn default() -> Self {
+        let (rp, np, pfc) = ports_at_reset();
         let percent: BTreeMap<Bits<7>, Bits<16>> =
             (0..128).map(|p| (bits(p), bits(percent_q16(p)))).collect();
         CongestionRegisters {
@@ -297,18 +310,18 @@ impl Default for CongestionRegisters {
             reset_initial_alpha_value: reset("initial_alpha_value"),
             reset_pfc_enable: reset("pfc_enable"),
             reset_pfc_watchdog: reset("pfc_watchdog"),
-            reset_np_interval: converted("min_time_between_cnps", cycles),
-            reset_rp_min_rate: converted("rpg_min_rate", |mbps| mbps * 1000),
-            reset_rp_ai_rate: converted("rpg_ai_rate", |mbps| mbps * 1000),
-            reset_rp_hai_rate: converted("rpg_hai_rate", |mbps| mbps * 1000),
-            reset_rp_g: converted("dce_tcp_g", |g| (1024 - g.min(1024)) * 32),
-            reset_rp_gd: converted("rpg_gd", |gd| gd.clamp(10, 25) - 10),
-            reset_rp_min_dec_fac: converted("rpg_min_dec_fac", percent_q16),
-            reset_rp_initial_alpha: converted("initial_alpha_value", |a| a.min(1024) * 32),
-            reset_rp_alpha_period: converted("dce_tcp_rtt", cycles),
-            reset_rp_rate_period: converted("rpg_time_reset", cycles),
-            reset_rp_monitor_period: converted("rate_reduce_monitor_period", cycles),
-            reset_pfc_watchdog_quanta: converted("pfc_watchdog", |us| us * 3125 / 16),
+            reset_np_interval: constant(np.interval),
+            reset_rp_min_rate: constant(rp.min_rate),
+            reset_rp_ai_rate: constant(rp.ai_rate),
+            reset_rp_hai_rate: constant(rp.hai_rate),
+            reset_rp_g: constant(rp.g),
+            reset_rp_gd: constant(rp.gd),
+            reset_rp_min_dec_fac: constant(rp.min_dec_fac),
+            reset_rp_initial_alpha: constant(rp.initial_alpha),
+            reset_rp_alpha_period: constant(rp.alpha_period),
+            reset_rp_rate_period: constant(rp.rate_period),
+            reset_rp_monitor_period: constant(rp.monitor_period),
+            reset_pfc_watchdog_quanta: constant(pfc.watchdog_quanta),
             line_rate: Constant::new(bits(LINE_RATE_KBPS)),
             bits_per_cycle: Constant::new(bits(PFC_BITS_PER_CYCLE)),
         }

@@ -597,12 +597,13 @@ fn assert_congestion_ports(uut: &BarRegisters, reference: &BTreeMap<&str, u32>) 
 fn congestion_parameters_reach_the_core_ports_as_the_model_converts_them() {
     let mut bench = Bench::new(11);
     bench.tick();
-    let mut reference: BTreeMap<&str, u32> = abi::CONGESTION
+    let reset: BTreeMap<&str, u32> = abi::CONGESTION
         .registers
         .iter()
         .map(|r| (r.name, r.reset as u32))
         .collect();
-    assert_congestion_ports(&bench.sim.uut, &reference);
+    assert_congestion_ports(&bench.sim.uut, &reset);
+    let mut reference = reset.clone();
     let mut bar = Bar0::open(bench).expect("the driver opens BAR0 of the RTL");
     let mut rng = ChaCha8Rng::seed_from_u64(12);
     for _ in 0..150 {
@@ -630,11 +631,6 @@ fn congestion_parameters_reach_the_core_ports_as_the_model_converts_them() {
     for _ in 0..3 {
         bench.tick();
     }
-    let reset: BTreeMap<&str, u32> = abi::CONGESTION
-        .registers
-        .iter()
-        .map(|r| (r.name, r.reset as u32))
-        .collect();
     assert_congestion_ports(&bench.sim.uut, &reset);
     let cycles = bench
         .sim

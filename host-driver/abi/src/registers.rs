@@ -883,6 +883,11 @@ impl Register {
         }
     }
 
+    /// `value` sets no bit the register does not implement.
+    pub fn fits(&self, value: u64) -> bool {
+        value & !self.implemented() == 0
+    }
+
     /// The bytes from the first instance's start to the last one's end.
     pub const fn span(&self) -> u32 {
         if self.count <= 1 {

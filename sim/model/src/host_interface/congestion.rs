@@ -41,7 +41,7 @@ pub fn set_dcqcn(d: &mut DcqcnConfig, name: &str, value: u32) -> Result<(), Stri
     let register = abi::CONGESTION
         .register(name)
         .ok_or_else(|| format!("no DCQCN parameter is named {name:?}"))?;
-    if u64::from(value) & !register.implemented() != 0 {
+    if !register.fits(value.into()) {
         return Err(format!(
             "{name} takes at most {:#x}; {value:#x} given",
             register.implemented()
