@@ -334,7 +334,7 @@ const POLL_INTERVAL_NS: Time = 2_000;
 pub enum IncastBackend {
     /// The reference model.
     Model,
-    /// Every NIC is the Verilated core (`nic_core`) behind its shadow
+    /// Every NIC is the Verilated NIC (`nic_top`) behind its shadow
     /// model: the receiver's notification point sends the CNPs, each
     /// sender's reaction point and pacing act on them (checked bit for
     /// bit against the model's integer DCQCN), its pause tap takes the
@@ -372,7 +372,7 @@ fn run_incast_rtl(config: &IncastConfig) -> Result<IncastReport> {
     use rocenic_rtl::core_nic::RtlCoreNic;
     use rocenic_rtl::host_dma::HostDmaConfig;
     use rocenic_rtl::node::Node;
-    type Core = verilator_sys::NicCore;
+    type Core = verilator_sys::NicTop;
     if let Err(why) = RpParams::for_nic(&config.dcqcn, config.link.rate_bps, NS_PER_CYCLE) {
         anyhow::bail!(
             "--backend rtl: the core's reaction point cannot run these parameters: {why}"

@@ -46,8 +46,9 @@ pub enum Backend {
     /// core (`requester_path`), scored frame by frame against its shadow
     /// model; NIC B, the responder, is the model. Refuses `--ecn`.
     RtlRequester,
-    /// Both NICs are the whole Verilated core (`nic_core`: both halves,
-    /// one DMA port per direction), each scored by its own shadow model.
+    /// Both NICs are the whole Verilated NIC (`nic_top`: the core behind
+    /// BAR0, one DMA port per direction), each scored by its own shadow
+    /// model.
     /// With `--ecn` the cores run DCQCN: CNPs for CE-marked frames, and a
     /// rate per sending QP that the CNPs they receive cut and that paces
     /// its grants, checked bit for bit against the model's integer
@@ -119,7 +120,7 @@ fn run_rtl_backend(
             run_on(backend.name(), a, b, pcap, config, |_, _| {})
         }
         Backend::Rtl => {
-            type Core = verilator_sys::NicCore;
+            type Core = verilator_sys::NicTop;
             let node = |n: u8| {
                 Node::Rtl(Box::new(RtlCoreNic::<Core>::new(
                     nic_config(n, config),

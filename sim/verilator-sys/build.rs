@@ -1,7 +1,7 @@
 //! Build script of the Verilator bridge.
 //!
-//! For every block `rocenic_hdl::export::blocks()` lists it writes the
-//! Verilog, Verilates it (`--cc`, lint-checked with `-Wall`), generates a
+//! For every bridged block `rocenic_hdl::export::blocks()` lists it writes
+//! the Verilog, Verilates it (`--cc`, lint-checked with `-Wall`), generates a
 //! small C ABI shim from the Verilated header's port list, compiles all of it
 //! plus the Verilator runtime with the `cc` crate, and writes the Rust side
 //! (`blocks.rs` in OUT_DIR, one `Block` type per exported block).
@@ -85,6 +85,7 @@ fn run() -> Result<(), String> {
     );
 
     let mut blocks = rocenic_hdl::export::blocks();
+    blocks.retain(|b| b.bridged);
     blocks.push(rocenic_hdl::export::ExportedBlock::new(
         "bridge_check",
         bridge_check::BridgeCheck::default(),

@@ -1,9 +1,9 @@
 //! The list of RTL blocks exported to Verilog for simulation under Verilator.
 //!
 //! `verilator-sys` calls [`blocks`] from its build script, Verilates each
-//! entry and generates one Rust type per block, so adding a block to the
-//! list is all it takes to get a cycle-accurate, Verilator-backed model of it
-//! for the RTL-versus-reference-model tests.
+//! bridged entry and generates one Rust type per block, so adding a block
+//! to the list is all it takes to get a cycle-accurate, Verilator-backed
+//! model of it for the RTL-versus-reference-model tests.
 //!
 //! Every exported block must have a `clock: Signal<In, Clock>` port (the
 //! bridge's `Sim` drives it) and its Verilog top module is rust-hdl's `top`.
@@ -28,6 +28,7 @@ use crate::host::cqe_writer::CqeWriter;
 use crate::host::event_queues::EventQueues;
 use crate::nic::frame_arbiter::FrameArbiter;
 use crate::nic::nic_core::NicCore;
+use crate::nic::nic_top::NicTop;
 use crate::primitives::register_slice::AxisRegisterSlice;
 use crate::primitives::stream::{DATA_BITS, KEEP_BITS};
 use crate::qp::qp_context::{QpContext, DEFAULT_QPN_BITS};
@@ -62,6 +63,10 @@ pub struct ExportedBlock {
     /// Output of rust-hdl's `generate_verilog` for the block (top module
     /// `top`, sub-modules `top$child`).
     pub verilog: String,
+    /// The Verilator bridge builds a Rust type of it. Off for a block that
+    /// a bridged top already holds whole and that only the cocotb benches
+    /// run alone: its C++ would cost minutes of every build for no test.
+    pub bridged: bool,
 }
 
 impl ExportedBlock {
@@ -73,6 +78,15 @@ impl ExportedBlock {
         ExportedBlock {
             name,
             verilog: generate_verilog(&block),
+            bridged: true,
+        }
+    }
+
+    /// This block without a bridge type (see [`ExportedBlock::bridged`]).
+    pub fn unbridged(self) -> Self {
+        ExportedBlock {
+            bridged: false,
+            ..self
         }
     }
 }
@@ -161,8 +175,12 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // placement, address RAM, transmit datapath.
         large::<RequesterPathDefault>("requester_path"),
         // The whole transport of one NIC: both halves, the rx copy, the
-        // frame and DMA arbiters, the ERR events between the halves.
-        large::<NicCore>("nic_core"),
+        // frame and DMA arbiters, the ERR events between the halves. The
+        // cocotb bench runs it alone; the Rust harnesses run it in nic_top.
+        large::<NicCore>("nic_core").unbridged(),
+        // The NIC as a board instantiates it: nic_core behind BAR0 and the
+        // host ABI's counters.
+        large::<NicTop>("nic_top"),
         // BAR0 of the host interface: the host ABI's register blocks behind
         // an AXI4-Lite target.
         ExportedBlock::new("bar_registers", BarRegisters::default()),
@@ -217,6 +235,7 @@ fn large<B: Block + Default + 'static>(name: &'static str) -> ExportedBlock {
             ExportedBlock {
                 name,
                 verilog: generate_verilog(&*block),
+                bridged: true,
             }
         })
         .expect("a thread")

@@ -34,7 +34,8 @@
 //! happens to a QP with posted receive WQEs reports the shadow's flush
 //! CQEs as never come.
 
-use super::dcqcn_watch::{drive_params, DcqcnWatch};
+use super::bar0::{program_congestion, VerilatedBar};
+use super::dcqcn_watch::{drive_pacing, DcqcnWatch};
 use super::harness::{
     confirm_writes, leftover_checks, match_receive_cqes, match_send_cqes, nic_harness_surface,
     shadow_sends, timers_running, Bookkeeping, ClockedHarness, CoreRun, CoreSendCqe, FrameMatch,
@@ -47,16 +48,17 @@ use super::nic::RecvPosts;
 use super::qp_config::context_record;
 use super::requester_nic::{is_core_response, SendPostPorts, SendPosts};
 use super::RtlError;
+use rocenic_driver::bar0::Bar0;
 use rocenic_fabric::{Endpoint, Time};
 use rocenic_hdl::codes::mtu;
+use rocenic_hdl::host::counter_bank::STALENESS;
+use rocenic_hdl::nic::nic_top::FED_COUNTERS;
 use rocenic_hdl::requester::completer_datapath::EV_TIMER;
 use rocenic_hdl::requester::send_queue_tracker::DEFAULT_SLOT_BITS as SEND_SLOT_BITS;
 use rocenic_hdl::responder::receive_queue::DEFAULT_SLOT_BITS as RECV_SLOT_BITS;
 use rocenic_hdl::responder::response_queue::OP_CONFIGURE;
-use rocenic_model::dcqcn_integer::{NpParams, RpParams};
 use rocenic_model::nic::{frame_kind, FrameKind, Nic, NicConfig, TxClass};
 use rocenic_model::pacing::PacingParams;
-use rocenic_model::pfc_pause::PfcParams;
 use rocenic_model::requester::send_window;
 use rocenic_model::verbs::{Cqe, QpState, Qpn, RecvWr, SendWr, VerbsError};
 use std::collections::VecDeque;
@@ -69,17 +71,11 @@ const FINISH_CYCLES: u64 = 2_000_000;
 struct Ports<B: Block> {
     cfg_window: Input<B>,
     cfg_ack_req_interval: Input<B>,
-    pfc_honoured: Input<B>,
-    pfc_bits_per_cycle: Input<B>,
-    pfc_watchdog_quanta: Input<B>,
     tx_priority: Input<B>,
     pfc_paused: Output<B>,
     pause_frame: Output<B>,
     pause_trips: Output<B>,
     now: Input<B>,
-    np_enabled: Input<B>,
-    np_interval: Input<B>,
-    cnp_dscp: Input<B>,
     cnp_fire: Output<B>,
     cnp_qpn: Output<B>,
     ce_events: Output<B>,
@@ -113,17 +109,11 @@ impl<B: Block> Ports<B> {
         Ok(Ports {
             cfg_window: B::input("cfg_window")?,
             cfg_ack_req_interval: B::input("cfg_ack_req_interval")?,
-            pfc_honoured: B::input("pfc_honoured")?,
-            pfc_bits_per_cycle: B::input("pfc_bits_per_cycle")?,
-            pfc_watchdog_quanta: B::input("pfc_watchdog_quanta")?,
             tx_priority: B::input("tx_priority")?,
             pfc_paused: B::output("pfc_paused")?,
             pause_frame: B::output("pause_frame")?,
             pause_trips: B::output("pause_trips")?,
             now: B::input("now")?,
-            np_enabled: B::input("np_enabled")?,
-            np_interval: B::input("np_interval")?,
-            cnp_dscp: B::input("cnp_dscp")?,
             cnp_fire: B::output("cnp_fire")?,
             cnp_qpn: B::output("cnp_qpn")?,
             ce_events: B::output("ce_events")?,
@@ -179,10 +169,13 @@ struct Running<B: Block> {
     dcqcn: DcqcnWatch<B>,
     /// Bytes of the request frames the core sent.
     request_bytes: u64,
+    /// Bytes of every frame given to the core, and of every frame it sent.
+    bytes_in: u64,
+    bytes_out: u64,
 }
 
 /// A whole Verilated core on the fabric with its shadow model (see the
-/// module doc). `B` is `verilator_sys::NicCore`.
+/// module doc). `B` is `verilator_sys::NicTop`.
 pub struct RtlCoreNic<B: Block> {
     book: Bookkeeping,
     /// The core's reaction point runs (the configuration's
@@ -284,10 +277,49 @@ impl<B: Block> RtlCoreNic<B> {
                     &self.book.shadow,
                 )
             });
-        match leftover {
-            Some(what) => Err(format!("cycle {cycle}: {what}")),
-            None => Ok(()),
+        if let Some(what) = leftover {
+            return Err(format!("cycle {cycle}: {what}"));
         }
+        self.counters_check()
+            .map_err(|what| format!("cycle {cycle}: {what}"))
+    }
+
+    /// The counters the NIC top feeds, read through BAR0 as `ethtool -S`
+    /// would, against what the harness saw on the core's ports: frames and
+    /// bytes each way, CNPs sent, CNPs the reaction point took and its
+    /// cuts, pause frames and watchdog trips.
+    fn counters_check(&mut self) -> Result<(), String> {
+        let Some(r) = self.run.as_mut() else {
+            return Ok(());
+        };
+        let stats = &r.core.stats;
+        let expected = [
+            ("rx_frames", stats.frames_in),
+            ("rx_bytes", r.bytes_in),
+            ("tx_frames", stats.frames_out),
+            ("tx_bytes", r.bytes_out),
+            ("tx_cnps", stats.cnps_sent),
+            ("rx_cnps", r.dcqcn.tally.cnps),
+            ("rate_cuts", r.dcqcn.tally.cuts),
+            ("rx_pause_frames", stats.rx_pause_frames),
+            ("pause_watchdog_trips", stats.pause_watchdog_trips),
+            ("mmio_unmapped", 0),
+        ];
+        debug_assert_eq!(expected.map(|e| e.0), FED_COUNTERS);
+        r.core.sim.ticks(STALENESS);
+        let bar = VerilatedBar::new(&mut r.core.sim).map_err(|e| e.to_string())?;
+        let mut bar = Bar0::open(bar).map_err(|e| format!("BAR0: {e}"))?;
+        let counters = bar.counters();
+        bar.mmio().stuck().map_err(|e| e.to_string())?;
+        for (name, want) in expected {
+            let read = counters.iter().find(|(n, _)| *n == name).map(|c| c.1);
+            if read != Some(want) {
+                return Err(format!(
+                    "BAR0's counter {name} reads {read:?}, the core's ports showed {want}"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Matches frames, writes and CQEs the shadow has caught up with.
@@ -328,28 +360,10 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
             send_window(config.max_outstanding_psns).into(),
         );
         sim.set_u64(p.cfg_ack_req_interval, config.ack_req_interval.into());
-        let pfc = PfcParams::for_nic(&config, NS_PER_CYCLE);
-        sim.set_u64(p.pfc_honoured, pfc.honoured.into());
-        sim.set_u64(p.pfc_bits_per_cycle, pfc.bits_per_cycle.into());
-        sim.set_u64(p.pfc_watchdog_quanta, pfc.watchdog_quanta.into());
         sim.set_u64(p.tx_priority, u64::from((config.dscp & 0x3F) >> 3));
-        let np = NpParams::for_nic(&config.dcqcn, NS_PER_CYCLE);
-        sim.set_bit(p.np_enabled, np.enabled);
-        sim.set_u64(p.np_interval, np.interval.into());
-        sim.set_u64(p.cnp_dscp, u64::from(config.cnp_dscp & 0x3F));
-        let rp = if self.reacts {
-            let mut cfg = config.dcqcn.clone();
-            cfg.reaction_point = true;
-            RpParams::for_nic(&cfg, config.line_rate_bps, NS_PER_CYCLE)
-                .map_err(RtlError::Mismatch)?
-        } else {
-            RpParams {
-                enabled: false,
-                ..RpParams::rocenic()
-            }
-        };
+        let rp = program_congestion(&mut sim, &config, self.reacts)?;
         let pacing = PacingParams::for_line(config.line_rate_bps, 1_000_000_000 / NS_PER_CYCLE);
-        drive_params(&mut sim, &rp, &pacing)?;
+        drive_pacing(&mut sim, &pacing)?;
         let dcqcn = DcqcnWatch::new(rp, pacing)?;
         for qpn in shadow.qpns() {
             let Some(view) = shadow.qp_context(qpn) else {
@@ -406,6 +420,8 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
             send_posts,
             dcqcn,
             request_bytes: 0,
+            bytes_in: 0,
+            bytes_out: 0,
         });
         // The send WQEs the shadow holds go in first.
         self.book.busy = true;
@@ -507,6 +523,7 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
         active |= rx_moved;
         for f in frames {
             core.stats.frames_out += 1;
+            r.bytes_out += f.bytes.len() as u64;
             let class = match rocenic_wire::RoceFrame::decode(&f.bytes) {
                 Ok(d) if frame_kind(d.bth.opcode) == FrameKind::Response => &mut r.responses,
                 Ok(d) if frame_kind(d.bth.opcode) == FrameKind::Cnp => &mut r.cnps,
@@ -616,6 +633,7 @@ impl<B: Block> ClockedHarness for RtlCoreNic<B> {
             if response {
                 r.rsp_frames.push_back(frame.clone());
             }
+            r.bytes_in += frame.len() as u64;
             r.rx_frames.push_back((frame, response));
             r.core.stats.frames_in += 1;
             self.book.busy = true;

@@ -1,5 +1,5 @@
 //! `DcqcnWatch`: the core's DCQCN sending side (`congestion::dcqcn_sender`)
-//! driven with the model's parameters and checked bit for bit against the
+//! driven with the model's parameters (BAR0's registers) and checked bit for bit against the
 //! model's integer functions. Every outcome of the reaction point
 //! (`rp_watch`) is replayed on `dcqcn_integer::react` with its event, and
 //! every outcome of the pacing gate (`pacing_watch`) on `pacing::pace`:
@@ -19,31 +19,9 @@ use rocenic_model::pacing::{pace, PacingEvent, PacingParams, PacingRecord};
 use std::collections::HashMap;
 use verilator_sys::{Block, Output, Sim, SimError};
 
-/// The model's parameters on the core's `rp_*` and `pacing_*` inputs.
-pub fn drive_params<B: Block>(
-    sim: &mut Sim<B>,
-    rp: &RpParams,
-    pacing: &PacingParams,
-) -> Result<(), SimError> {
-    let fields: [(&str, u64); 14] = [
-        ("rp_enabled", u64::from(rp.enabled)),
-        ("rp_line_rate", rp.line_rate.into()),
-        ("rp_min_rate", rp.min_rate.into()),
-        ("rp_ai_rate", rp.ai_rate.into()),
-        ("rp_hai_rate", rp.hai_rate.into()),
-        ("rp_g", rp.g.into()),
-        ("rp_gd", rp.gd.into()),
-        ("rp_min_dec_fac", rp.min_dec_fac.into()),
-        ("rp_initial_alpha", rp.initial_alpha.into()),
-        ("rp_alpha_period", rp.alpha_period.into()),
-        ("rp_rate_period", rp.rate_period.into()),
-        ("rp_byte_reset", rp.byte_reset.into()),
-        ("rp_threshold", rp.threshold.into()),
-        ("rp_monitor_period", rp.monitor_period.into()),
-    ];
-    for (name, value) in fields {
-        sim.set_u64(B::input(name)?, value);
-    }
+/// The model's pacing parameters on the core's `pacing_*` inputs (the
+/// reaction point's come from BAR0: `bar0::program_congestion`).
+pub fn drive_pacing<B: Block>(sim: &mut Sim<B>, pacing: &PacingParams) -> Result<(), SimError> {
     sim.set_u64(B::input("pacing_line_rate")?, pacing.line_rate.into());
     sim.set_u64(B::input("pacing_byte_cost")?, pacing.byte_cost.into());
     sim.set(B::input("pacing_burst")?, &[pacing.burst]);

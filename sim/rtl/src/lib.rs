@@ -12,6 +12,7 @@
 //! give the same cycles, so a failure replays. Nothing here knows the
 //! scenario engine or the command line (`rocenic-sim` drives these).
 
+pub mod bar0;
 pub mod core_nic;
 pub mod dcqcn_watch;
 pub mod dma_ports;

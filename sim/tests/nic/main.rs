@@ -1,6 +1,7 @@
 //! System tests on the Verilated NIC: the responder half, the requester half
-//! and the whole core (`nic_core`) on the simulated fabric, each scored
-//! against its shadow model, and the `rocenic bench` figures.
+//! and the whole NIC (`nic_top`: the core behind BAR0) on the simulated
+//! fabric, each scored against its shadow model, and the `rocenic bench`
+//! figures.
 
 #[path = "../rtl_common/mod.rs"]
 mod rtl_common;
@@ -12,6 +13,7 @@ mod nic_core;
 mod nic_pair;
 mod nic_requester;
 mod nic_responder;
+mod nic_top;
 mod protection;
 mod responder_path;
 mod rnr;

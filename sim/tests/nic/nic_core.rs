@@ -1,8 +1,8 @@
-//! The Verilated `NicCore`: what the top adds to its two halves (each runs
-//! in about a second of release time; the rx copy and the responder-to-
-//! requester ERR event; transmit and DMA arbitration are not covered yet). The
-//! halves themselves are checked against shadow model NICs in their own
-//! tests (`rtl_responder_path.rs`, the requester's harness).
+//! The Verilated `NicCore`, run inside `nic_top`: what the core adds to its
+//! two halves (each runs in about a second of release time; the rx copy and
+//! the responder-to-requester ERR event; transmit and DMA arbitration are not
+//! covered yet). The halves themselves are checked against shadow model NICs
+//! in their own tests (`rtl_responder_path.rs`, the requester's harness).
 //!
 //! The rx copy: random valid frames of every opcode (IPv4 and IPv6, QPNs
 //! inside the 1024-QP table, payloads up to 300 bytes), offered with random
@@ -28,7 +28,7 @@ use rocenic_model::nic::{frame_kind, FrameKind};
 use rocenic_rtl::gen::frame_with;
 use rocenic_rtl::stream::{AxisInPorts, StreamSource};
 use rocenic_wire::opcode::OPCODES;
-use verilator_sys::{Block, Input, NicCore as Dut, Sim};
+use verilator_sys::{Block, Input, NicTop as Dut, Sim};
 
 fn stat(sim: &mut Sim<Dut>, select: u64) -> (u64, u64) {
     sim.set_u64(Dut::STAT_SELECT, select);

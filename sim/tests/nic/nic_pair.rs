@@ -41,9 +41,9 @@ use rocenic_sim::scenario::{
     connect, nic_config, run_backend, Backend, Report, ScenarioConfig, Workload,
 };
 use rocenic_wire::RoceFrame;
-use verilator_sys::NicCore;
+use verilator_sys::NicTop;
 
-type Core = RtlCoreNic<NicCore>;
+type Core = RtlCoreNic<NicTop>;
 type Node = FabricNode<Core>;
 
 const WORKLOADS: [Workload; 5] = [

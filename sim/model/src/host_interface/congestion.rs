@@ -79,6 +79,114 @@ pub fn set_dcqcn(d: &mut DcqcnConfig, name: &str, value: u32) -> Result<(), Stri
     Ok(())
 }
 
+/// The block's registers that make `config`'s congestion parameters, by
+/// name: the inverse of [`apply`]. `Err` names the first parameter the
+/// registers cannot hold (a time that is not whole microseconds, a rate
+/// that is not whole Mb/s, a fraction finer than the register's unit, a
+/// value beyond its bits), so that a caller never runs a NIC on a
+/// configuration other than the one asked for.
+pub fn registers_of(config: &NicConfig) -> Result<Vec<(&'static str, u32)>, String> {
+    let d = &config.dcqcn;
+    let us = |ns: Time, name: &str| {
+        ns.is_multiple_of(1_000)
+            .then_some(ns / 1_000)
+            .ok_or(format!("{name}: {ns} ns is not whole microseconds"))
+    };
+    let mbps = |bps: f64, name: &str| {
+        let m = bps / 1e6;
+        (m.fract() == 0.0 && m >= 0.0)
+            .then_some(m as u64)
+            .ok_or(format!("{name}: {bps} b/s is not whole Mb/s"))
+    };
+    let fraction = |x: f64, one: f64, name: &str| {
+        let v = x * one;
+        (v.fract() == 0.0 && v >= 0.0)
+            .then_some(v as u64)
+            .ok_or(format!("{name}: {x} is not a whole number of 1/{one}"))
+    };
+    let mut enable = [0u8; 4];
+    congestion_bits::NP_ENABLE
+        .set(&mut enable, u64::from(d.notifies()))
+        .map_err(|e| format!("enable: {e:?}"))?;
+    congestion_bits::RP_ENABLE
+        .set(&mut enable, u64::from(d.reacts()))
+        .map_err(|e| format!("enable: {e:?}"))?;
+    let values: [(&'static str, u64); 17] = [
+        ("enable", u32::from_le_bytes(enable).into()),
+        (
+            "min_time_between_cnps",
+            us(d.cnp_interval_ns, "min_time_between_cnps")?,
+        ),
+        ("rpg_time_reset", us(d.rate_increase_ns, "rpg_time_reset")?),
+        ("rpg_byte_reset", d.byte_counter),
+        ("rpg_threshold", d.fast_recovery_steps.into()),
+        ("rpg_ai_rate", mbps(d.ai_rate_bps, "rpg_ai_rate")?),
+        ("rpg_hai_rate", mbps(d.hai_rate_bps, "rpg_hai_rate")?),
+        ("rpg_gd", u64::from(d.gd) + u64::from(RPG_GD_BASE)),
+        (
+            "rpg_min_dec_fac",
+            fraction(d.min_dec_fac, 100.0, "rpg_min_dec_fac")?,
+        ),
+        ("rpg_min_rate", mbps(d.min_rate_bps, "rpg_min_rate")?),
+        (
+            "dce_tcp_g",
+            u64::from(ALPHA_DENOMINATOR)
+                - fraction(d.g, f64::from(ALPHA_DENOMINATOR), "dce_tcp_g")?
+                    .min(ALPHA_DENOMINATOR.into()),
+        ),
+        ("dce_tcp_rtt", us(d.alpha_update_ns, "dce_tcp_rtt")?),
+        (
+            "rate_reduce_monitor_period",
+            us(d.monitor_period_ns, "rate_reduce_monitor_period")?,
+        ),
+        (
+            "initial_alpha_value",
+            fraction(
+                d.initial_alpha,
+                f64::from(ALPHA_DENOMINATOR),
+                "initial_alpha_value",
+            )?,
+        ),
+        ("cnp_dscp", config.cnp_dscp.into()),
+        ("pfc_enable", config.pfc_honoured.into()),
+        ("pfc_watchdog", us(config.pfc_watchdog_ns, "pfc_watchdog")?),
+    ];
+    let mut registers = Vec::with_capacity(values.len());
+    for (name, value) in values {
+        let register = abi::CONGESTION
+            .register(name)
+            .unwrap_or_else(|| panic!("the congestion block has no {name}"));
+        if !register.fits(value) {
+            return Err(format!("{name}: {value} is beyond its register"));
+        }
+        registers.push((register.name, value as u32));
+    }
+    let mut back = config.clone();
+    apply(
+        |name| {
+            registers
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(0, |r| r.1)
+        },
+        &mut back,
+    );
+    // What the registers cannot say and need not: the enables as the two
+    // bits, and the clamp of a reaction point that is off (the registers
+    // always clamp: the RTL sets Rt to Rc on every cut).
+    let want = DcqcnConfig {
+        enabled: true,
+        notification_point: d.notifies(),
+        reaction_point: d.reacts(),
+        clamp_target: d.clamp_target || !d.reacts(),
+        ..d.clone()
+    };
+    if back.dcqcn != want {
+        return Err(format!("the registers give {:?}, not {want:?}", back.dcqcn));
+    }
+    Ok(registers)
+}
+
 /// The block's registers at their reset values, by name.
 pub fn reset_value(name: &str) -> u32 {
     abi::CONGESTION
@@ -173,5 +281,42 @@ mod tests {
         assert!(set_dcqcn(&mut d, "pfc_watchdog", 1).is_err());
         assert!(set_dcqcn(&mut d, "rpg_gdd", 11).is_err());
         assert!(set_dcqcn(&mut d, "rpg_threshold", 32).is_err());
+    }
+
+    #[test]
+    fn registers_of_inverts_apply_for_every_parameter_set() {
+        for dcqcn in [
+            DcqcnConfig::rocenic(),
+            DcqcnConfig::nvidia(),
+            DcqcnConfig::paper(),
+        ] {
+            let mut config = base();
+            config.dcqcn = DcqcnConfig {
+                clamp_target: true,
+                ..dcqcn
+            };
+            config.cnp_dscp = 26;
+            config.pfc_honoured = 0x08;
+            config.pfc_watchdog_ns = 7_000;
+            let registers = registers_of(&config).expect("representable");
+            assert_eq!(registers.len(), abi::CONGESTION.registers.len());
+            let mut back = base();
+            apply(
+                |n| registers.iter().find(|r| r.0 == n).unwrap().1,
+                &mut back,
+            );
+            assert_eq!(back.dcqcn, config.dcqcn);
+            assert_eq!(
+                (back.cnp_dscp, back.pfc_honoured, back.pfc_watchdog_ns),
+                (26, 0x08, 7_000)
+            );
+        }
+        let mut config = base();
+        config.dcqcn.cnp_interval_ns = 4_500;
+        let why = registers_of(&config).unwrap_err();
+        assert!(why.contains("min_time_between_cnps"), "{why}");
+        config.dcqcn.cnp_interval_ns = 4_000;
+        config.dcqcn.g = 1.0 / 3.0;
+        assert!(registers_of(&config).unwrap_err().contains("dce_tcp_g"));
     }
 }
