@@ -18,7 +18,7 @@ use rocenic_rtl::bar0::VerilatedBar;
 use rocenic_rtl::gen::frame_with;
 use rocenic_rtl::stream::{AxisInPorts, StreamSource};
 use rocenic_wire::opcode::OPCODES;
-use verilator_sys::{Block, NicTop as Dut, Sim};
+use verilator_sys::{NicTop as Dut, Sim};
 
 /// A BAR0 dword no register holds.
 const UNMAPPED: u32 = 0x0FF0;
