@@ -1,7 +1,11 @@
-//! `RtlCoreNic`: the whole Verilated NIC core (`nic_core`: both halves, the
-//! frame arbiter, one DMA read and one DMA write port) as a fabric
-//! [`Endpoint`], scored by ONE shadow model NIC fed both halves' inputs
-//! exactly as the single-half harnesses feed theirs
+//! `RtlCoreNic`: the whole Verilated NIC (`nic_top`: the core `nic_core`
+//! with both halves, the frame arbiter, one DMA read and one DMA write
+//! port, behind BAR0 and the counters) as a fabric [`Endpoint`]. Its
+//! congestion control is set through BAR0 as software sets it
+//! ([`program_congestion`]); at the end of a run
+//! ([`RtlCoreNic::finish_check`]) BAR0's counters are read against what
+//! the core's ports showed. It is scored by ONE shadow model NIC fed both
+//! halves' inputs exactly as the single-half harnesses feed theirs
 //! ([`RtlNic`](super::nic::RtlNic) for the responder,
 //! [`RtlRequesterNic`](super::requester_nic::RtlRequesterNic) for the
 //! requester):
