@@ -27,8 +27,8 @@
 //! and CQEs stay the core's ports. So BAR0's admin, EQ and MSI-X
 //! registers read and write as the ABI says but drive nothing, the
 //! admin queue's head stays 0, and `control.soft_reset` returns BAR0's
-//! registers and the counters to their reset values (`status` reads
-//! busy while the counters clear) without resetting the core.
+//! registers and the counters to their reset values (it reads 1 while
+//! the counters clear) without resetting the core.
 //!
 //! # Counters
 //!
@@ -50,7 +50,8 @@
 //! # Latency and throughput
 //!
 //! The core's, unchanged: this top adds no stage to a stream or a DMA
-//! port. An event reaches the bank's input two cycles after its cycle.
+//! port. An event reaches the bank's input in the cycle after its own
+//! (a watchdog trip a cycle later, through its pending bits).
 //! MMIO: `BarRegisters`'. A congestion register's write is on the core's
 //! parameter port at the edge that takes it.
 
