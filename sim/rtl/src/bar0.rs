@@ -87,21 +87,23 @@ impl<'a, B: Block> VerilatedBar<'a, B> {
         self.sim.ticks(cycles);
     }
 
-    /// Ticks until `port` is high in a cycle, that cycle's edge included.
-    fn until(&mut self, port: Output<B>, what: &str) -> bool {
+    /// Ticks until `port` is high in a cycle, that cycle's edge included,
+    /// and returns `sample`'s value in that cycle; `None` (kept as
+    /// [`VerilatedBar::stuck`]) after [`ACCESS_CYCLES`] without it.
+    fn until(&mut self, port: Output<B>, sample: Output<B>, what: &str) -> Option<u64> {
         for _ in 0..ACCESS_CYCLES {
             self.sim.eval();
-            let high = self.sim.get_bit(port);
+            let value = self.sim.get_bit(port).then(|| self.sim.get_u64(sample));
             self.sim.tick();
-            if high {
-                return true;
+            if value.is_some() {
+                return value;
             }
         }
         self.stuck.get_or_insert(RtlError::Stuck {
             cycle: self.sim.cycle(),
             what: what.into(),
         });
-        false
+        None
     }
 }
 
@@ -119,13 +121,13 @@ impl<B: Block> Mmio for VerilatedBar<'_, B> {
         self.sim.set_bit(p.awvalid, true);
         self.sim.set_bit(p.wvalid, true);
         let (awready, bvalid, bready) = (p.awready, p.bvalid, p.bready);
-        let taken = self.until(awready, "BAR0 write address");
+        let taken = self.until(awready, awready, "BAR0 write address");
         let (awvalid, wvalid) = (self.p.awvalid, self.p.wvalid);
         self.sim.set_bit(awvalid, false);
         self.sim.set_bit(wvalid, false);
-        if taken {
+        if taken.is_some() {
             self.sim.set_bit(bready, true);
-            self.until(bvalid, "BAR0 write response");
+            self.until(bvalid, bvalid, "BAR0 write response");
             self.sim.set_bit(bready, false);
         }
     }
@@ -135,33 +137,15 @@ impl<B: Block> Mmio for VerilatedBar<'_, B> {
         let (rdata, rvalid, rready) = (self.p.rdata, self.p.rvalid, self.p.rready);
         self.sim.set_u64(araddr, offset.into());
         self.sim.set_bit(arvalid, true);
-        let taken = self.until(arready, "BAR0 read address");
+        let taken = self.until(arready, arready, "BAR0 read address");
         self.sim.set_bit(arvalid, false);
-        if !taken {
+        if taken.is_none() {
             return 0;
         }
         self.sim.set_bit(rready, true);
-        let mut word = None;
-        for _ in 0..ACCESS_CYCLES {
-            self.sim.eval();
-            if self.sim.get_bit(rvalid) {
-                word = Some(self.sim.get_u64(rdata));
-                self.sim.tick();
-                break;
-            }
-            self.sim.tick();
-        }
+        let word = self.until(rvalid, rdata, "BAR0 read data");
         self.sim.set_bit(rready, false);
-        match word {
-            Some(w) => (w >> half(offset)) as u32,
-            None => {
-                self.stuck.get_or_insert(RtlError::Stuck {
-                    cycle: self.sim.cycle(),
-                    what: "BAR0 read data".into(),
-                });
-                0
-            }
-        }
+        word.map_or(0, |w| (w >> half(offset)) as u32)
     }
 }
 
@@ -178,7 +162,7 @@ pub fn program_congestion<B: Block>(
 ) -> Result<RpParams, RtlError> {
     let mut wanted = config.clone();
     wanted.dcqcn.reaction_point = reacts;
-    let registers = congestion::registers_of(&wanted)
+    let (registers, applied) = congestion::registers_of(&wanted)
         .map_err(|why| RtlError::Unsupported(format!("BAR0's congestion block: {why}")))?;
     let mut bar = Bar0::open(VerilatedBar::new(sim)?)
         .map_err(|e| RtlError::Mismatch(format!("BAR0: {e}")))?;
@@ -187,16 +171,6 @@ pub fn program_congestion<B: Block>(
             .map_err(|e| RtlError::Mismatch(format!("BAR0's congestion block: {e}")))?;
     }
     bar.mmio().stuck()?;
-    let mut applied = config.clone();
-    congestion::apply(
-        |name| {
-            registers
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map_or(0, |(_, v)| *v)
-        },
-        &mut applied,
-    );
     RpParams::for_nic(
         &applied.dcqcn,
         f64::from(PORT_RATE_MBPS) * 1e6,

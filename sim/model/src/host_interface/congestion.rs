@@ -79,13 +79,18 @@ pub fn set_dcqcn(d: &mut DcqcnConfig, name: &str, value: u32) -> Result<(), Stri
     Ok(())
 }
 
+/// Register values of the block, by name.
+pub type Registers = Vec<(&'static str, u32)>;
+
 /// The block's registers that make `config`'s congestion parameters, by
-/// name: the inverse of [`apply`]. `Err` names the first parameter the
+/// name: the inverse of [`apply`], with the configuration they make
+/// (`config` as [`apply`] leaves it: the same parameters, the enables as
+/// two bits, the clamp on). `Err` names the first parameter the
 /// registers cannot hold (a time that is not whole microseconds, a rate
 /// that is not whole Mb/s, a fraction finer than the register's unit, a
 /// value beyond its bits), so that a caller never runs a NIC on a
 /// configuration other than the one asked for.
-pub fn registers_of(config: &NicConfig) -> Result<Vec<(&'static str, u32)>, String> {
+pub fn registers_of(config: &NicConfig) -> Result<(Registers, NicConfig), String> {
     let d = &config.dcqcn;
     let us = |ns: Time, name: &str| {
         ns.is_multiple_of(1_000)
@@ -184,7 +189,7 @@ pub fn registers_of(config: &NicConfig) -> Result<Vec<(&'static str, u32)>, Stri
     if back.dcqcn != want {
         return Err(format!("the registers give {:?}, not {want:?}", back.dcqcn));
     }
-    Ok(registers)
+    Ok((registers, back))
 }
 
 /// The block's registers at their reset values, by name.
@@ -298,7 +303,8 @@ mod tests {
             config.cnp_dscp = 26;
             config.pfc_honoured = 0x08;
             config.pfc_watchdog_ns = 7_000;
-            let registers = registers_of(&config).expect("representable");
+            let (registers, made) = registers_of(&config).expect("representable");
+            assert_eq!(made.dcqcn, config.dcqcn);
             assert_eq!(registers.len(), abi::CONGESTION.registers.len());
             let mut back = base();
             apply(
