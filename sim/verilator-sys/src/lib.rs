@@ -34,7 +34,11 @@
 //! # Waveforms
 //!
 //! [`Sim::trace`] starts a VCD (or, when built with lz4 and zlib headers,
-//! FST) dump chosen by file extension. The trace time unit is 1 ns and each
+//! FST) dump chosen by file extension. Only a block built with waveform
+//! support can: the crate's `waves` feature builds every block so, at about
+//! twice the C++ compile time and a fifth less speed (`docs/status.md`);
+//! without it only [`BridgeCheck`] has it and the others answer
+//! [`SimError::WavesNotBuilt`]. The trace time unit is 1 ns and each
 //! cycle spans 10 units: cycle `n` has its inputs (and the falling edge of
 //! the previous cycle) at `10n` and its rising edge at `10n + 5`.
 //!
@@ -136,6 +140,11 @@ pub enum SimError {
     FstUnavailable(PathBuf),
     #[error("waveform `{path}`: {reason}")]
     TraceOpen { path: PathBuf, reason: String },
+    #[error(
+        "block `{0}` was built without waveform support; build with the `waves` feature \
+         (`cargo build --features verilator-sys/waves`)"
+    )]
+    WavesNotBuilt(&'static str),
 }
 
 /// A port of block `B`, readable. Obtain one from the block's constants or
@@ -249,6 +258,10 @@ impl<B> From<Output<B>> for Port<B> {
 pub trait Block: Sized {
     /// The block's name in `rocenic_hdl::export::blocks()`.
     const NAME: &'static str;
+
+    /// True when the block was Verilated with waveform support: always for
+    /// [`BridgeCheck`], for every block with the crate's `waves` feature.
+    const WAVES: bool;
 
     /// All ports in Verilog declaration order.
     fn ports() -> &'static [PortInfo];
@@ -712,6 +725,9 @@ impl<B: Block> Sim<B> {
     /// FST for `.fst` (when [`FST_SUPPORTED`]). It covers cycles from now
     /// until [`Sim::stop_trace`] or the end of the `Sim`.
     pub fn trace(&mut self, path: impl AsRef<Path>) -> Result<(), SimError> {
+        if !B::WAVES {
+            return Err(SimError::WavesNotBuilt(B::NAME));
+        }
         self.dut.raw_mut().trace_open(path.as_ref())?;
         self.tracing = true;
         Ok(())

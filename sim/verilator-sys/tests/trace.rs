@@ -1,9 +1,10 @@
 //! Waveform dumps: a VCD is written on request with the design's signals and
 //! the documented timing (10 units per cycle, rising edge at +5), values in
-//! it match the simulation, and misuse is reported as errors.
+//! it match the simulation, and misuse is reported as errors. A block built
+//! without waveform support says so instead of writing an empty file.
 
 use std::path::PathBuf;
-use verilator_sys::{AxisRegisterSlice as Slice, BridgeCheck, Sim, SimError, FST_SUPPORTED};
+use verilator_sys::{AxisRegisterSlice as Slice, Block, BridgeCheck, Sim, SimError, FST_SUPPORTED};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("verilator-sys-trace");
@@ -99,7 +100,7 @@ fn vcd_is_written_with_signals_and_cycle_timing() {
 fn a_second_trace_starts_after_the_first_stops() {
     let first = scratch("first.vcd");
     let second = scratch("second.vcd");
-    let mut sim = Sim::<Slice>::new().unwrap();
+    let mut sim = Sim::<BridgeCheck>::new().unwrap();
     sim.trace(&first).unwrap();
     assert!(matches!(sim.trace(&second), Err(SimError::TraceActive)));
     sim.ticks(4);
@@ -110,7 +111,7 @@ fn a_second_trace_starts_after_the_first_stops() {
     let first = std::fs::read_to_string(&first).unwrap();
     let second = std::fs::read_to_string(&second).unwrap();
     for vcd in [&first, &second] {
-        assert!(vcd.contains("up$tdata"));
+        assert!(vcd.contains("counter$count"));
     }
     // Each file covers its own cycles: 0..4 then 4..8, each closed with a
     // final sample at the cycle boundary.
@@ -149,4 +150,36 @@ fn trace_misuse_is_an_error() {
     // The failed attempts left the simulation usable and untraced.
     sim.ticks(2);
     assert_eq!(sim.cycle(), if FST_SUPPORTED { 12 } else { 2 });
+}
+
+#[test]
+fn a_block_without_waves_refuses_a_trace_unless_the_feature_builds_them() {
+    let path = scratch("slice.vcd");
+    let mut sim = Sim::<Slice>::new().unwrap();
+    // The self-test block always has waveform support; a product block
+    // only with the feature.
+    assert_eq!(
+        [BridgeCheck::WAVES, Slice::WAVES],
+        [true, cfg!(feature = "waves")]
+    );
+    if cfg!(feature = "waves") {
+        sim.trace(&path).unwrap();
+        sim.ticks(2);
+        sim.stop_trace();
+        assert!(std::fs::read_to_string(&path).unwrap().contains("up$tdata"));
+    } else {
+        let refused = sim.trace(&path).unwrap_err();
+        assert!(matches!(
+            refused,
+            SimError::WavesNotBuilt("axis_register_slice")
+        ));
+        assert!(refused
+            .to_string()
+            .contains("--features verilator-sys/waves"));
+        assert!(!sim.tracing());
+        assert!(!path.exists(), "a refused trace creates no file");
+        // The refusal leaves the model running as before.
+        sim.ticks(2);
+        assert_eq!(sim.cycle(), 2);
+    }
 }
