@@ -165,6 +165,14 @@ pub struct IncastReport {
     /// completed (as polled, every 2 us); `None` when they did not all
     /// complete, or without `messages_per_flow`.
     pub completion_ns: Option<Time>,
+    /// On the RTL backend: the run's length in core clock cycles (250
+    /// MHz), and those cycles per second of wall time, the simulation's
+    /// speed (every NIC runs them; the one figure that varies between runs
+    /// of the same seed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycles: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycles_per_second: Option<f64>,
     pub samples: Vec<Sample>,
 }
 
@@ -530,6 +538,7 @@ pub fn run_incast_on<N: ScenarioNode>(
         s.posted += 1;
         Ok(())
     };
+    let started = std::time::Instant::now();
     let budget = config.messages_per_flow.unwrap_or(u64::MAX);
     for (s, &id) in senders.iter_mut().zip(&sender_ids) {
         for _ in 0..u64::from(config.outstanding).min(budget) {
@@ -632,6 +641,9 @@ pub fn run_incast_on<N: ScenarioNode>(
     };
     let flow_gbps_after_convergence = mean_rates(tail);
 
+    let wall = started.elapsed().as_secs_f64();
+    let cycles = (backend == IncastBackend::Rtl)
+        .then(|| fabric.now().div_ceil(rocenic_model::node::NS_PER_CYCLE));
     let receiver = fabric.node(receiver_id).model_view();
     let mut cnps_received = 0;
     let mut retransmitted_frames = 0;
@@ -667,6 +679,8 @@ pub fn run_incast_on<N: ScenarioNode>(
         fluid_fixed_point: FluidFixedPoint::of(config),
         messages_completed: completed,
         completion_ns,
+        cycles,
+        cycles_per_second: cycles.map(|c| c as f64 / wall.max(f64::MIN_POSITIVE)),
         samples,
     })
 }

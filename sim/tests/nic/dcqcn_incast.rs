@@ -26,6 +26,11 @@ fn two_rtl_senders_share_a_bottleneck_as_the_model_does() {
     let rtl = run(IncastBackend::Rtl, &config);
     let model = run(IncastBackend::Model, &config);
     assert_eq!(rtl.backend, "rtl");
+    // The RTL run reports its length in core cycles and its speed; the
+    // model's run has no cycles.
+    assert_eq!(rtl.cycles, Some(config.duration_ns / 4));
+    assert!(rtl.cycles_per_second.is_some_and(|c| c > 0.0));
+    assert_eq!((model.cycles, model.cycles_per_second), (None, None));
     for (r, m) in rtl.samples.iter().zip(&model.samples).skip(1) {
         assert!(
             r.utilisation >= 0.90,
