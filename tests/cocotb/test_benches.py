@@ -194,8 +194,7 @@ def test_a_failing_test_runs_again_on_a_traced_build_and_keeps_its_waveform():
     run); a failure builds the traced twin and leaves an FST per failing
     test, named in the error."""
     bench = Bench("qp_context", "qp_context_top", name="failing_on_purpose")
-    traced_dir = bench.build_dir.with_name(bench.build_dir.name + "-traced")
-    for folder in (bench.build_dir, traced_dir):
+    for folder in (bench.build_dir, bench.traced_dir):
         shutil.rmtree(folder, ignore_errors=True)
     bench.build()
     assert not list(bench.build_dir.glob("*__Trace*.cpp")), "the tests' build has tracing compiled in"
@@ -206,4 +205,4 @@ def test_a_failing_test_runs_again_on_a_traced_build_and_keeps_its_waveform():
     fst = Path(message.split("fails_on_purpose: ", 1)[1].splitlines()[0])
     assert fst.parent == bench.build_dir / "waves" and fst.suffix == ".fst", fst
     assert fst.stat().st_size > 0
-    assert list(traced_dir.glob("*__Trace*.cpp")), "the rerun's build has no tracing"
+    assert list(bench.traced_dir.glob("*__Trace*.cpp")), "the rerun's build has no tracing"

@@ -172,6 +172,10 @@ class Bench:
         self.top_path = top_path or TOPS_DIR / f"{top}.sv"
         self.extra_tops = [TOPS_DIR / f"{t}.sv" for t in extra_tops]
         self.runner = TwoCoreVerilator()
+        # The traced twin a failing test reruns on (`run`). A sibling, not
+        # a subfolder: Verilator's makefile looks for objects in `..` too,
+        # and would link the untraced build's main.
+        self.traced_dir = self.build_dir.with_name(self.build_dir.name + "-traced")
 
     def build(self) -> None:
         """The build the tests run on, without tracing."""
@@ -213,17 +217,14 @@ class Bench:
         failed = self._run(self.build_dir, bench_module, test, results, waves=None)
         if not failed:
             return
-        # A sibling, not a subfolder: Verilator's makefile looks for objects
-        # in `..` too, and would link the untraced build's main.
-        traced_dir = self.build_dir.with_name(self.build_dir.name + "-traced")
-        self._build(traced_dir, traced=True)
+        self._build(self.traced_dir, traced=True)
         waves_dir = self.build_dir / "waves"
         waves_dir.mkdir(parents=True, exist_ok=True)
         kept = []
         for name in failed:
             fst = waves_dir / (name.replace("/", "_").replace("=", "-") + ".fst")
             fst.unlink(missing_ok=True)
-            self._run(traced_dir, bench_module, name, results.with_suffix(".waves.xml"), waves=fst, exact=True)
+            self._run(self.traced_dir, bench_module, name, results.with_suffix(".waves.xml"), waves=fst, exact=True)
             kept.append(f"{name}: {fst if fst.is_file() else 'no waveform written'}")
         raise AssertionError("cocotb tests failed (waveforms kept):\n  " + "\n  ".join(kept))
 
