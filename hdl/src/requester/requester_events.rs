@@ -1,7 +1,7 @@
 //! `RequesterEvents`: the event loop of the requester half of a NIC, the
 //! control part of `requester_path` (`docs/transport-core.md`, "The
-//! requester side"). Six event sources, one event at a time, round robin,
-//! into a [`CompleterDatapath`] with the QP's fields from this block's
+//! requester side"). Six event sources, round robin, one event at a time
+//! in a [`CompleterDatapath`] with the QP's fields from this block's
 //! own [`QpContext`] (the requester direction's copy of the record), and
 //! each event's effects out: the context write-back (a second pass
 //! through the context pipeline), the timer command into the inner
@@ -49,6 +49,12 @@
 //! - `place_result_valid`, `place_result_error`, `place_result_status`
 //!   (in): the placement's local-write check result (`response_placement`
 //!   answers it), forwarded to the completer, which waits for it.
+//! - `decided_valid`, `decided_kind` (out): a one-cycle pulse when the
+//!   completer's decision of an event is final (its done; the completer
+//!   takes the next event from the next cycle on), with the event's
+//!   `EV_*`: what tracks the events in the completer's order (the
+//!   placement commands of `requester_path`) follows this, not the done
+//!   three cycles later.
 //! - Done (out, a one-cycle pulse when the write-back is presented to the
 //!   context): `done_valid`, `done_qpn`, `done_kind` (the completer's
 //!   `EV_*`), `done_record` (the record written back), the completer's
@@ -85,33 +91,53 @@
 //!
 //! # The event loop
 //!
-//! Idle: the first source with an event, from the one after the source
+//! Two stages. The front picks the next event while the completer works
+//! on one: the first source with an event, from the one after the source
 //! last served (round robin over post, response, timer, grant, sent, to
-//! error), has its QP looked up in the context and in the "granted" RAM
-//! (cycle `t`). At `t + 2` the context arrives: if the QP is granted and
-//! the event is a response, timer, grant or move to ERR, it is not taken
-//! (the event may rewind `send_psn`, which the grant's packets already
-//! went past; the model grants and sends atomically): the next source is
-//! tried. Posts and sent statuses always go on, and so do other QPs'
-//! events. Else the event enters the completer with the record's fields
-//! and its source is answered. A response whose data is placed: the
-//! completer's placement request goes out as it is and the event waits
-//! for its answer. At the completer's done: the timer command, the body
-//! written (an accepted post), the grant registered, the granted bit set
-//! (a grant; with whether it may carry more than one packet) or, at the
-//! sent status's entry, cleared; a second lookup of the QP, whose record (with host
-//! changes since) gets the completer's fields and is written back in the
-//! update slot three cycles later. A timer expiry waiting for a QP whose
+//! error), leaving out a source whose QP is the one in the completer (its
+//! event must see that one's write-back) and grant requests while a
+//! grant is in the completer. Its QP is looked up in the context and in
+//! the "granted" RAM (cycle `t`); at `t + 2` the context arrives and is
+//! kept. If the QP is granted and the event is a response, timer, grant
+//! or move to ERR, it is not taken (the event may rewind `send_psn`,
+//! which the grant's packets already went past; the model grants and
+//! sends atomically): the next source is tried. Posts and sent statuses
+//! always go on, and so do other QPs' events. Else the event enters the
+//! completer with the record's fields as soon as the completer is free
+//! (at `t + 2` at the earliest), and its source is answered then; a
+//! response whose `rsp_valid` dropped meanwhile (it waits for the discard
+//! of its predecessor's payload) or a grant request while a grant is on
+//! offer is withdrawn. A response whose data is placed: the completer's
+//! placement request goes out as it is and the event waits for its
+//! answer.
+//!
+//! At the completer's done: the timer command, the body written (an
+//! accepted post), the grant registered, the granted bit set (a grant;
+//! with whether it may carry more than one packet) or, at the sent
+//! status's entry, cleared; and the write-back: a second lookup of the
+//! QP, whose record (with host changes since) gets the completer's fields
+//! and is written back in the update slot three cycles later. The
+//! completer is free in the cycle after its done, so the next event,
+//! looked up meanwhile, enters while the write-back runs. A lookup never
+//! meets the done's (the context has one lookup port), and one made
+//! after the done sees its write-back (the context forwards updates into
+//! lookups up to two cycles ahead). The QP of the done is left out of
+//! the pick for one more cycle, so that its next event enters after the
+//! done is out, as the shadow models of the harnesses expect. A timer expiry waiting for a QP whose
 //! event just issued a timer command is dropped (the command replaced
 //! that timer).
 //!
 //! # Latency and throughput
 //!
-//! One event at a time: 3 cycles before the completer (lookup), the
-//! completer's own latency, 4 after (second lookup, write-back), so a
-//! grant the context refuses takes about 10 cycles, a post about 16, a
-//! placed response the placement's answer time more. A source refused
-//! for its granted QP costs 3 cycles.
+//! An event of another QP than the one before enters the completer in the
+//! cycle after that one's done; an event of the same QP three cycles
+//! later (in the cycle after the done is out); an event after an idle
+//! spell 2 cycles after it is offered. So a stream of events of QPs in
+//! turn costs the completer's latency plus one cycle each (posts to two
+//! QPs in turn: 9 cycles each, to one QP 12; before the front stage
+//! looked ahead, 15). The done
+//! comes 3 cycles after the completer's (the write-back). A source
+//! refused for its granted QP costs the front 3 cycles.
 //!
 //! # Memory
 //!
@@ -119,14 +145,15 @@
 //! rings and side RAM, the timers' deadlines and the WQE bodies
 //! ([`WqeBodyRam`]) in block RAM; the granted bits (`2^A` x 2) and the
 //! sent FIFO (16 x 65 bits) are small enough that Yosys puts them in LUT
-//! RAM (`hdl/tests/requester_events.rs` checks the mapping).
+//! RAM (`hdl/tests/blocks/requester_events.rs` checks the mapping); the next
+//! event's context record (288 bits) is kept in flip-flops.
 
 use crate::codes::qp_state;
 use crate::primitives::sync_fifo::SyncFifo;
 use crate::primitives::sync_ram::SyncRam;
 use crate::qp::qp_context::ContextConfig;
 use crate::qp::qp_context::QpContext;
-use crate::qp::qp_context_record::ContextRecordBits;
+use crate::qp::qp_context_record::{ContextRecordBits, RECORD_BITS};
 use crate::qp::qp_timers::QpTimers;
 use crate::qp::record_fields::RecordFields;
 use crate::requester::completer_datapath::{CompleterDatapath, EV_GRANT, EV_POST, EV_SENT};
@@ -163,16 +190,20 @@ pub const SRC_GRANT: u64 = 3;
 pub const SRC_SENT: u64 = 4;
 pub const SRC_TO_ERROR: u64 = 5;
 
+/// The completer is free.
 const ST_IDLE: u64 = 0;
-/// The lookups are under way.
-const ST_LOOKUP: u64 = 1;
-/// The context is presented: refuse or enter the completer.
-const ST_ENTER: u64 = 2;
-const ST_BUSY: u64 = 3;
-/// The write-back's lookup is under way.
-const ST_WB_LOOKUP: u64 = 4;
-const ST_WB_MERGE: u64 = 5;
-const ST_WB_WRITE: u64 = 6;
+/// An event is in the completer.
+const ST_BUSY: u64 = 1;
+
+/// The next event: none picked.
+const PF_IDLE: u64 = 0;
+/// Its lookups are under way.
+const PF_LOOKUP: u64 = 1;
+/// Its context is presented (and kept): refused, or entered as soon as
+/// the completer is free.
+const PF_CONTEXT: u64 = 2;
+/// Its context is kept; it waits for the completer.
+const PF_WAIT: u64 = 3;
 
 /// The default build: 1024 QPs.
 pub type RequesterEventsDefault = RequesterEvents<10>;
@@ -233,6 +264,8 @@ pub struct RequesterEvents<const A: usize> {
     pub place_result_error: Signal<In, Bit>,
     pub place_result_status: Signal<In, Bits<4>>,
 
+    pub decided_valid: Signal<Out, Bit>,
+    pub decided_kind: Signal<Out, Bits<3>>,
     pub done_valid: Signal<Out, Bit>,
     pub done_qpn: Signal<Out, Bits<A>>,
     pub done_kind: Signal<Out, Bits<3>>,
@@ -292,7 +325,10 @@ pub struct RequesterEvents<const A: usize> {
     pub cqe: SendCqeStream<A, SLOT_BITS>,
 
     contexts: QpContext<A>,
+    /// The write-back's lookup: the record as it stands.
     context_fields: RecordFields,
+    /// The next event's context fields (from its lookup, or kept).
+    entry_fields: RecordFields,
     completer: CompleterDatapath<A, SLOT_BITS>,
     timers: QpTimers<A>,
     bodies: WqeBodyRam<A, SLOT_BITS>,
@@ -301,20 +337,38 @@ pub struct RequesterEvents<const A: usize> {
     granted: SyncRam<Bits<2>, A>,
     sent_fifo: SyncFifo<SentStatus, 4, 5>,
 
-    state: DFF<Bits<3>>,
+    /// The completer's stage: `ST_IDLE` or `ST_BUSY`.
+    state: DFF<Bits<1>>,
     /// The source served last (round robin from the one after it).
     last_source: DFF<Bits<3>>,
-    source: DFF<Bits<3>>,
+    // The next event, picked and looked up while the completer works.
+    pf_state: DFF<Bits<2>>,
+    pf_source: DFF<Bits<3>>,
+    pf_kind: DFF<Bits<3>>,
+    pf_qpn: DFF<Bits<A>>,
+    /// The timer event is a forced one.
+    pf_forced: DFF<Bit>,
+    /// The event waits for its QP's grant.
+    pf_held: DFF<Bit>,
+    /// The QP's granted bits at the lookup.
+    pf_granted: DFF<Bits<2>>,
+    pf_record: DFF<Bits<RECORD_BITS>>,
+    // The event in the completer.
     kind: DFF<Bits<3>>,
     qpn: DFF<Bits<A>>,
-    /// The timer event is a forced one.
-    forced: DFF<Bit>,
-    /// The event waits for its QP's grant.
-    held: DFF<Bit>,
     body: DFF<WqeBody>,
     mtu: DFF<Bits<3>>,
+    /// Its QP stays granted after it (a post to a granted QP).
+    granted_after: DFF<Bit>,
     grants_in_flight: DFF<Bits<5>>,
     long_grants_in_flight: DFF<Bits<5>>,
+    // The write-back: its lookup at the completer's done, the merge two
+    // cycles later, the update and the done outputs three.
+    wb_lookup: DFF<Bit>,
+    wb_merge: DFF<Bit>,
+    wb_write: DFF<Bit>,
+    wb_qpn: DFF<Bits<A>>,
+    wb_kind: DFF<Bits<3>>,
     is_granted: DFF<Bit>,
     // The completer's done, kept to the write-back.
     wb_state: DFF<Bits<3>>,
@@ -363,13 +417,12 @@ pub struct RequesterEvents<const A: usize> {
     src_grant: Constant<Bits<3>>,
     src_sent: Constant<Bits<3>>,
     src_to_error: Constant<Bits<3>>,
-    st_idle: Constant<Bits<3>>,
-    st_lookup: Constant<Bits<3>>,
-    st_enter: Constant<Bits<3>>,
-    st_busy: Constant<Bits<3>>,
-    st_wb_lookup: Constant<Bits<3>>,
-    st_wb_merge: Constant<Bits<3>>,
-    st_wb_write: Constant<Bits<3>>,
+    st_idle: Constant<Bits<1>>,
+    st_busy: Constant<Bits<1>>,
+    pf_idle: Constant<Bits<2>>,
+    pf_lookup: Constant<Bits<2>>,
+    pf_context: Constant<Bits<2>>,
+    pf_wait: Constant<Bits<2>>,
     ev_post: Constant<Bits<3>>,
     ev_response: Constant<Bits<3>>,
     ev_timer: Constant<Bits<3>>,
@@ -392,6 +445,15 @@ pub struct RequesterEvents<const A: usize> {
     pick_from: Signal<Local, Bits<6>>,
     pick: Signal<Local, Bits<3>>,
     pick_qpn: Signal<Local, Bits<A>>,
+    /// A grant may be taken: none on offer, and room in flight.
+    grant_room: Signal<Local, Bit>,
+    /// Each source's wanting QP is the one in the completer (its next
+    /// event must see this one's write-back).
+    busy_qpn: Signal<Local, Bits<6>>,
+    busy: Signal<Local, Bit>,
+    busy_qpn_of: Signal<Local, Bits<A>>,
+    /// The completer takes the next event in this cycle.
+    enter: Signal<Local, Bit>,
     expiry_first: Signal<Local, Bit>,
     timer_qpn: Signal<Local, Bits<A>>,
     done: Signal<Local, Bit>,
@@ -438,6 +500,8 @@ impl<const A: usize> Default for RequesterEvents<A> {
             place_result_valid: Default::default(),
             place_result_error: Default::default(),
             place_result_status: Default::default(),
+            decided_valid: Default::default(),
+            decided_kind: Default::default(),
             done_valid: Default::default(),
             done_qpn: Default::default(),
             done_kind: Default::default(),
@@ -499,15 +563,26 @@ impl<const A: usize> Default for RequesterEvents<A> {
             sent_fifo: Default::default(),
             state: Default::default(),
             last_source: DFF::default(),
-            source: Default::default(),
+            pf_state: Default::default(),
+            pf_source: Default::default(),
+            pf_kind: Default::default(),
+            pf_qpn: Default::default(),
+            pf_forced: Default::default(),
+            pf_held: Default::default(),
+            pf_granted: Default::default(),
+            pf_record: Default::default(),
             kind: Default::default(),
             qpn: Default::default(),
-            forced: Default::default(),
-            held: Default::default(),
             body: Default::default(),
             mtu: Default::default(),
+            granted_after: Default::default(),
             grants_in_flight: Default::default(),
             long_grants_in_flight: Default::default(),
+            wb_lookup: Default::default(),
+            wb_merge: Default::default(),
+            wb_write: Default::default(),
+            wb_qpn: Default::default(),
+            wb_kind: Default::default(),
             is_granted: Default::default(),
             wb_state: Default::default(),
             wb_next_psn: Default::default(),
@@ -552,13 +627,12 @@ impl<const A: usize> Default for RequesterEvents<A> {
             src_grant: Constant::new(bits::<3>(SRC_GRANT)),
             src_sent: Constant::new(bits::<3>(SRC_SENT)),
             src_to_error: Constant::new(bits::<3>(SRC_TO_ERROR)),
-            st_idle: Constant::new(bits::<3>(ST_IDLE)),
-            st_lookup: Constant::new(bits::<3>(ST_LOOKUP)),
-            st_enter: Constant::new(bits::<3>(ST_ENTER)),
-            st_busy: Constant::new(bits::<3>(ST_BUSY)),
-            st_wb_lookup: Constant::new(bits::<3>(ST_WB_LOOKUP)),
-            st_wb_merge: Constant::new(bits::<3>(ST_WB_MERGE)),
-            st_wb_write: Constant::new(bits::<3>(ST_WB_WRITE)),
+            st_idle: Constant::new(bits::<1>(ST_IDLE)),
+            st_busy: Constant::new(bits::<1>(ST_BUSY)),
+            pf_idle: Constant::new(bits::<2>(PF_IDLE)),
+            pf_lookup: Constant::new(bits::<2>(PF_LOOKUP)),
+            pf_context: Constant::new(bits::<2>(PF_CONTEXT)),
+            pf_wait: Constant::new(bits::<2>(PF_WAIT)),
             ev_post: Constant::new(bits::<3>(EV_POST)),
             ev_response: Constant::new(bits::<3>(EV_RESPONSE)),
             ev_timer: Constant::new(bits::<3>(EV_TIMER)),
@@ -578,6 +652,12 @@ impl<const A: usize> Default for RequesterEvents<A> {
             pick_from: Default::default(),
             pick: Default::default(),
             pick_qpn: Default::default(),
+            grant_room: Default::default(),
+            busy_qpn: Default::default(),
+            busy: Default::default(),
+            busy_qpn_of: Default::default(),
+            enter: Default::default(),
+            entry_fields: Default::default(),
             expiry_first: Default::default(),
             timer_qpn: Default::default(),
             done: Default::default(),
@@ -596,15 +676,26 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             clock,
             state,
             last_source,
-            source,
+            pf_state,
+            pf_source,
+            pf_kind,
+            pf_qpn,
+            pf_forced,
+            pf_held,
+            pf_granted,
+            pf_record,
             kind,
             qpn,
-            forced,
-            held,
             body,
             mtu,
+            granted_after,
             grants_in_flight,
             long_grants_in_flight,
+            wb_lookup,
+            wb_merge,
+            wb_write,
+            wb_qpn,
+            wb_kind,
             is_granted,
             wb_state,
             wb_next_psn,
@@ -650,6 +741,13 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.sent_fifo.reset.next = self.reset.val();
         ContextConfig::<A>::link(&mut self.qp_host, &mut self.contexts.host);
         self.context_fields.record.next = self.contexts.context.record.val();
+        self.entry_fields.record.next = self.pf_record.q.val();
+        if self.pf_state.q.val() == self.pf_context.val() {
+            self.entry_fields.record.next = self.contexts.context.record.val();
+            self.pf_record.d.next = self.contexts.context.record.val();
+        }
+        self.done.next =
+            (self.state.q.val() == self.st_busy.val()) & self.completer.done_valid.val();
 
         // ---- sent statuses: a pulse cannot wait
         self.sent_fifo.write.next = self.sent_valid.val();
@@ -663,11 +761,45 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.sent_fifo.read.next = false;
 
         // ---- the round robin: the first source wanting from the one
-        // after the last served, else the first wanting at all.
+        // after the last served, else the first wanting at all. A source
+        // whose QP is in the completer waits for its write-back.
         self.expiry_first.next = self.timers.expiry.valid.val() & !self.hold_timers.val();
         self.timer_qpn.next = self.timer_force_qpn.val();
         if self.expiry_first.val() {
             self.timer_qpn.next = self.timers.expiry.qpn.val();
+        }
+        self.grant_room.next = !self.g_valid.q.val()
+            & (self.grants_in_flight.q.val() < self.max_grants.val())
+            & (self.long_grants_in_flight.q.val() < self.max_long_grants.val());
+        self.busy_qpn.next = 0.into();
+        // The QP in the completer, or whose done is one cycle old: its next
+        // event enters after the done is out (`done_valid`), as it did
+        // when events were taken one at a time.
+        self.busy.next = (self.state.q.val() == self.st_busy.val()) | self.wb_lookup.q.val();
+        self.busy_qpn_of.next = self.qpn.q.val();
+        if self.busy.val() {
+            if self.post.qpn.val() == self.busy_qpn_of.val() {
+                self.busy_qpn.next = self.busy_qpn.val() | 1;
+            }
+            if self.rsp_qpn.val() == self.busy_qpn_of.val() {
+                self.busy_qpn.next = self.busy_qpn.val() | 2;
+            }
+            if self.timer_qpn.val() == self.busy_qpn_of.val() {
+                self.busy_qpn.next = self.busy_qpn.val() | 4;
+            }
+            // A grant in the completer: the next waits for its offer.
+            if (self.greq_qpn.val() == self.busy_qpn_of.val())
+                | ((self.state.q.val() == self.st_busy.val())
+                    & (self.kind.q.val() == self.ev_grant.val()))
+            {
+                self.busy_qpn.next = self.busy_qpn.val() | 8;
+            }
+            if bit_cast::<A, 14>(self.fifo_head.val().qpn) == self.busy_qpn_of.val() {
+                self.busy_qpn.next = self.busy_qpn.val() | 16;
+            }
+            if self.err.qpn.val() == self.busy_qpn_of.val() {
+                self.busy_qpn.next = self.busy_qpn.val() | 32;
+            }
         }
         self.wants.next = 0.into();
         if self.post.valid.val() {
@@ -679,11 +811,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         if self.expiry_first.val() | self.timer_force_valid.val() {
             self.wants.next = self.wants.val() | 4;
         }
-        if self.greq_valid.val()
-            & !self.g_valid.q.val()
-            & (self.grants_in_flight.q.val() < self.max_grants.val())
-            & (self.long_grants_in_flight.q.val() < self.max_long_grants.val())
-        {
+        if self.greq_valid.val() & self.grant_room.val() {
             self.wants.next = self.wants.val() | 8;
         }
         if !self.sent_fifo.empty.val() {
@@ -692,6 +820,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         if self.err.valid.val() {
             self.wants.next = self.wants.val() | 32;
         }
+        self.wants.next = self.wants.val() & !self.busy_qpn.val();
         self.after_last.next = 0x3E.into();
         if self.last_source.q.val() == 1 {
             self.after_last.next = 0x3C.into();
@@ -748,14 +877,14 @@ impl<const A: usize> Logic for RequesterEvents<A> {
 
         // ---- defaults
         self.contexts.lookup.valid.next = false;
-        self.contexts.lookup.qpn.next = self.qpn.q.val();
+        self.contexts.lookup.qpn.next = self.pick_qpn.val();
         self.contexts.lookup.tag.next = 0.into();
-        self.contexts.update.valid.next = false;
-        self.contexts.update.qpn.next = self.qpn.q.val();
+        self.contexts.update.valid.next = self.wb_write.q.val();
+        self.contexts.update.qpn.next = self.wb_qpn.q.val();
         self.contexts.update.record.next = self.merged.q.val().into();
-        self.granted.read_address.next = self.qpn.q.val();
+        self.granted.read_address.next = self.pick_qpn.val();
         self.granted.write_enable.next = false;
-        self.granted.write_address.next = self.qpn.q.val();
+        self.granted.write_address.next = self.pf_qpn.q.val();
         self.granted.write_data.next = 0.into();
         self.post.ready.next = false;
         self.rsp_ready.next = false;
@@ -769,8 +898,8 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         // ---- the completer's event: the record's fields and the chosen
         // source's (held by the source until it is answered)
         self.completer.ev_valid.next = false;
-        self.completer.ev_kind.next = self.kind.q.val();
-        self.completer.ev_qpn.next = self.qpn.q.val();
+        self.completer.ev_kind.next = self.pf_kind.q.val();
+        self.completer.ev_qpn.next = self.pf_qpn.q.val();
         self.completer.pkt_opcode.next = self.rsp_opcode.val();
         self.completer.pkt_psn.next = self.rsp_psn.val();
         self.completer.pkt_has_aeth.next = self.rsp_has_aeth.val();
@@ -778,7 +907,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.completer.pkt_payload_len.next = self.rsp_payload_len.val();
         self.completer.pkt_atomic_orig.next = self.rsp_atomic_orig.val();
         self.completer.timer_rnr.next = self.timers.expiry.kind.val();
-        if self.forced.q.val() {
+        if self.pf_forced.q.val() {
             self.completer.timer_rnr.next = self.timer_force_rnr.val();
         }
         self.completer.post_kind.next = self.post.kind.val();
@@ -794,23 +923,21 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.completer.sent_ackreq_end.next = self.fifo_head.val().ackreq_end;
         self.completer.sent_error.next = self.fifo_head.val().error;
         self.completer.sent_status.next = self.fifo_head.val().status;
-        self.completer.ctx_state.next = self.context_fields.fields.val().state;
-        self.completer.ctx_next_psn.next = self.context_fields.fields.val().sq_next_psn;
-        self.completer.ctx_send_psn.next = self.context_fields.fields.val().sq_send_psn;
-        self.completer.ctx_una_psn.next = self.context_fields.fields.val().sq_una_psn;
-        self.completer.ctx_max_sent_psn.next = self.context_fields.fields.val().sq_max_sent_psn;
-        self.completer.ctx_ackreq_end_psn.next = self.context_fields.fields.val().sq_ackreq_end_psn;
-        self.completer.ctx_timeout.next = self.context_fields.fields.val().timeout;
-        self.completer.ctx_retry_cnt.next = self.context_fields.fields.val().retry_cnt;
-        self.completer.ctx_rnr_retry.next = self.context_fields.fields.val().rnr_retry;
-        self.completer.ctx_retry_left.next = self.context_fields.fields.val().retry_left;
-        self.completer.ctx_rnr_left.next = self.context_fields.fields.val().rnr_left;
-        self.completer.ctx_path_mtu.next = self.context_fields.fields.val().path_mtu;
-        self.completer.ctx_max_rd_atomic.next = self.context_fields.fields.val().max_rd_atomic;
+        self.completer.ctx_state.next = self.entry_fields.fields.val().state;
+        self.completer.ctx_next_psn.next = self.entry_fields.fields.val().sq_next_psn;
+        self.completer.ctx_send_psn.next = self.entry_fields.fields.val().sq_send_psn;
+        self.completer.ctx_una_psn.next = self.entry_fields.fields.val().sq_una_psn;
+        self.completer.ctx_max_sent_psn.next = self.entry_fields.fields.val().sq_max_sent_psn;
+        self.completer.ctx_ackreq_end_psn.next = self.entry_fields.fields.val().sq_ackreq_end_psn;
+        self.completer.ctx_timeout.next = self.entry_fields.fields.val().timeout;
+        self.completer.ctx_retry_cnt.next = self.entry_fields.fields.val().retry_cnt;
+        self.completer.ctx_rnr_retry.next = self.entry_fields.fields.val().rnr_retry;
+        self.completer.ctx_retry_left.next = self.entry_fields.fields.val().retry_left;
+        self.completer.ctx_rnr_left.next = self.entry_fields.fields.val().rnr_left;
+        self.completer.ctx_path_mtu.next = self.entry_fields.fields.val().path_mtu;
+        self.completer.ctx_max_rd_atomic.next = self.entry_fields.fields.val().max_rd_atomic;
 
         // ---- timers: the done's command; expiries are taken as events
-        self.done.next =
-            (self.state.q.val() == self.st_busy.val()) & self.completer.done_valid.val();
         self.timers.command.valid.next =
             self.done.val() & (self.completer.timer_op.val() != self.timer_none.val());
         self.timers.command.qpn.next = self.completer.done_qpn.val();
@@ -832,152 +959,185 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             - self.completer.grant_resume_psn.val();
         self.grant_long.next = !self.completer.grant_kind.val().get_bit(1)
             & self.grant_left.val().get_bits::<23>(1).any();
-        if self.state.q.val() == self.st_idle.val() {
-            if self.wants.val().any() & self.completer.ev_ready.val() {
-                self.source.d.next = self.pick.val();
-                self.qpn.d.next = self.pick_qpn.val();
-                self.forced.d.next = !self.expiry_first.val();
-                self.contexts.lookup.valid.next = true;
-                self.contexts.lookup.qpn.next = self.pick_qpn.val();
-                self.granted.read_address.next = self.pick_qpn.val();
-                self.state.d.next = self.st_lookup.val();
-            }
-        } else if self.state.q.val() == self.st_lookup.val() {
-            self.held.d.next = self.granted.read_data.val().get_bit(0)
-                & (self.source.q.val() != self.src_post.val())
-                & (self.source.q.val() != self.src_sent.val());
-            self.kind.d.next = self.ev_to_error.val();
-            if self.source.q.val() == self.src_post.val() {
-                self.kind.d.next = self.ev_post.val();
-            }
-            if self.source.q.val() == self.src_response.val() {
-                self.kind.d.next = self.ev_response.val();
-            }
-            if self.source.q.val() == self.src_timer.val() {
-                self.kind.d.next = self.ev_timer.val();
-            }
-            if self.source.q.val() == self.src_grant.val() {
-                self.kind.d.next = self.ev_grant.val();
-            }
-            if self.source.q.val() == self.src_sent.val() {
-                self.kind.d.next = self.ev_sent.val();
-            }
-            self.state.d.next = self.st_enter.val();
-        } else if self.state.q.val() == self.st_enter.val() {
-            self.last_source.d.next = self.source.q.val();
-            self.state.d.next = self.st_idle.val();
-            if !self.held.q.val() {
-                self.completer.ev_valid.next = true;
-                self.mtu.d.next = self.context_fields.fields.val().path_mtu;
-                self.state.d.next = self.st_busy.val();
-                if self.source.q.val() == self.src_post.val() {
-                    self.post.ready.next = true;
-                    self.body.d.next.op = self.post.op.val();
-                    self.body.d.next.remote_va = self.post.remote_va.val();
-                    self.body.d.next.rkey = self.post.rkey.val();
-                    self.body.d.next.imm = self.post.imm.val();
-                    self.body.d.next.compare = self.post.compare.val();
-                    self.body.d.next.swap_add = self.post.swap_add.val();
-                    self.body.d.next.solicited = self.post.solicited.val();
-                }
-                if self.source.q.val() == self.src_response.val() {
-                    self.rsp_ready.next = true;
-                }
-                if self.source.q.val() == self.src_timer.val() {
-                    if self.forced.q.val() {
-                        self.timer_force_ready.next = true;
-                    } else {
-                        self.timers.expiry.ready.next = true;
-                    }
-                }
-                if self.source.q.val() == self.src_grant.val() {
-                    self.greq_ready.next = true;
-                }
-                if self.source.q.val() == self.src_sent.val() {
-                    self.sent_fifo.read.next = true;
-                    self.granted.write_enable.next = true;
-                    self.granted.write_data.next = 0.into();
-                    self.grants_in_flight.d.next = self.grants_in_flight.q.val() - 1;
-                    if self.granted.read_data.val().get_bit(1) {
-                        self.long_grants_in_flight.d.next = self.long_grants_in_flight.q.val() - 1;
-                    }
-                }
-                if self.source.q.val() == self.src_to_error.val() {
-                    self.err.ready.next = true;
-                }
-            }
-        } else if self.state.q.val() == self.st_busy.val() {
-            if self.done.val() {
-                self.wb_state.d.next = self.completer.wb_state.val();
-                self.wb_next_psn.d.next = self.completer.wb_next_psn.val();
-                self.wb_send_psn.d.next = self.completer.wb_send_psn.val();
-                self.wb_una.d.next = self.completer.wb_una_psn.val();
-                self.wb_max_sent.d.next = self.completer.wb_max_sent_psn.val();
-                self.wb_ackreq_end.d.next = self.completer.wb_ackreq_end_psn.val();
-                self.wb_retry_left.d.next = self.completer.wb_retry_left.val();
-                self.wb_rnr_left.d.next = self.completer.wb_rnr_left.val();
-                self.side_retry_una_valid.d.next = self.completer.done_retry_una_valid.val();
-                self.side_retry_una.d.next = self.completer.done_retry_una.val();
-                self.side_rnr_waiting.d.next = self.completer.done_rnr_waiting.val();
-                self.side_ack_running.d.next = self.completer.done_ack_running.val();
-                self.refusal.d.next = self.completer.grant_refusal.val();
-                self.skipped.d.next = self.completer.grant_skipped.val();
 
-                self.tc_valid.d.next = self.completer.timer_op.val() != self.timer_none.val();
-                self.tc_qpn.d.next = self.completer.done_qpn.val();
-                self.tc_arm.d.next = self.completer.timer_op.val() == self.timer_arm.val();
-                self.tc_kind.d.next = self.completer.timer_kind.val();
-                self.tc_code.d.next = self.completer.timer_code.val();
-                // The expiry on offer for this QP is older than the
-                // command: the command replaced that timer.
-                if (self.completer.timer_op.val() != self.timer_none.val())
-                    & self.timers.expiry.valid.val()
-                    & (self.timers.expiry.qpn.val() == self.completer.done_qpn.val())
-                {
+        // ---- the next event: picked and looked up while the completer
+        // works on this one, entered when it is free
+        self.enter.next = (self.state.q.val() == self.st_idle.val())
+            & self.completer.ev_ready.val()
+            & ((self.pf_state.q.val() == self.pf_context.val())
+                | (self.pf_state.q.val() == self.pf_wait.val()))
+            & !self.pf_held.q.val()
+            & ((self.pf_source.q.val() != self.src_grant.val()) | self.grant_room.val())
+            & ((self.pf_source.q.val() != self.src_response.val()) | self.rsp_valid.val());
+        if self.pf_state.q.val() == self.pf_idle.val() {
+            // The done's write-back lookup has the context port.
+            if self.wants.val().any() & !self.done.val() {
+                self.pf_source.d.next = self.pick.val();
+                self.pf_qpn.d.next = self.pick_qpn.val();
+                self.pf_forced.d.next = !self.expiry_first.val();
+                self.contexts.lookup.valid.next = true;
+                self.pf_state.d.next = self.pf_lookup.val();
+            }
+        } else if self.pf_state.q.val() == self.pf_lookup.val() {
+            self.pf_granted.d.next = self.granted.read_data.val();
+            self.pf_held.d.next = self.granted.read_data.val().get_bit(0)
+                & (self.pf_source.q.val() != self.src_post.val())
+                & (self.pf_source.q.val() != self.src_sent.val());
+            self.pf_kind.d.next = self.ev_to_error.val();
+            if self.pf_source.q.val() == self.src_post.val() {
+                self.pf_kind.d.next = self.ev_post.val();
+            }
+            if self.pf_source.q.val() == self.src_response.val() {
+                self.pf_kind.d.next = self.ev_response.val();
+            }
+            if self.pf_source.q.val() == self.src_timer.val() {
+                self.pf_kind.d.next = self.ev_timer.val();
+            }
+            if self.pf_source.q.val() == self.src_grant.val() {
+                self.pf_kind.d.next = self.ev_grant.val();
+            }
+            if self.pf_source.q.val() == self.src_sent.val() {
+                self.pf_kind.d.next = self.ev_sent.val();
+            }
+            self.pf_state.d.next = self.pf_context.val();
+        } else if self.pf_held.q.val() {
+            // Its QP is granted: not taken, the next source is tried.
+            self.last_source.d.next = self.pf_source.q.val();
+            self.pf_state.d.next = self.pf_idle.val();
+        } else if ((self.pf_source.q.val() == self.src_grant.val()) & !self.grant_room.val())
+            | ((self.pf_source.q.val() == self.src_response.val()) & !self.rsp_valid.val())
+        {
+            // Withdrawn meanwhile: a grant is on offer, or the response
+            // waits behind its predecessor's discard (`requester_path`).
+            self.pf_state.d.next = self.pf_idle.val();
+        } else if self.enter.val() {
+            self.completer.ev_valid.next = true;
+            self.last_source.d.next = self.pf_source.q.val();
+            self.kind.d.next = self.pf_kind.q.val();
+            self.qpn.d.next = self.pf_qpn.q.val();
+            self.mtu.d.next = self.entry_fields.fields.val().path_mtu;
+            self.granted_after.d.next = self.pf_granted.q.val().get_bit(0)
+                & (self.pf_source.q.val() != self.src_sent.val());
+            self.state.d.next = self.st_busy.val();
+            self.pf_state.d.next = self.pf_idle.val();
+            if self.pf_source.q.val() == self.src_post.val() {
+                self.post.ready.next = true;
+                self.body.d.next.op = self.post.op.val();
+                self.body.d.next.remote_va = self.post.remote_va.val();
+                self.body.d.next.rkey = self.post.rkey.val();
+                self.body.d.next.imm = self.post.imm.val();
+                self.body.d.next.compare = self.post.compare.val();
+                self.body.d.next.swap_add = self.post.swap_add.val();
+                self.body.d.next.solicited = self.post.solicited.val();
+            }
+            if self.pf_source.q.val() == self.src_response.val() {
+                self.rsp_ready.next = true;
+            }
+            if self.pf_source.q.val() == self.src_timer.val() {
+                if self.pf_forced.q.val() {
+                    self.timer_force_ready.next = true;
+                } else {
                     self.timers.expiry.ready.next = true;
                 }
-
-                if self.kind.q.val() == self.ev_post.val() {
-                    self.pr_valid.d.next = true;
-                    self.bodies.write_enable.next = self.completer.post_accepted.val();
-                }
-                self.pr_accepted.d.next = self.completer.post_accepted.val();
-                self.pr_slot.d.next = self.completer.post_slot.val();
-
-                if (self.kind.q.val() == self.ev_grant.val()) & self.completer.grant_valid.val() {
-                    self.granted.write_enable.next = true;
-                    self.granted.write_data.next = 1.into();
-                    self.grants_in_flight.d.next = self.grants_in_flight.q.val() + 1;
-                    if self.grant_long.val() {
-                        self.granted.write_data.next = 3.into();
-                        self.long_grants_in_flight.d.next = self.long_grants_in_flight.q.val() + 1;
-                    }
-                    self.bodies.read_qpn.next = self.completer.done_qpn.val();
-                    self.bodies.read_slot.next = self.completer.grant_slot.val();
-                    self.g_valid.d.next = true;
-                    self.g_qpn.d.next = self.completer.done_qpn.val();
-                    self.g_slot.d.next = self.completer.grant_slot.val();
-                    self.g_kind.d.next = self.completer.grant_kind.val();
-                    self.g_opcode.d.next = self.completer.grant_opcode.val();
-                    self.g_first_psn.d.next = self.completer.grant_first_psn.val();
-                    self.g_npsn.d.next = self.completer.grant_npsn.val();
-                    self.g_len.d.next = self.completer.grant_len.val();
-                    self.g_signaled.d.next = self.completer.grant_signaled.val();
-                    self.g_lkey.d.next = self.completer.grant_lkey.val();
-                    self.g_va.d.next = self.completer.grant_va.val();
-                    self.g_start_psn.d.next = self.completer.grant_resume_psn.val();
-                    self.g_mtu.d.next = self.mtu.q.val();
-                    self.g_una.d.next = self.completer.wb_una_psn.val();
-                }
-                self.contexts.lookup.valid.next = true;
-                self.state.d.next = self.st_wb_lookup.val();
             }
-        } else if self.state.q.val() == self.st_wb_lookup.val() {
-            self.state.d.next = self.st_wb_merge.val();
-        } else if self.state.q.val() == self.st_wb_merge.val() {
-            // The record as it stands (host changes since included)
-            // with the completer's fields.
-            self.is_granted.d.next = self.granted.read_data.val().get_bit(0);
+            if self.pf_source.q.val() == self.src_grant.val() {
+                self.greq_ready.next = true;
+            }
+            if self.pf_source.q.val() == self.src_sent.val() {
+                self.sent_fifo.read.next = true;
+                self.granted.write_enable.next = true;
+                self.granted.write_data.next = 0.into();
+                self.grants_in_flight.d.next = self.grants_in_flight.q.val() - 1;
+                if self.pf_granted.q.val().get_bit(1) {
+                    self.long_grants_in_flight.d.next = self.long_grants_in_flight.q.val() - 1;
+                }
+            }
+            if self.pf_source.q.val() == self.src_to_error.val() {
+                self.err.ready.next = true;
+            }
+        } else {
+            self.pf_state.d.next = self.pf_wait.val();
+        }
+
+        // ---- the completer's done: its effects, and the write-back's
+        // lookup of the record as it stands (host changes since included)
+        if self.done.val() {
+            self.state.d.next = self.st_idle.val();
+            self.contexts.lookup.valid.next = true;
+            self.contexts.lookup.qpn.next = self.completer.done_qpn.val();
+            self.wb_qpn.d.next = self.completer.done_qpn.val();
+            self.wb_kind.d.next = self.kind.q.val();
+            self.is_granted.d.next = self.granted_after.q.val();
+            self.wb_state.d.next = self.completer.wb_state.val();
+            self.wb_next_psn.d.next = self.completer.wb_next_psn.val();
+            self.wb_send_psn.d.next = self.completer.wb_send_psn.val();
+            self.wb_una.d.next = self.completer.wb_una_psn.val();
+            self.wb_max_sent.d.next = self.completer.wb_max_sent_psn.val();
+            self.wb_ackreq_end.d.next = self.completer.wb_ackreq_end_psn.val();
+            self.wb_retry_left.d.next = self.completer.wb_retry_left.val();
+            self.wb_rnr_left.d.next = self.completer.wb_rnr_left.val();
+            self.side_retry_una_valid.d.next = self.completer.done_retry_una_valid.val();
+            self.side_retry_una.d.next = self.completer.done_retry_una.val();
+            self.side_rnr_waiting.d.next = self.completer.done_rnr_waiting.val();
+            self.side_ack_running.d.next = self.completer.done_ack_running.val();
+            self.refusal.d.next = self.completer.grant_refusal.val();
+            self.skipped.d.next = self.completer.grant_skipped.val();
+
+            self.tc_valid.d.next = self.completer.timer_op.val() != self.timer_none.val();
+            self.tc_qpn.d.next = self.completer.done_qpn.val();
+            self.tc_arm.d.next = self.completer.timer_op.val() == self.timer_arm.val();
+            self.tc_kind.d.next = self.completer.timer_kind.val();
+            self.tc_code.d.next = self.completer.timer_code.val();
+            // The expiry on offer for this QP is older than the
+            // command: the command replaced that timer.
+            if (self.completer.timer_op.val() != self.timer_none.val())
+                & self.timers.expiry.valid.val()
+                & (self.timers.expiry.qpn.val() == self.completer.done_qpn.val())
+            {
+                self.timers.expiry.ready.next = true;
+            }
+
+            if self.kind.q.val() == self.ev_post.val() {
+                self.pr_valid.d.next = true;
+                self.bodies.write_enable.next = self.completer.post_accepted.val();
+            }
+            self.pr_accepted.d.next = self.completer.post_accepted.val();
+            self.pr_slot.d.next = self.completer.post_slot.val();
+
+            if (self.kind.q.val() == self.ev_grant.val()) & self.completer.grant_valid.val() {
+                self.granted.write_enable.next = true;
+                self.granted.write_address.next = self.completer.done_qpn.val();
+                self.granted.write_data.next = 1.into();
+                self.grants_in_flight.d.next = self.grants_in_flight.q.val() + 1;
+                if self.grant_long.val() {
+                    self.granted.write_data.next = 3.into();
+                    self.long_grants_in_flight.d.next = self.long_grants_in_flight.q.val() + 1;
+                }
+                self.bodies.read_qpn.next = self.completer.done_qpn.val();
+                self.bodies.read_slot.next = self.completer.grant_slot.val();
+                self.g_valid.d.next = true;
+                self.g_qpn.d.next = self.completer.done_qpn.val();
+                self.g_slot.d.next = self.completer.grant_slot.val();
+                self.g_kind.d.next = self.completer.grant_kind.val();
+                self.g_opcode.d.next = self.completer.grant_opcode.val();
+                self.g_first_psn.d.next = self.completer.grant_first_psn.val();
+                self.g_npsn.d.next = self.completer.grant_npsn.val();
+                self.g_len.d.next = self.completer.grant_len.val();
+                self.g_signaled.d.next = self.completer.grant_signaled.val();
+                self.g_lkey.d.next = self.completer.grant_lkey.val();
+                self.g_va.d.next = self.completer.grant_va.val();
+                self.g_start_psn.d.next = self.completer.grant_resume_psn.val();
+                self.g_mtu.d.next = self.mtu.q.val();
+                self.g_una.d.next = self.completer.wb_una_psn.val();
+            }
+        }
+
+        // ---- the write-back: the record merged two cycles after its
+        // lookup, written in the update slot one cycle later
+        self.wb_lookup.d.next = self.done.val();
+        self.wb_merge.d.next = self.wb_lookup.q.val();
+        self.wb_write.d.next = self.wb_merge.q.val();
+        if self.wb_merge.q.val() {
             self.merged.d.next = self.context_fields.fields.val();
             self.merged.d.next.state = self.wb_state.q.val();
             self.merged.d.next.sq_next_psn = self.wb_next_psn.q.val();
@@ -987,16 +1147,14 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             self.merged.d.next.sq_ackreq_end_psn = self.wb_ackreq_end.q.val();
             self.merged.d.next.retry_left = self.wb_retry_left.q.val();
             self.merged.d.next.rnr_left = self.wb_rnr_left.q.val();
-            self.state.d.next = self.st_wb_write.val();
-        } else if self.state.q.val() == self.st_wb_write.val() {
-            self.contexts.update.valid.next = true;
-            self.state.d.next = self.st_idle.val();
         }
 
-        // ---- done, sendable
-        self.done_valid.next = self.state.q.val() == self.st_wb_write.val();
-        self.done_qpn.next = self.qpn.q.val();
-        self.done_kind.next = self.kind.q.val();
+        // ---- decided, done, sendable
+        self.decided_valid.next = self.done.val();
+        self.decided_kind.next = self.kind.q.val();
+        self.done_valid.next = self.wb_write.q.val();
+        self.done_qpn.next = self.wb_qpn.q.val();
+        self.done_kind.next = self.wb_kind.q.val();
         self.done_record.next = self.merged.q.val().into();
         self.done_retry_una_valid.next = self.side_retry_una_valid.q.val();
         self.done_retry_una.next = self.side_retry_una.q.val();
@@ -1005,13 +1163,13 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.done_grant_refusal.next = self.refusal.q.val();
         self.done_grant_skipped.next = self.skipped.q.val();
         self.behind.next = self.wb_send_psn.q.val() - self.wb_next_psn.q.val();
-        self.sendable_valid.next = (self.state.q.val() == self.st_wb_write.val())
+        self.sendable_valid.next = self.wb_write.q.val()
             & (self.wb_state.q.val() == self.state_rts.val())
             & !self.side_rnr_waiting.q.val()
             & self.behind.val().get_bit(23)
             & !self.is_granted.q.val()
-            & (self.kind.q.val() != self.ev_grant.val());
-        self.sendable_qpn.next = self.qpn.q.val();
+            & (self.wb_kind.q.val() != self.ev_grant.val());
+        self.sendable_qpn.next = self.wb_qpn.q.val();
 
         self.timer_cmd_valid.next = self.tc_valid.q.val();
         self.timer_cmd_qpn.next = self.tc_qpn.q.val();
@@ -1019,7 +1177,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.timer_cmd_kind.next = self.tc_kind.q.val();
         self.timer_cmd_code.next = self.tc_code.q.val();
         self.post_result.valid.next = self.pr_valid.q.val();
-        self.post_result.qpn.next = self.qpn.q.val();
+        self.post_result.qpn.next = self.wb_qpn.q.val();
         self.post_result.accepted.next = self.pr_accepted.q.val();
         self.post_result.slot.next = self.pr_slot.q.val();
         // The completer holds its placement request (fields steady) until
@@ -1071,6 +1229,10 @@ impl<const A: usize> Logic for RequesterEvents<A> {
 
         if self.reset.val() {
             self.state.d.next = self.st_idle.val();
+            self.pf_state.d.next = self.pf_idle.val();
+            self.wb_lookup.d.next = false;
+            self.wb_merge.d.next = false;
+            self.wb_write.d.next = false;
             self.g_valid.d.next = false;
             self.grants_in_flight.d.next = 0.into();
             self.long_grants_in_flight.d.next = 0.into();

@@ -79,10 +79,10 @@
 //! free the frame's payload: the completer's placement request (held with
 //! its fields until answered) becomes a write command one cycle after it
 //! rises (the QP's PD read from the PD RAM meanwhile), and its check result
-//! is the completer's `place_result_*`; a response event that is done
-//! without having asked (dropped, an ACK or NAK, a placement of nothing)
-//! gets a discard command, and the next header waits until that command
-//! has been accepted. Grants read the QP's addressing first (one cycle,
+//! is the completer's `place_result_*`; a response event decided
+//! without having asked (dropped, an ACK or NAK, a placement of nothing;
+//! the event loop's `decided_valid`) gets a discard command, and the next
+//! header waits until that command has been accepted. Grants read the QP's addressing first (one cycle,
 //! again after a write to that entry, as the responder path does) and go
 //! to [`RequesterDatapath`]; its status goes back as `EV_SENT`, with the
 //! grant-in-flight rule of [`RequesterEvents`] keeping the QP's other
@@ -100,8 +100,9 @@
 //!
 //! # Latency and throughput
 //!
-//! The event loop's, one event at a time (a post about 16 cycles, a
-//! refused grant 10, a response the completer's time plus its placement),
+//! The event loop's, one event at a time in the completer, the next one
+//! looked up meanwhile (events of other QPs in turn: a post 9 cycles, a
+//! response the completer's time plus its placement, plus one each),
 //! and the transmit datapath's (about one frame beat per cycle at MTU
 //! 4096, up to 8 grants in flight); the address read adds one cycle per
 //! grant.
@@ -408,7 +409,9 @@ impl<const A: usize, const AP1: usize> Logic for RequesterPath<A, AP1> {
                 self.placed.d.next = true;
             }
         }
-        if self.events.done_valid.val() & (self.events.done_kind.val() == self.ev_response.val()) {
+        if self.events.decided_valid.val()
+            & (self.events.decided_kind.val() == self.ev_response.val())
+        {
             self.placed.d.next = false;
             if !self.placed.q.val() {
                 self.discard_pending.d.next = true;
