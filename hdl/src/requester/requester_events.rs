@@ -119,13 +119,13 @@
 //! and is written back in the update slot three cycles later. The
 //! completer is free in the cycle after its done, so the next event,
 //! looked up meanwhile, enters while the write-back runs. A lookup never
-//! meets the done's (the context has one lookup port), and one made
-//! after the done sees its write-back (the context forwards updates into
-//! lookups up to two cycles ahead). The QP of the done is left out of
-//! the pick for one more cycle, so that its next event enters after the
-//! done is out, as the shadow models of the harnesses expect. A timer expiry waiting for a QP whose
-//! event just issued a timer command is dropped (the command replaced
-//! that timer).
+//! meets the done's (the context has one lookup port), and one made after
+//! the done sees its write-back (the context forwards updates into
+//! lookups up to two cycles ahead). The QP of the done is left out of the
+//! pick for one more cycle, so that its next event enters after the done
+//! is out, as the shadow models of the harnesses expect. A timer expiry
+//! waiting for a QP whose event just issued a timer command is dropped
+//! (the command replaced that timer).
 //!
 //! # Latency and throughput
 //!
@@ -135,9 +135,9 @@
 //! spell 2 cycles after it is offered. So a stream of events of QPs in
 //! turn costs the completer's latency plus one cycle each (posts to two
 //! QPs in turn: 9 cycles each, to one QP 12; before the front stage
-//! looked ahead, 15). The done
-//! comes 3 cycles after the completer's (the write-back). A source
-//! refused for its granted QP costs the front 3 cycles.
+//! looked ahead, 15). The done comes 3 cycles after the completer's (the
+//! write-back). A source refused for its granted QP costs the front 3
+//! cycles.
 //!
 //! # Memory
 //!

@@ -78,16 +78,16 @@
 //! command, in header order, which is what [`ResponsePlacement`] needs to
 //! free the frame's payload: the completer's placement request (held with
 //! its fields until answered) becomes a write command one cycle after it
-//! rises (the QP's PD read from the PD RAM meanwhile), and its check result
-//! is the completer's `place_result_*`; a response event decided
+//! rises (the QP's PD read from the PD RAM meanwhile), and its check
+//! result is the completer's `place_result_*`; a response event decided
 //! without having asked (dropped, an ACK or NAK, a placement of nothing;
 //! the event loop's `decided_valid`) gets a discard command, and the next
-//! header waits until that command has been accepted. Grants read the QP's addressing first (one cycle,
-//! again after a write to that entry, as the responder path does) and go
-//! to [`RequesterDatapath`]; its status goes back as `EV_SENT`, with the
-//! grant-in-flight rule of [`RequesterEvents`] keeping the QP's other
-//! events waiting meanwhile. Sendable pulses go through the [`ReadySet`]
-//! into the grant requests.
+//! header waits until that command has been accepted. Grants read the
+//! QP's addressing first (one cycle, again after a write to that entry,
+//! as the responder path does) and go to [`RequesterDatapath`]; its
+//! status goes back as `EV_SENT`, with the grant-in-flight rule of
+//! [`RequesterEvents`] keeping the QP's other events waiting meanwhile.
+//! Sendable pulses go through the [`ReadySet`] into the grant requests.
 //!
 //! # The shadow
 //!
