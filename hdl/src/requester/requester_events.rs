@@ -451,9 +451,9 @@ pub struct RequesterEvents<const A: usize> {
     /// event must see this one's write-back).
     busy_qpn: Signal<Local, Bits<6>>,
     busy: Signal<Local, Bit>,
-    busy_qpn_of: Signal<Local, Bits<A>>,
-    /// The completer takes the next event in this cycle.
-    enter: Signal<Local, Bit>,
+    /// The next event's source no longer offers it: a grant request
+    /// while a grant is on offer, a response waiting for a discard.
+    withdrawn: Signal<Local, Bit>,
     expiry_first: Signal<Local, Bit>,
     timer_qpn: Signal<Local, Bits<A>>,
     done: Signal<Local, Bit>,
@@ -655,8 +655,7 @@ impl<const A: usize> Default for RequesterEvents<A> {
             grant_room: Default::default(),
             busy_qpn: Default::default(),
             busy: Default::default(),
-            busy_qpn_of: Default::default(),
-            enter: Default::default(),
+            withdrawn: Default::default(),
             entry_fields: Default::default(),
             expiry_first: Default::default(),
             timer_qpn: Default::default(),
@@ -776,28 +775,27 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         // event enters after the done is out (`done_valid`), as it did
         // when events were taken one at a time.
         self.busy.next = (self.state.q.val() == self.st_busy.val()) | self.wb_lookup.q.val();
-        self.busy_qpn_of.next = self.qpn.q.val();
         if self.busy.val() {
-            if self.post.qpn.val() == self.busy_qpn_of.val() {
+            if self.post.qpn.val() == self.qpn.q.val() {
                 self.busy_qpn.next = self.busy_qpn.val() | 1;
             }
-            if self.rsp_qpn.val() == self.busy_qpn_of.val() {
+            if self.rsp_qpn.val() == self.qpn.q.val() {
                 self.busy_qpn.next = self.busy_qpn.val() | 2;
             }
-            if self.timer_qpn.val() == self.busy_qpn_of.val() {
+            if self.timer_qpn.val() == self.qpn.q.val() {
                 self.busy_qpn.next = self.busy_qpn.val() | 4;
             }
             // A grant in the completer: the next waits for its offer.
-            if (self.greq_qpn.val() == self.busy_qpn_of.val())
+            if (self.greq_qpn.val() == self.qpn.q.val())
                 | ((self.state.q.val() == self.st_busy.val())
                     & (self.kind.q.val() == self.ev_grant.val()))
             {
                 self.busy_qpn.next = self.busy_qpn.val() | 8;
             }
-            if bit_cast::<A, 14>(self.fifo_head.val().qpn) == self.busy_qpn_of.val() {
+            if bit_cast::<A, 14>(self.fifo_head.val().qpn) == self.qpn.q.val() {
                 self.busy_qpn.next = self.busy_qpn.val() | 16;
             }
-            if self.err.qpn.val() == self.busy_qpn_of.val() {
+            if self.err.qpn.val() == self.qpn.q.val() {
                 self.busy_qpn.next = self.busy_qpn.val() | 32;
             }
         }
@@ -962,13 +960,9 @@ impl<const A: usize> Logic for RequesterEvents<A> {
 
         // ---- the next event: picked and looked up while the completer
         // works on this one, entered when it is free
-        self.enter.next = (self.state.q.val() == self.st_idle.val())
-            & self.completer.ev_ready.val()
-            & ((self.pf_state.q.val() == self.pf_context.val())
-                | (self.pf_state.q.val() == self.pf_wait.val()))
-            & !self.pf_held.q.val()
-            & ((self.pf_source.q.val() != self.src_grant.val()) | self.grant_room.val())
-            & ((self.pf_source.q.val() != self.src_response.val()) | self.rsp_valid.val());
+        self.withdrawn.next = ((self.pf_source.q.val() == self.src_grant.val())
+            & !self.grant_room.val())
+            | ((self.pf_source.q.val() == self.src_response.val()) & !self.rsp_valid.val());
         if self.pf_state.q.val() == self.pf_idle.val() {
             // The done's write-back lookup has the context port.
             if self.wants.val().any() & !self.done.val() {
@@ -1004,13 +998,11 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             // Its QP is granted: not taken, the next source is tried.
             self.last_source.d.next = self.pf_source.q.val();
             self.pf_state.d.next = self.pf_idle.val();
-        } else if ((self.pf_source.q.val() == self.src_grant.val()) & !self.grant_room.val())
-            | ((self.pf_source.q.val() == self.src_response.val()) & !self.rsp_valid.val())
-        {
+        } else if self.withdrawn.val() {
             // Withdrawn meanwhile: a grant is on offer, or the response
             // waits behind its predecessor's discard (`requester_path`).
             self.pf_state.d.next = self.pf_idle.val();
-        } else if self.enter.val() {
+        } else if (self.state.q.val() == self.st_idle.val()) & self.completer.ev_ready.val() {
             self.completer.ev_valid.next = true;
             self.last_source.d.next = self.pf_source.q.val();
             self.kind.d.next = self.pf_kind.q.val();

@@ -100,6 +100,9 @@ struct Bench {
     seen: Seen,
     /// Every done in order: (qpn, kind).
     dones: Vec<(u64, u64)>,
+    /// The cycle of every done since the bench began (tests that clear
+    /// `dones` leave this alone).
+    done_cycles: Vec<u64>,
     /// Every grant in order.
     grants: Vec<GrantOut>,
     timer_cmds: u64,
@@ -128,6 +131,7 @@ impl Bench {
             cycles: 0,
             seen: Seen::default(),
             dones: Vec::new(),
+            done_cycles: Vec::new(),
             grants: Vec::new(),
             timer_cmds: 0,
             answer: None,
@@ -188,6 +192,7 @@ impl Bench {
                 s.get_u64(Dut::DONE_GRANT_SKIPPED),
             ));
             self.dones.push((qpn, kind));
+            self.done_cycles.push(self.cycles);
             if s.get_bit(Dut::SENDABLE_VALID) {
                 assert_eq!(s.get_u64(Dut::SENDABLE_QPN), qpn);
                 seen.sendable = Some(qpn);
@@ -1088,34 +1093,19 @@ fn posts_done_span(qps: &[u64], n: usize) -> u64 {
     for &q in qps {
         write_context(&mut b.sim, q as u32, &rts_record(100)).unwrap();
     }
-    let mut done_at = Vec::new();
-    let mut step = |b: &mut Bench| {
-        let before = b.dones.len();
-        b.cycle();
-        if b.dones.len() > before {
-            done_at.push(b.cycles);
-        }
-    };
     for i in 0..n {
         offer_post(&mut b.sim, qps[i % qps.len()]);
-        let mut taken = false;
-        for _ in 0..100 {
-            b.sim.eval();
-            taken = b.sim.get_bit(Dut::POST_READY);
-            step(&mut b);
-            if taken {
-                b.sim.set_bit(Dut::POST_VALID, false);
-                break;
-            }
-        }
-        assert!(taken, "post {i} not taken");
+        assert!(
+            until_taken(&mut b, Dut::POST_VALID, Dut::POST_READY, 100),
+            "post {i} not taken"
+        );
     }
     for _ in 0..50 {
-        step(&mut b);
+        b.cycle();
     }
-    assert_eq!(done_at.len(), n, "{:?}", b.dones);
+    assert_eq!(b.dones.len(), n, "{:?}", b.dones);
     assert!(b.dones.iter().all(|d| d.1 == EV_POST), "{:?}", b.dones);
-    done_at[n - 1] - done_at[0]
+    b.done_cycles[n - 1] - b.done_cycles[0]
 }
 
 #[test]
