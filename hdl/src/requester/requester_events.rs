@@ -102,12 +102,15 @@
 //! or move to ERR, it is not taken (the event may rewind `send_psn`,
 //! which the grant's packets already went past; the model grants and
 //! sends atomically): the next source is tried. Posts and sent statuses
-//! always go on, and so do other QPs' events. Else the event enters the
-//! completer with the record's fields as soon as the completer is free
-//! (at `t + 2` at the earliest), and its source is answered then; a
-//! response whose `rsp_valid` dropped meanwhile (it waits for the discard
-//! of its predecessor's payload) or a grant request while a grant is on
-//! offer is withdrawn. A response whose data is placed: the completer's
+//! always go on, and so do other QPs' events. A grant request for the QP
+//! of the response on offer is not picked: a new grant would hold the
+//! response (a NAK, say) back again, and what it sends Go-Back-N would
+//! send again (the model takes a response when it arrives). Else the
+//! event enters the completer with the record's fields as soon as the
+//! completer is free (at `t + 2` at the earliest), and its source is
+//! answered then; a response whose `rsp_valid` dropped meanwhile (it
+//! waits for the discard of its predecessor's payload) or a grant request
+//! while a grant is on offer is withdrawn. A response whose data is placed: the completer's
 //! placement request goes out as it is and the event waits for its
 //! answer.
 //!
@@ -809,7 +812,13 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         if self.expiry_first.val() | self.timer_force_valid.val() {
             self.wants.next = self.wants.val() | 4;
         }
-        if self.greq_valid.val() & self.grant_room.val() {
+        // A QP whose response waits is not granted again first: the
+        // response (a NAK above all) waits while its QP is granted, and
+        // each new grant would send more that Go-Back-N sends again.
+        if self.greq_valid.val()
+            & self.grant_room.val()
+            & !(self.rsp_valid.val() & (self.rsp_qpn.val() == self.greq_qpn.val()))
+        {
             self.wants.next = self.wants.val() | 8;
         }
         if !self.sent_fifo.empty.val() {

@@ -911,6 +911,46 @@ fn a_response_waits_while_its_qp_is_granted() {
     );
 }
 
+#[test]
+fn a_qp_whose_response_waits_is_not_granted_first() {
+    let mut b = Bench::new(11);
+    let (q, other) = (7u64, 8u64);
+    write_context(&mut b.sim, q as u32, &rts_record(100)).unwrap();
+    write_context(&mut b.sim, other as u32, &rts_record(500)).unwrap();
+    offer_post(&mut b.sim, q);
+    assert!(until_taken(&mut b, Dut::POST_VALID, Dut::POST_READY, 50));
+    // Another QP's response is served: the grant source is next in turn.
+    offer_ack(&mut b.sim, other, 499);
+    assert!(until_taken(&mut b, Dut::RSP_VALID, Dut::RSP_READY, 50));
+    // QP 7's grant request and its ACK (a duplicate: dropped) come
+    // together. A grant taken first would hold the ACK back until the
+    // grant's packets are decided, and Go-Back-N after a NAK would send
+    // them again.
+    offer_ack(&mut b.sim, q, 99);
+    b.sim.set_u64(Dut::GREQ_QPN, q);
+    b.sim.set_bit(Dut::GREQ_VALID, true);
+    for _ in 0..200 {
+        b.sim.eval();
+        let taken = [
+            (Dut::RSP_VALID, b.sim.get_bit(Dut::RSP_READY)),
+            (Dut::GREQ_VALID, b.sim.get_bit(Dut::GREQ_READY)),
+        ];
+        b.cycle();
+        for (valid, _) in taken.into_iter().filter(|t| t.1) {
+            b.sim.set_bit(valid, false);
+        }
+    }
+    assert_eq!(
+        b.dones,
+        [
+            (q, EV_POST),
+            (other, EV_RESPONSE),
+            (q, EV_RESPONSE),
+            (q, EV_GRANT)
+        ]
+    );
+}
+
 /// Ends QP `q`'s grant: its sent status with the send cursor at `next`.
 fn offer_sent(b: &mut Bench, q: u64, next: u32) {
     let s = &mut b.sim;
