@@ -109,7 +109,9 @@
 //!
 //! # What an event does (the model's order)
 //!
-//! Response: ring lookup of the PSN's WQE, then the checker; a drop
+//! Response: ring lookup of the PSN's WQE (a READ response or atomic ACK:
+//! an ACK's or NAK's decision needs no WQE, the model looks none up),
+//! then the checker; a drop
 //! changes nothing. Otherwise the implicit-ACK walk up to the checker's
 //! ACK end; if una moved, progress (budgets refilled, `retry_una`
 //! cleared, `send_psn` moved up to una, the ACK timer re-armed while an
@@ -122,8 +124,9 @@
 //! WQE at the PSN fails (the model's `local_error`: no progress); gap:
 //! Go-Back-N). Go-Back-N: once per una, else spend a retry (rewind
 //! `send_psn` and `ackreq_end` to una, stop the ACK timer) or with none
-//! left fail with RETRY_EXC_ERR. Finally, if a ring command found a failed
-//! WQE at the head, flush and go to ERR (the model's drain).
+//! left fail with RETRY_EXC_ERR. Finally, if the drain after a ring
+//! command found a failed WQE at the head, flush and go to ERR (the
+//! model's drain).
 //!
 //! Timer (in RTS only): RNR wait end: `send_psn` = una; ACK timeout with
 //! an AckReq outstanding: Go-Back-N (always a new attempt). Post: in RTS
@@ -154,19 +157,20 @@
 //!
 //! # Latency and throughput
 //!
-//! One event at a time, from `ev_valid` to `done_valid`: a post 9 cycles (13 in ERR), a timer 4 to 6 (36 when
-//! the retries are exhausted: fail and flush), a response 10 to 67 (a drop
-//! after a short lookup walk 10; a READ response or atomic ACK placed 31
-//! to 40 and one whose placement failed 33 to 34 (fail and flush), each
-//! plus the cycles from the first of `place_valid` to the answer; long
-//! walks and flushes up to 66), a move to ERR 7 to 32, a
-//! grant 3 to 26 (3 when the context alone refuses it; else a lookup and
-//! one more per WQE skipped), a sent 3 (11 to 15 with a local error: a
-//! fail, and a flush if the WQE is the oldest): each
-//! ring command 5 cycles plus its walk, plus every cycle a CQE waits on
-//! `cqe_ready`. That is line rate at MTU-sized frames (65 cycles at MTU
-//! 4096) and not for minimum-size responses; the core's arbiter holds the
-//! QP's context meanwhile.
+//! One event at a time, from `ev_valid` to `done_valid` (both cycles
+//! counted, on the lockstep test's traces): a post 5 cycles (9 in ERR),
+//! a timer 4 to 6 (36 when the retries are exhausted: fail and flush), a
+//! response 5 to 50: a drop 5 (an ACK or NAK, no lookup) or after a
+//! lookup walk, an ACK completing one WQE 10 to 20, a READ response or
+//! atomic ACK placed 24 to 32 plus the cycles from the first of
+//! `place_valid` to the answer, long walks and flushes up to 50; a move
+//! to ERR 6 to 27, a grant 3 to 22 (3 when the context alone refuses it;
+//! else a lookup and one more per WQE skipped), a sent 3 (10 to 14 with a
+//! local error: a fail, and a flush if the WQE is the oldest). A ring
+//! command costs 3 cycles plus its walk and drain, plus every cycle a CQE
+//! waits on `cqe_ready`. That is line rate at MTU-sized frames (65 cycles
+//! at MTU 4096) and not for minimum-size responses; the core's arbiter
+//! holds the QP's context meanwhile.
 //!
 //! # Memory
 //!
@@ -218,11 +222,16 @@ const _: () = assert!(
 const ST_IDLE: u64 = 0;
 /// The side RAM's word arrives; dispatch on the event kind.
 const ST_LOAD: u64 = 1;
-/// A ring command in `c_*` is presented to the tracker.
+/// A ring command in `c_*` is presented to the tracker (one decided in
+/// `ST_LOAD` or `ST_CHECK_WAIT` is presented there already and skips
+/// this state when the tracker takes it).
 const ST_ISSUE: u64 = 2;
 /// Its result is awaited, then acted on per `c_op`.
 const ST_WAIT: u64 = 3;
+/// The checker takes a response with the WQE its lookup found (an ACK or
+/// NAK needs none: the checker takes it in `ST_LOAD`).
 const ST_CHECK: u64 = 4;
+/// The checker's decision is awaited.
 const ST_CHECK_WAIT: u64 = 5;
 /// After the implicit-ACK walk: what the action does next.
 const ST_DECIDE: u64 = 6;
@@ -234,7 +243,8 @@ const ST_TIMER: u64 = 9;
 /// The final drain: a failed WQE at the head moves the QP to ERR.
 const ST_END: u64 = 10;
 const ST_FINISH: u64 = 11;
-/// Grant: the cursor against the next PSN, then a lookup at the cursor.
+/// Grant, after a WQE skipped: the cursor against the next PSN, then a
+/// lookup at the cursor (`ST_LOAD` does the same for the first).
 const ST_GRANT: u64 = 12;
 /// Grant: the WQE found at the cursor decided (skip, refuse or grant).
 const ST_GRANT_DECIDE: u64 = 13;
@@ -470,6 +480,16 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     timer_arm: Constant<Bits<2>>,
     timer_stop: Constant<Bits<2>>,
     rnr_forever: Constant<Bits<3>>,
+    op_acknowledge: Constant<Bits<8>>,
+    /// An ACK or NAK in `ST_LOAD`: the checker takes it at once, with no
+    /// WQE (its decision needs none).
+    ack_at_load: Signal<Local, Bit>,
+    /// A ring command decided from registers and the checker's output
+    /// goes to the (idle) tracker in the cycle it is decided: `early_*`.
+    early_valid: Signal<Local, Bit>,
+    early_op: Signal<Local, Bits<3>>,
+    early_psn: Signal<Local, Bits<24>>,
+    early_status: Signal<Local, Bits<4>>,
     progress: Signal<Local, Bit>,
     progress_una: Signal<Local, Bits<24>>,
     since_send: Signal<Local, Bits<24>>,
@@ -705,6 +725,12 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             timer_arm: Constant::new(bits::<2>(TIMER_ARM)),
             timer_stop: Constant::new(bits::<2>(TIMER_STOP)),
             rnr_forever: Constant::new(bits::<3>(7)),
+            op_acknowledge: Constant::new(bits::<8>(rc::OP_ACKNOWLEDGE)),
+            ack_at_load: Default::default(),
+            early_valid: Default::default(),
+            early_op: Default::default(),
+            early_psn: Default::default(),
+            early_status: Default::default(),
             progress: Default::default(),
             progress_una: Default::default(),
             since_send: Default::default(),
@@ -812,7 +838,11 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.tracker.reset.next = self.reset.val();
 
         // ---- the checker: the packet, the context as taken, the WQE found
-        self.checker.in_valid.next = self.state.q.val() == self.st_check.val();
+        self.ack_at_load.next = (self.state.q.val() == self.st_load.val())
+            & (self.kind.q.val() == self.ev_response.val())
+            & (self.pkt_opcode_q.q.val() == self.op_acknowledge.val());
+        self.checker.in_valid.next =
+            (self.state.q.val() == self.st_check.val()) | self.ack_at_load.val();
         self.checker.in_tag.next = 0.into();
         self.checker.pkt_opcode.next = self.pkt_opcode_q.q.val();
         self.checker.pkt_psn.next = self.pkt_psn_q.q.val();
@@ -833,7 +863,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.checker.wqe_error.next = self.wqe_error.q.val();
         self.checker.out_ready.next = true;
 
-        // ---- the tracker: the command in c_*
+        // ---- the tracker: the command in c_* (or `early_*`, below)
         self.tracker.cmd_valid.next = self.state.q.val() == self.st_issue.val();
         self.tracker.cmd_op.next = self.c_op.q.val();
         self.tracker.cmd_qpn.next = self.qpn.q.val();
@@ -899,6 +929,44 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             & self.retry_una_valid.q.val()
             & (self.retry_una.q.val() == self.w_una.q.val());
 
+        // ---- a ring command presented at once: the one that
+        // `ST_LOAD` (a response's lookup, a post, a grant's first lookup)
+        // or `ST_CHECK_WAIT` (the implicit-ACK walk) decides; the state
+        // logic below makes the same choice and sets c_* alike.
+        self.early_valid.next = false;
+        self.early_op.next = self.op_lookup.val();
+        self.early_psn.next = self.pkt_psn_q.q.val();
+        self.early_status.next = 0.into();
+        if self.state.q.val() == self.st_load.val() {
+            if self.kind.q.val() == self.ev_response.val() {
+                self.early_valid.next = !self.ack_at_load.val();
+            } else if self.kind.q.val() == self.ev_post.val() {
+                self.early_valid.next = (self.w_state.q.val() == self.qp_rts.val())
+                    | (self.w_state.q.val() == self.qp_err.val());
+                self.early_op.next = self.op_post.val();
+                self.early_status.next = self.post_status_q.q.val();
+            } else if self.kind.q.val() == self.ev_grant.val() {
+                self.early_valid.next = (self.w_state.q.val() == self.qp_rts.val())
+                    & !self.side.read_data.val().get_bit(0)
+                    & self.send_behind.val().get_bit(23);
+                self.early_psn.next = self.w_send_psn.q.val();
+            }
+        }
+        if (self.state.q.val() == self.st_check_wait.val())
+            & self.checker.out_valid.val()
+            & (self.checker.out_action.val() != self.action_drop.val())
+        {
+            self.early_valid.next = true;
+            self.early_op.next = self.op_ack.val();
+            self.early_psn.next = self.checker.out_ack_end.val();
+        }
+        if self.early_valid.val() {
+            self.tracker.cmd_valid.next = true;
+            self.tracker.cmd_op.next = self.early_op.val();
+            self.tracker.cmd_psn.next = self.early_psn.val();
+            self.tracker.cmd_status.next = self.early_status.val();
+        }
+
         self.ev_ready.next = false;
         if self.state.q.val() == self.st_idle.val() {
             self.ev_ready.next = true;
@@ -957,6 +1025,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 self.g_valid.d.next = false;
                 self.g_refusal.d.next = 0.into();
                 self.g_skipped.d.next = 0.into();
+                self.wqe_found.d.next = false;
                 self.c_completes.d.next = false;
                 self.c_status.d.next = 0.into();
                 self.c_slot.d.next = 0.into();
@@ -971,6 +1040,9 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 self.c_op.d.next = self.op_lookup.val();
                 self.c_psn.d.next = self.pkt_psn_q.q.val();
                 self.state.d.next = self.st_issue.val();
+                if self.ack_at_load.val() {
+                    self.state.d.next = self.st_check_wait.val();
+                }
             } else if self.kind.q.val() == self.ev_timer.val() {
                 self.state.d.next = self.st_timer.val();
             } else if self.kind.q.val() == self.ev_post.val() {
@@ -996,8 +1068,12 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                     self.g_refusal.d.next = self.grant_not_rts.val();
                 } else if self.side.read_data.val().get_bit(0) {
                     self.g_refusal.d.next = self.grant_rnr_wait.val();
+                } else if !self.send_behind.val().get_bit(23) {
+                    self.g_refusal.d.next = self.grant_nothing.val();
                 } else {
-                    self.state.d.next = self.st_grant.val();
+                    self.c_op.d.next = self.op_lookup.val();
+                    self.c_psn.d.next = self.w_send_psn.q.val();
+                    self.state.d.next = self.st_issue.val();
                 }
             } else if self.kind.q.val() == self.ev_sent.val() {
                 // The packets' cursor updates at once (each only moves
@@ -1129,7 +1205,8 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                             self.w_next_psn.d.next =
                                 self.w_next_psn.q.val() + self.post_npsn_q.q.val();
                         }
-                        self.state.d.next = self.st_end.val();
+                        // A post runs no drain: no failed head to act on.
+                        self.state.d.next = self.st_finish.val();
                     }
                 } else {
                     self.state.d.next = self.st_finish.val();
@@ -1155,7 +1232,12 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 }
             }
         } else if self.state.q.val() == self.st_decide.val() {
-            self.state.d.next = self.st_end.val();
+            // `ST_END` at once for the actions that do nothing more.
+            self.state.d.next = self.st_finish.val();
+            if self.to_error.q.val() & (self.w_state.q.val() != self.qp_err.val()) {
+                self.c_op.d.next = self.op_flush.val();
+                self.state.d.next = self.st_issue.val();
+            }
             if self.act.q.val() == self.action_ack.val() {
                 if self.lost.q.val() {
                     self.state.d.next = self.st_retry.val();
@@ -1276,6 +1358,11 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             }
         } else {
             self.state.d.next = self.st_idle.val();
+        }
+
+        // A command the tracker took at once is awaited, not presented.
+        if self.early_valid.val() & self.tracker.cmd_ready.val() {
+            self.state.d.next = self.st_wait.val();
         }
 
         // After the state logic, which may take the same registers: a

@@ -134,7 +134,8 @@ pub const LATENCY: u64 = 2;
 const OP_READ_RESPONSE_FIRST: u64 = 0x0D;
 const OP_READ_RESPONSE_MIDDLE: u64 = 0x0E;
 const OP_READ_RESPONSE_ONLY: u64 = 0x10;
-const OP_ACKNOWLEDGE: u64 = 0x11;
+/// The ACK / NAK opcode: the only response whose decision needs no WQE.
+pub const OP_ACKNOWLEDGE: u64 = 0x11;
 const OP_ATOMIC_ACKNOWLEDGE: u64 = 0x12;
 
 #[derive(LogicBlock)]

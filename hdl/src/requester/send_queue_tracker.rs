@@ -44,8 +44,9 @@
 //!   - lookup: `res_found`, `res_slot` and the record `res_wqe_*`;
 //!     `res_rd_atomic_before`: the READ/atomic WQEs before it not yet
 //!     complete (the requester's `max_rd_atomic` limit);
-//!   - every command: `res_to_error`: a failed WQE is at the head; the
-//!     engine must move the QP to ERR (a flush command for this ring).
+//!   - ack, complete_response, fail: `res_to_error`: the drain found a
+//!     failed WQE at the head; the engine must move the QP to ERR (a
+//!     flush command for this ring).
 //! - CQE stream (valid/ready, backpressure): `cqe_valid`, `cqe_ready`,
 //!   `cqe_qpn`, `cqe_slot`, `cqe_status` (a [`wc_status`] code: the
 //!   model's `WcStatus` in declaration order), `cqe_opcode`,
@@ -69,9 +70,13 @@
 //! - flush emits every WQE left, in order, with its own error or
 //!   WR_FLUSH_ERR and byte_len 0, and empties the ring (`move_to_error`);
 //! - clear empties the ring without CQEs (QP to RESET);
-//! - after every command, the drain: completed WQEs leave the head in
-//!   order, signaled ones with a success CQE (byte_len = length); it stops
-//!   at the first incomplete WQE, raising `res_to_error` if it has failed.
+//! - after ack, complete_response and fail, the drain: completed WQEs
+//!   leave the head in order, signaled ones with a success CQE (byte_len =
+//!   length); it stops at the first incomplete WQE, raising `res_to_error`
+//!   if it has failed. A post or a lookup changes no WQE and runs no drain:
+//!   the completer drains after every command that can complete or fail
+//!   the head and flushes the ring when it finds a failed one, so the head
+//!   a post or lookup meets is incomplete and has not failed.
 //!
 //! # Latency and throughput
 //!
@@ -79,13 +84,15 @@
 //! slot's read is issued while the current one is decided). A command
 //! takes 1 cycle to be taken, 1 to read the QP's pointers, `w` walk cycles
 //! (ack: up to the first WQE it stops at; lookup: up to the hit; fail and
-//! flush: every WQE), 1 to start the drain, 1 per WQE drained plus 1 for
-//! the head it stops at, and 1 to write the pointers back with the
-//! result: a post 5 cycles, worst case (an ack completing a full ring of
-//! `2^D` WQEs) `2^D + 2^D + 4` = 36 cycles at `D` = 4, plus every cycle
-//! a CQE waits on `cqe_ready`. At 250 MHz a minimum-size response frame
-//! lasts 1.68 cycles on a 100 GbE wire and a short command takes 5 to 8:
-//! a line-rate stream of tiny responses outruns the tracker, so the engine
+//! flush: every WQE), for the commands that drain 1 per WQE drained plus
+//! 1 for the head it stops at (the head's read is issued in the walk's
+//! last cycle), and 1 to write the pointers back with the result: a post
+//! 3 cycles, a lookup 3 plus its walk, an ack completing the one WQE in
+//! the ring 5, worst case (an ack completing a full ring of `2^D` WQEs)
+//! `2^D + 2^D + 3` = 35 cycles at `D` = 4, plus every cycle a CQE waits
+//! on `cqe_ready`. At 250 MHz a minimum-size response frame lasts 1.68
+//! cycles on a 100 GbE wire and a short command takes 3 to 7: a
+//! line-rate stream of tiny responses outruns the tracker, so the engine
 //! queues them and may coalesce ACKs of one QP (an ACK covers everything
 //! an earlier one did).
 //!
@@ -98,10 +105,12 @@
 //! The pointers are zero at power-up: every ring empty. The ring itself
 //! has no initial value: only slots a post wrote are ever decided (every
 //! walk stops at `count`), and leaving out a 16K-entry initialisation loop
-//! keeps Yosys from unrolling it (minutes per run). A read never meets a write to the
-//! same address (the walk writes the slot it decided and reads the next;
-//! a command reads its pointers a cycle after the last command wrote
-//! them), so neither RAM needs collision logic (`no_rw_check`).
+//! keeps Yosys from unrolling it (minutes per run). Neither RAM has
+//! collision logic (`no_rw_check`): a command reads its pointers a cycle
+//! after the last command wrote them, the walk writes the slot it decided
+//! and reads the next, and the one read that can meet a write, the head's
+//! as the drain starts while the walk's last record is written, takes the
+//! written record from a forwarding register instead.
 
 use crate::codes::{wc_status, wqe_kind};
 use crate::primitives::sync_ram::SyncRam;
@@ -164,10 +173,10 @@ mod state {
     /// fail: no incomplete WQE held the PSN; the oldest incomplete one
     /// gets the error.
     pub const FAIL_OLDEST: u64 = 4;
-    pub const DRAIN_START: u64 = 5;
-    pub const DRAIN: u64 = 6;
+    /// One completed WQE per cycle leaves the head.
+    pub const DRAIN: u64 = 5;
     /// Pointers written back, result out.
-    pub const FINISH: u64 = 7;
+    pub const FINISH: u64 = 6;
 }
 
 /// The send-queue tracker (see the module doc).
@@ -260,13 +269,16 @@ pub struct SendQueueTracker<const A: usize, const D: usize> {
     cqe_status_q: DFF<Bits<4>>,
     cqe_opcode_q: DFF<Bits<3>>,
     cqe_byte_len_q: DFF<Bits<32>>,
+    /// Last cycle's ring write was to the slot it read: its record is
+    /// the read's data.
+    fwd_hit: DFF<Bit>,
+    fwd_word: DFF<Word>,
 
     st_idle: Constant<Bits<3>>,
     st_load: Constant<Bits<3>>,
     st_walk: Constant<Bits<3>>,
     st_mark: Constant<Bits<3>>,
     st_fail_oldest: Constant<Bits<3>>,
-    st_drain_start: Constant<Bits<3>>,
     st_drain: Constant<Bits<3>>,
     st_finish: Constant<Bits<3>>,
     op_post: Constant<Bits<3>>,
@@ -305,6 +317,8 @@ pub struct SendQueueTracker<const A: usize, const D: usize> {
     /// The CQE register is free this cycle.
     cqe_free: Signal<Local, Bit>,
     load_cqe: Signal<Local, Bit>,
+    /// The command's last record is decided: the drain reads the head.
+    drain_next: Signal<Local, Bit>,
     new_slot: Signal<Local, Bits<D>>,
     ptr_head: Signal<Local, Bits<D>>,
     ptr_count: Signal<Local, Bits<8>>,
@@ -395,12 +409,13 @@ impl<const A: usize, const D: usize> Default for SendQueueTracker<A, D> {
             cqe_status_q: Default::default(),
             cqe_opcode_q: Default::default(),
             cqe_byte_len_q: Default::default(),
+            fwd_hit: Default::default(),
+            fwd_word: Default::default(),
             st_idle: c3(state::IDLE),
             st_load: c3(state::LOAD),
             st_walk: c3(state::WALK),
             st_mark: c3(state::MARK),
             st_fail_oldest: c3(state::FAIL_OLDEST),
-            st_drain_start: c3(state::DRAIN_START),
             st_drain: c3(state::DRAIN),
             st_finish: c3(state::FINISH),
             op_post: c3(OP_POST),
@@ -435,6 +450,7 @@ impl<const A: usize, const D: usize> Default for SendQueueTracker<A, D> {
             last: Default::default(),
             cqe_free: Default::default(),
             load_cqe: Default::default(),
+            drain_next: Default::default(),
             new_slot: Default::default(),
             ptr_head: Default::default(),
             ptr_count: Default::default(),
@@ -480,13 +496,18 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
             cqe_slot_q,
             cqe_status_q,
             cqe_opcode_q,
-            cqe_byte_len_q
+            cqe_byte_len_q,
+            fwd_hit,
+            fwd_word
         );
         self.ring.clock.next = self.clock.val();
         self.pointers.clock.next = self.clock.val();
 
         // ---- the record under decision and its relations to `psn`
         self.word.next = self.ring.read_data.val();
+        if self.fwd_hit.q.val() {
+            self.word.next = self.fwd_word.q.val();
+        }
         if self.state.q.val() == self.st_fail_oldest.val() {
             self.word.next = self.oldest_word.q.val();
         }
@@ -528,6 +549,7 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
         self.w_done_psn.next = self.done_psn.val();
         self.cqe_free.next = !self.cqe_full.q.val() | self.cqe_ready.val();
         self.load_cqe.next = false;
+        self.drain_next.next = false;
         if self.cqe_ready.val() {
             self.cqe_full.d.next = false;
         }
@@ -567,7 +589,8 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
             self.una.d.next = self.next_psn.q.val();
             self.to_error.d.next = false;
             self.ring.read_slot.next = self.ptr_head.val();
-            self.state.d.next = self.st_drain_start.val();
+            // A post, a clear and a command on an empty ring end here.
+            self.state.d.next = self.st_finish.val();
             if self.op.q.val() == self.op_post.val() {
                 if self.ptr_count.val() != self.depth.val() {
                     self.ring.write_enable.next = true;
@@ -582,7 +605,6 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
             } else if self.op.q.val() == self.op_clear.val() {
                 self.head.d.next = self.new_slot.val();
                 self.count.d.next = 0.into();
-                self.state.d.next = self.st_finish.val();
             } else if self.ptr_count.val() != 0 {
                 self.state.d.next = self.st_walk.val();
             }
@@ -591,23 +613,23 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
             if self.op.q.val() == self.op_ack.val() {
                 if self.complete.val() {
                     if self.last.val() {
-                        self.state.d.next = self.st_drain_start.val();
+                        self.drain_next.next = true;
                     }
                 } else if self.error.val() != 0 {
                     self.una.d.next = self.done_psn.val();
-                    self.state.d.next = self.st_drain_start.val();
+                    self.drain_next.next = true;
                 } else if !self.past_end.val().get_bit(23) {
                     if self.kind.val().get_bit(1) {
                         // A READ/atomic the ACK covers: its response was lost.
                         self.lost.d.next = true;
                         self.una.d.next = self.done_psn.val();
-                        self.state.d.next = self.st_drain_start.val();
+                        self.drain_next.next = true;
                     } else {
                         self.ring.write_enable.next = true;
                         self.w_complete.next = true;
                         self.w_done_psn.next = self.end_psn.val();
                         if self.last.val() {
-                            self.state.d.next = self.st_drain_start.val();
+                            self.drain_next.next = true;
                         }
                     }
                 } else {
@@ -620,27 +642,27 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
                         self.w_done_psn.next = self.psn.q.val();
                         self.una.d.next = self.psn.q.val();
                     }
-                    self.state.d.next = self.st_drain_start.val();
+                    self.drain_next.next = true;
                 }
             } else if self.op.q.val() == self.op_lookup.val() {
                 if self.contains.val() {
                     self.found.d.next = true;
                     self.slot_out.d.next = self.slot.val();
                     self.word_out.d.next = self.word.val();
-                    self.state.d.next = self.st_drain_start.val();
+                    self.state.d.next = self.st_finish.val();
                 } else {
                     if self.kind.val().get_bit(1) & !self.complete.val() {
                         self.rd_atomic_before.d.next = self.rd_atomic_before.q.val() + 1;
                     }
                     if self.last.val() {
-                        self.state.d.next = self.st_drain_start.val();
+                        self.state.d.next = self.st_finish.val();
                     }
                 }
             } else if self.op.q.val() == self.op_fail.val() {
                 if self.contains.val() & !self.fail_seen.q.val() & !self.complete.val() {
                     self.ring.write_enable.next = true;
                     self.w_error.next = self.status_in.q.val();
-                    self.state.d.next = self.st_drain_start.val();
+                    self.drain_next.next = true;
                 } else {
                     if self.contains.val() {
                         self.fail_seen.d.next = true;
@@ -668,7 +690,7 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
                     if self.last.val() {
                         self.head.d.next = self.slot.val() + 1;
                         self.count.d.next = 0.into();
-                        self.state.d.next = self.st_drain_start.val();
+                        self.state.d.next = self.st_finish.val();
                     }
                 } else {
                     self.index.d.next = self.index.q.val();
@@ -680,18 +702,12 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
             self.ring.write_slot.next = self.slot_in.q.val();
             self.w_done_psn.next = self.psn.q.val();
             self.w_complete.next = self.complete.val() | self.completes.q.val();
-            self.state.d.next = self.st_drain_start.val();
+            self.drain_next.next = true;
         } else if self.state.q.val() == self.st_fail_oldest.val() {
             self.ring.write_enable.next = self.oldest_found.q.val();
             self.ring.write_slot.next = self.oldest_slot.q.val();
             self.w_error.next = self.status_in.q.val();
-            self.state.d.next = self.st_drain_start.val();
-        } else if self.state.q.val() == self.st_drain_start.val() {
-            self.ring.read_slot.next = self.head.q.val();
-            self.state.d.next = self.st_drain.val();
-            if self.count.q.val() == 0 {
-                self.state.d.next = self.st_finish.val();
-            }
+            self.drain_next.next = true;
         } else if self.state.q.val() == self.st_drain.val() {
             self.ring.read_slot.next = self.head.q.val();
             if !self.complete.val() {
@@ -719,6 +735,17 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
             self.state.d.next = self.st_idle.val();
         }
 
+        // The drain starts at the head in the cycle the command's last
+        // record is decided; the head's read may meet that record's write,
+        // which `fwd_*` forwards.
+        if self.drain_next.val() {
+            self.ring.read_slot.next = self.head.q.val();
+            self.state.d.next = self.st_drain.val();
+            if self.count.q.val() == 0 {
+                self.state.d.next = self.st_finish.val();
+            }
+        }
+
         // After the state logic, which sets the `w_*` fields (a
         // combinational read before the write would see last cycle's).
         self.ring.write_data.next = (self.word.val() & self.keep_mask.val())
@@ -728,6 +755,10 @@ impl<const A: usize, const D: usize> Logic for SendQueueTracker<A, D> {
         if self.state.q.val() == self.st_load.val() {
             self.ring.write_data.next = self.post_word.q.val();
         }
+
+        self.fwd_hit.d.next = self.ring.write_enable.val()
+            & (self.ring.write_slot.val() == self.ring.read_slot.val());
+        self.fwd_word.d.next = self.ring.write_data.val();
 
         if self.load_cqe.val() {
             self.cqe_full.d.next = true;

@@ -230,7 +230,7 @@ pub enum RingCommand {
     Clear,
 }
 
-/// A command's result (the drain that follows every command aside).
+/// A command's result (the drain after it aside).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RingResult {
     /// The slot taken, `None` when the ring was full.
@@ -245,8 +245,8 @@ pub enum RingResult {
 }
 
 /// What one command did: its result, the CQEs it and the drain after it
-/// emitted, and whether a failed WQE is then at the head (the engine must
-/// move the QP to ERR, i.e. flush).
+/// emitted, and whether the drain found a failed WQE at the head (the
+/// engine must move the QP to ERR, i.e. flush).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RingOutcome {
     pub result: RingResult,
@@ -255,8 +255,12 @@ pub struct RingOutcome {
 }
 
 /// One QP's ring of `depth` slots as the send-queue tracker keeps it:
-/// the completer's operations above on [`WqeRecord`]s, each command
-/// followed by a [`drain`].
+/// the completer's operations above on [`WqeRecord`]s, each command that
+/// completes or fails a WQE (ack, complete_response, fail) followed by a
+/// [`drain`]. A post or a lookup changes no WQE, so after one the head is
+/// what the last drain left: the completer drains after every command that
+/// could leave a completed WQE at the head and flushes when it finds a
+/// failed one, so there is nothing for a drain to do and no drain runs.
 #[derive(Clone, Debug)]
 pub struct Ring {
     depth: usize,
@@ -358,7 +362,17 @@ impl Ring {
                 RingResult::Done
             }
         };
-        let (done, to_error) = drain(&mut self.wqes);
+        let drains = matches!(
+            command,
+            RingCommand::Ack { .. }
+                | RingCommand::CompleteResponse { .. }
+                | RingCommand::Fail { .. }
+        );
+        let (done, to_error) = if drains {
+            drain(&mut self.wqes)
+        } else {
+            (Vec::new(), false)
+        };
         for w in done {
             if w.signaled {
                 cqes.push(RingCqe {
