@@ -110,9 +110,9 @@
 //! completer is free (at `t + 2` at the earliest), and its source is
 //! answered then; a response whose `rsp_valid` dropped meanwhile (it
 //! waits for the discard of its predecessor's payload) or a grant request
-//! while a grant is on offer is withdrawn. A response whose data is placed: the completer's
-//! placement request goes out as it is and the event waits for its
-//! answer.
+//! while a grant is on offer is withdrawn. A response whose data is
+//! placed: the completer's placement request goes out as it is and the
+//! event waits for its answer.
 //!
 //! At the completer's done: the timer command, the body written (an
 //! accepted post), the grant registered, the granted bit set (a grant;

@@ -843,14 +843,20 @@ fn until_taken(
     false
 }
 
+/// QPs 7 (next PSN 100) and 8 (500) in RTS, one SEND posted to QP 7.
+fn two_qps_one_post(seed: u64) -> (Bench, u64, u64) {
+    let mut b = Bench::new(seed);
+    let (q, other) = (7u64, 8u64);
+    write_context(&mut b.sim, q as u32, &rts_record(100)).unwrap();
+    write_context(&mut b.sim, other as u32, &rts_record(500)).unwrap();
+    offer_post(&mut b.sim, q);
+    assert!(until_taken(&mut b, Dut::POST_VALID, Dut::POST_READY, 50));
+    (b, q, other)
+}
+
 #[test]
 fn a_response_waits_while_its_qp_is_granted() {
-    let mut b = Bench::new(7);
-    let (qa, qb) = (7u64, 8u64);
-    write_context(&mut b.sim, qa as u32, &rts_record(100)).unwrap();
-    write_context(&mut b.sim, qb as u32, &rts_record(500)).unwrap();
-    offer_post(&mut b.sim, qa);
-    assert!(until_taken(&mut b, Dut::POST_VALID, Dut::POST_READY, 50));
+    let (mut b, qa, qb) = two_qps_one_post(7);
     assert!(grant_within(&mut b, qa, 100));
     for _ in 0..60 {
         b.cycle();
@@ -913,12 +919,7 @@ fn a_response_waits_while_its_qp_is_granted() {
 
 #[test]
 fn a_qp_whose_response_waits_is_not_granted_first() {
-    let mut b = Bench::new(11);
-    let (q, other) = (7u64, 8u64);
-    write_context(&mut b.sim, q as u32, &rts_record(100)).unwrap();
-    write_context(&mut b.sim, other as u32, &rts_record(500)).unwrap();
-    offer_post(&mut b.sim, q);
-    assert!(until_taken(&mut b, Dut::POST_VALID, Dut::POST_READY, 50));
+    let (mut b, q, other) = two_qps_one_post(11);
     // Another QP's response is served: the grant source is next in turn.
     offer_ack(&mut b.sim, other, 499);
     assert!(until_taken(&mut b, Dut::RSP_VALID, Dut::RSP_READY, 50));
