@@ -988,11 +988,12 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             self.retry_una.d.next = self.side.read_data.val().get_bits::<24>(2);
             self.ack_running.d.next = self.side.read_data.val().get_bit(26);
             if self.kind.q.val() == self.ev_response.val() {
-                self.c_op.d.next = self.op_lookup.val();
-                self.c_psn.d.next = self.pkt_psn_q.q.val();
-                self.state.d.next = self.st_issue.val();
                 if self.ack_at_load.val() {
                     self.state.d.next = self.st_check_wait.val();
+                } else {
+                    self.c_op.d.next = self.op_lookup.val();
+                    self.c_psn.d.next = self.pkt_psn_q.q.val();
+                    self.state.d.next = self.st_issue.val();
                 }
             } else if self.kind.q.val() == self.ev_timer.val() {
                 self.state.d.next = self.st_timer.val();
