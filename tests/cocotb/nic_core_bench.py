@@ -101,11 +101,17 @@ async def configure_qp(
 ):  # fmt: skip
     """modify_qp to RTS, as the driver would: both directions' contexts,
     the address record, the response queue's MTU. `timeout` is the local
-    ACK timeout code (4.096 us x 2^timeout)."""
+    ACK timeout code (4.096 us x 2^timeout).
+
+    The initiator depth (`max_rd_atomic`) is the peer's responder
+    resources (`max_dest_rd_atomic`, 3), as connection set-up makes it: a
+    requester with more READs and atomics outstanding than the responder
+    keeps can resend a READ that the responder no longer holds (dropped:
+    IBA 9.7.5.1.3, "responder resources") until RETRY_EXC_ERR."""
     common = {
         "state": QP_STATE["RTS"], "access": int(access), "path_mtu": MTU_IBA_CODE[mtu], "pkey": 0xFFFF, "pd": pd,
         "dest_qpn": dest_qpn, "timeout": timeout, "retry_cnt": 7, "rnr_retry": 7, "retry_left": 7, "rnr_left": 7,
-        "max_rd_atomic": 4, "max_dest_rd_atomic": 3, "min_rnr_timer": 1, "rq_epsn": epsn,
+        "max_rd_atomic": 3, "max_dest_rd_atomic": 3, "min_rnr_timer": 1, "rq_epsn": epsn,
     }  # fmt: skip
     await host.write_context("rsp", qpn, common)
     await host.write_context(

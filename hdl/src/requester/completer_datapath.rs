@@ -158,20 +158,19 @@
 //! # Latency and throughput
 //!
 //! One event at a time, from `ev_valid` to `done_valid` (both cycles
-//! counted, on the lockstep test's traces): a post 6 cycles (10 in ERR),
-//! a timer 4 to 6 (37 when the retries are exhausted: fail and flush), a
-//! response 5 to 53: a drop 5 (an ACK or NAK, no lookup) or after a
-//! lookup walk, an ACK completing one WQE 11 to 21, a READ response or
-//! atomic ACK placed 26 to 34 plus the cycles from the first of
-//! `place_valid` to the answer, long walks and flushes up to 53; a move
-//! to ERR 6 to 29, a grant 3 to 23 (3 when the context alone refuses it;
+//! counted, on the lockstep test's traces): a post 5 cycles (9 in ERR),
+//! a timer 4 to 6 (36 when the retries are exhausted: fail and flush), a
+//! response 5 to 50: a drop 5 (an ACK or NAK, no lookup) or after a
+//! lookup walk, an ACK completing one WQE 10 to 20, a READ response or
+//! atomic ACK placed 24 to 32 plus the cycles from the first of
+//! `place_valid` to the answer, long walks and flushes up to 50; a move
+//! to ERR 6 to 27, a grant 3 to 22 (3 when the context alone refuses it;
 //! else a lookup and one more per WQE skipped), a sent 3 (10 to 14 with a
 //! local error: a fail, and a flush if the WQE is the oldest). A ring
-//! command costs 4 cycles (its issue and 3 in the tracker) plus its walk
-//! and drain, plus every cycle a CQE waits on `cqe_ready`. That is line
-//! rate at MTU-sized frames (65 cycles at MTU 4096) and not for
-//! minimum-size responses; the core's arbiter holds the QP's context
-//! meanwhile.
+//! command costs 3 cycles plus its walk and drain, plus every cycle a CQE
+//! waits on `cqe_ready`. That is line rate at MTU-sized frames (65 cycles
+//! at MTU 4096) and not for minimum-size responses; the core's arbiter
+//! holds the QP's context meanwhile.
 //!
 //! # Memory
 //!
@@ -223,7 +222,9 @@ const _: () = assert!(
 const ST_IDLE: u64 = 0;
 /// The side RAM's word arrives; dispatch on the event kind.
 const ST_LOAD: u64 = 1;
-/// A ring command in `c_*` is presented to the tracker.
+/// A ring command in `c_*` is presented to the tracker (one decided in
+/// `ST_LOAD` or `ST_CHECK_WAIT` is presented there already and skips
+/// this state when the tracker takes it).
 const ST_ISSUE: u64 = 2;
 /// Its result is awaited, then acted on per `c_op`.
 const ST_WAIT: u64 = 3;
@@ -483,6 +484,12 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     /// An ACK or NAK in `ST_LOAD`: the checker takes it at once, with no
     /// WQE (its decision needs none).
     ack_at_load: Signal<Local, Bit>,
+    /// A ring command decided from registers and the checker's output
+    /// goes to the (idle) tracker in the cycle it is decided: `early_*`.
+    early_valid: Signal<Local, Bit>,
+    early_op: Signal<Local, Bits<3>>,
+    early_psn: Signal<Local, Bits<24>>,
+    early_status: Signal<Local, Bits<4>>,
     progress: Signal<Local, Bit>,
     progress_una: Signal<Local, Bits<24>>,
     since_send: Signal<Local, Bits<24>>,
@@ -720,6 +727,10 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             rnr_forever: Constant::new(bits::<3>(7)),
             op_acknowledge: Constant::new(bits::<8>(rc::OP_ACKNOWLEDGE)),
             ack_at_load: Default::default(),
+            early_valid: Default::default(),
+            early_op: Default::default(),
+            early_psn: Default::default(),
+            early_status: Default::default(),
             progress: Default::default(),
             progress_una: Default::default(),
             since_send: Default::default(),
@@ -852,7 +863,7 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.checker.wqe_error.next = self.wqe_error.q.val();
         self.checker.out_ready.next = true;
 
-        // ---- the tracker: the command in c_*
+        // ---- the tracker: the command in c_* (or `early_*`, below)
         self.tracker.cmd_valid.next = self.state.q.val() == self.st_issue.val();
         self.tracker.cmd_op.next = self.c_op.q.val();
         self.tracker.cmd_qpn.next = self.qpn.q.val();
@@ -917,6 +928,44 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
         self.same_loss.next = !self.retry_timeout.q.val()
             & self.retry_una_valid.q.val()
             & (self.retry_una.q.val() == self.w_una.q.val());
+
+        // ---- a ring command presented at once: the one that
+        // `ST_LOAD` (a response's lookup, a post, a grant's first lookup)
+        // or `ST_CHECK_WAIT` (the implicit-ACK walk) decides; the state
+        // logic below makes the same choice and sets c_* alike.
+        self.early_valid.next = false;
+        self.early_op.next = self.op_lookup.val();
+        self.early_psn.next = self.pkt_psn_q.q.val();
+        self.early_status.next = 0.into();
+        if self.state.q.val() == self.st_load.val() {
+            if self.kind.q.val() == self.ev_response.val() {
+                self.early_valid.next = !self.ack_at_load.val();
+            } else if self.kind.q.val() == self.ev_post.val() {
+                self.early_valid.next = (self.w_state.q.val() == self.qp_rts.val())
+                    | (self.w_state.q.val() == self.qp_err.val());
+                self.early_op.next = self.op_post.val();
+                self.early_status.next = self.post_status_q.q.val();
+            } else if self.kind.q.val() == self.ev_grant.val() {
+                self.early_valid.next = (self.w_state.q.val() == self.qp_rts.val())
+                    & !self.side.read_data.val().get_bit(0)
+                    & self.send_behind.val().get_bit(23);
+                self.early_psn.next = self.w_send_psn.q.val();
+            }
+        }
+        if (self.state.q.val() == self.st_check_wait.val())
+            & self.checker.out_valid.val()
+            & (self.checker.out_action.val() != self.action_drop.val())
+        {
+            self.early_valid.next = true;
+            self.early_op.next = self.op_ack.val();
+            self.early_psn.next = self.checker.out_ack_end.val();
+        }
+        if self.early_valid.val() {
+            self.tracker.cmd_valid.next = true;
+            self.tracker.cmd_op.next = self.early_op.val();
+            self.tracker.cmd_psn.next = self.early_psn.val();
+            self.tracker.cmd_status.next = self.early_status.val();
+        }
 
         self.ev_ready.next = false;
         if self.state.q.val() == self.st_idle.val() {
@@ -1310,6 +1359,11 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             }
         } else {
             self.state.d.next = self.st_idle.val();
+        }
+
+        // A command the tracker took at once is awaited, not presented.
+        if self.early_valid.val() & self.tracker.cmd_ready.val() {
+            self.state.d.next = self.st_wait.val();
         }
 
         // After the state logic, which may take the same registers: a

@@ -137,7 +137,7 @@
 //! later (in the cycle after the done is out); an event after an idle
 //! spell 2 cycles after it is offered. So a stream of events of QPs in
 //! turn costs the completer's latency plus one cycle each (posts to two
-//! QPs in turn: 6 cycles each, to one QP 9). The done comes 3 cycles
+//! QPs in turn: 5 cycles each, to one QP 8). The done comes 3 cycles
 //! after the completer's (the write-back). A source refused for its
 //! granted QP costs the front 3 cycles.
 //!

@@ -101,7 +101,7 @@
 //! # Latency and throughput
 //!
 //! The event loop's, one event at a time in the completer, the next one
-//! looked up meanwhile (events of other QPs in turn: a post 6 cycles, a
+//! looked up meanwhile (events of other QPs in turn: a post 5 cycles, a
 //! response the completer's time plus its placement, plus one each),
 //! and the transmit datapath's (about one frame beat per cycle at MTU
 //! 4096, up to 8 grants in flight); the address read adds one cycle per

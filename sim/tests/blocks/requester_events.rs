@@ -1123,9 +1123,9 @@ fn every_source_is_served_round_robin() {
 }
 
 /// The completer's latency for a post in RTS: the edges from the cycle
-/// it takes the event to the cycle of its `done_valid` (the six cycles
+/// it takes the event to the cycle of its `done_valid` (the five cycles
 /// `completer_datapath`'s doc counts, both ends included).
-const POST_LATENCY: u64 = 5;
+const POST_LATENCY: u64 = 4;
 
 /// Offers `n` one-packet posts back to back to the QPs of `qps` in turn
 /// and returns the cycles from the first post's done to the last one's.
