@@ -32,8 +32,10 @@
 //!
 //! - `clock`; `reset` (synchronous, high): back to idle (the rings, the
 //!   side RAM and the tracker's RAMs keep their contents).
-//! - Event (valid/ready; `ev_ready` is high when idle, the event is taken
-//!   in the cycle both are high and all its inputs are sampled then):
+//! - Event (valid/ready; `ev_ready` is high when idle and in the cycle of
+//!   `done_valid`, the event is taken in the cycle both are high and all
+//!   its inputs are sampled then; one taken with a done must be of
+//!   another QP):
 //!   `ev_kind` ([`EV_RESPONSE`], [`EV_TIMER`], [`EV_POST`], [`EV_CLEAR`],
 //!   [`EV_TO_ERROR`], [`EV_GRANT`], [`EV_SENT`]),
 //!   `ev_qpn`, and
@@ -158,7 +160,8 @@
 //! # Latency and throughput
 //!
 //! One event at a time, from `ev_valid` to `done_valid` (both cycles
-//! counted, on the lockstep test's traces): a post 5 cycles (9 in ERR),
+//! counted, on the lockstep test's traces; an event taken in a done cycle
+//! counts from there): a post 5 cycles (9 in ERR),
 //! a timer 4 to 6 (36 when the retries are exhausted: fail and flush), a
 //! response 5 to 50: a drop 5 (an ACK or NAK, no lookup) or after a
 //! lookup walk, an ACK completing one WQE 10 to 20, a READ response or
@@ -967,9 +970,15 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             self.tracker.cmd_status.next = self.early_status.val();
         }
 
+        // The next event is taken in the done's own cycle as well: the
+        // done's outputs come from registers, and the event loop never
+        // offers an event of the done's QP then (its side word is written
+        // in this cycle).
         self.ev_ready.next = false;
-        if self.state.q.val() == self.st_idle.val() {
+        if (self.state.q.val() == self.st_idle.val()) | (self.state.q.val() == self.st_finish.val())
+        {
             self.ev_ready.next = true;
+            self.state.d.next = self.st_idle.val();
             if self.ev_valid.val() {
                 self.kind.d.next = self.ev_kind.val();
                 self.qpn.d.next = self.ev_qpn.val();

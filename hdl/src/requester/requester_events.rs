@@ -120,8 +120,13 @@
 //! status's entry, cleared; and the write-back: a second lookup of the
 //! QP, whose record (with host changes since) gets the completer's fields
 //! and is written back in the update slot three cycles later. The
-//! completer is free in the cycle after its done, so the next event,
-//! looked up meanwhile, enters while the write-back runs. A lookup never
+//! completer takes the next event, looked up meanwhile, in its done's own
+//! cycle, so it runs while the write-back does; the done's outputs are
+//! kept per stage, since that event can be done two cycles later. Two
+//! pairs wait for the cycle after the done instead: a sent status after
+//! a grant (both write the granted bits and the grant count) and a
+//! response after a response (the done may owe `requester_path` a
+//! payload discard, which goes before the next header). A lookup never
 //! meets the done's (the context has one lookup port), and one made after
 //! the done sees its write-back (the context forwards updates into
 //! lookups up to two cycles ahead). The QP of the done is left out of the
@@ -132,12 +137,13 @@
 //!
 //! # Latency and throughput
 //!
-//! An event of another QP than the one before enters the completer in the
-//! cycle after that one's done; an event of the same QP three cycles
-//! later (in the cycle after the done is out); an event after an idle
-//! spell 2 cycles after it is offered. So a stream of events of QPs in
-//! turn costs the completer's latency plus one cycle each (posts to two
-//! QPs in turn: 5 cycles each, to one QP 8). The done comes 3 cycles
+//! An event of another QP than the one before enters the completer in
+//! that one's done cycle (but for the two pairs above, a cycle later); an
+//! event of the same QP four cycles later (in the cycle after the done
+//! is out); an event after an idle spell 2 cycles after it is offered. So
+//! a stream of events of QPs in turn costs the completer's latency less
+//! one cycle each (posts to two QPs in turn: 4 cycles each, to one QP
+//! 8). The done comes 3 cycles
 //! after the completer's (the write-back). A source refused for its
 //! granted QP costs the front 3 cycles.
 //!
@@ -388,6 +394,18 @@ pub struct RequesterEvents<const A: usize> {
     refusal: DFF<Bits<3>>,
     skipped: DFF<Bits<5>>,
     merged: DFF<ContextRecordBits>,
+    // The done outputs, taken from the fields above at the merge: an
+    // event entered with the done can be done itself two cycles later
+    // and overwrite them in the merge's cycle.
+    out_qpn: DFF<Bits<A>>,
+    out_kind: DFF<Bits<3>>,
+    out_retry_una_valid: DFF<Bit>,
+    out_retry_una: DFF<Bits<24>>,
+    out_rnr_waiting: DFF<Bit>,
+    out_ack_running: DFF<Bit>,
+    out_refusal: DFF<Bits<3>>,
+    out_skipped: DFF<Bits<5>>,
+    out_sendable: DFF<Bit>,
     // Registered pulses.
     tc_valid: DFF<Bit>,
     tc_qpn: DFF<Bits<A>>,
@@ -453,6 +471,10 @@ pub struct RequesterEvents<const A: usize> {
     /// event must see this one's write-back).
     busy_qpn: Signal<Local, Bits<6>>,
     busy: Signal<Local, Bit>,
+    /// The next event may enter now: the completer is idle, or it is
+    /// done and the two events touch nothing in common (see the entry).
+    may_enter: Signal<Local, Bit>,
+    entering: Signal<Local, Bit>,
     /// The next event's source no longer offers it: a grant request
     /// while a grant is on offer, a response waiting for a discard.
     withdrawn: Signal<Local, Bit>,
@@ -601,6 +623,15 @@ impl<const A: usize> Default for RequesterEvents<A> {
             refusal: Default::default(),
             skipped: Default::default(),
             merged: Default::default(),
+            out_qpn: Default::default(),
+            out_kind: Default::default(),
+            out_retry_una_valid: Default::default(),
+            out_retry_una: Default::default(),
+            out_rnr_waiting: Default::default(),
+            out_ack_running: Default::default(),
+            out_refusal: Default::default(),
+            out_skipped: Default::default(),
+            out_sendable: Default::default(),
             tc_valid: Default::default(),
             tc_qpn: Default::default(),
             tc_arm: Default::default(),
@@ -657,6 +688,8 @@ impl<const A: usize> Default for RequesterEvents<A> {
             grant_room: Default::default(),
             busy_qpn: Default::default(),
             busy: Default::default(),
+            may_enter: Default::default(),
+            entering: Default::default(),
             withdrawn: Default::default(),
             entry_fields: Default::default(),
             expiry_first: Default::default(),
@@ -713,6 +746,15 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             refusal,
             skipped,
             merged,
+            out_qpn,
+            out_kind,
+            out_retry_una_valid,
+            out_retry_una,
+            out_rnr_waiting,
+            out_ack_running,
+            out_refusal,
+            out_skipped,
+            out_sendable,
             tc_valid,
             tc_qpn,
             tc_arm,
@@ -801,6 +843,28 @@ impl<const A: usize> Logic for RequesterEvents<A> {
                 self.busy_qpn.next = self.busy_qpn.val() | 32;
             }
         }
+        // An event that entered with the done: the done's QP is still
+        // the one in `wb_qpn` for that cycle.
+        if self.wb_lookup.q.val() {
+            if self.post.qpn.val() == self.wb_qpn.q.val() {
+                self.busy_qpn.next = self.busy_qpn.val() | 1;
+            }
+            if self.rsp_qpn.val() == self.wb_qpn.q.val() {
+                self.busy_qpn.next = self.busy_qpn.val() | 2;
+            }
+            if self.timer_qpn.val() == self.wb_qpn.q.val() {
+                self.busy_qpn.next = self.busy_qpn.val() | 4;
+            }
+            if self.greq_qpn.val() == self.wb_qpn.q.val() {
+                self.busy_qpn.next = self.busy_qpn.val() | 8;
+            }
+            if bit_cast::<A, 14>(self.fifo_head.val().qpn) == self.wb_qpn.q.val() {
+                self.busy_qpn.next = self.busy_qpn.val() | 16;
+            }
+            if self.err.qpn.val() == self.wb_qpn.q.val() {
+                self.busy_qpn.next = self.busy_qpn.val() | 32;
+            }
+        }
         self.wants.next = 0.into();
         if self.post.valid.val() {
             self.wants.next = self.wants.val() | 1;
@@ -886,7 +950,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.contexts.lookup.qpn.next = self.pick_qpn.val();
         self.contexts.lookup.tag.next = 0.into();
         self.contexts.update.valid.next = self.wb_write.q.val();
-        self.contexts.update.qpn.next = self.wb_qpn.q.val();
+        self.contexts.update.qpn.next = self.out_qpn.q.val();
         self.contexts.update.record.next = self.merged.q.val().into();
         self.granted.read_address.next = self.pick_qpn.val();
         self.granted.write_enable.next = false;
@@ -968,6 +1032,18 @@ impl<const A: usize> Logic for RequesterEvents<A> {
 
         // ---- the next event: picked and looked up while the completer
         // works on this one, entered when it is free
+        // The next event enters in the done's cycle too, but for two
+        // pairs: a sent status after a grant (both write the granted RAM
+        // and the grant count), and a response after a response (the
+        // done's decision may owe `requester_path` a discard, and the
+        // next header must wait for it).
+        self.entering.next = false;
+        self.may_enter.next = (self.state.q.val() == self.st_idle.val())
+            | (self.done.val()
+                & !((self.kind.q.val() == self.ev_grant.val())
+                    & (self.pf_source.q.val() == self.src_sent.val()))
+                & !((self.kind.q.val() == self.ev_response.val())
+                    & (self.pf_source.q.val() == self.src_response.val())));
         self.withdrawn.next = ((self.pf_source.q.val() == self.src_grant.val())
             & !self.grant_room.val())
             | ((self.pf_source.q.val() == self.src_response.val()) & !self.rsp_valid.val());
@@ -1010,7 +1086,8 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             // Withdrawn meanwhile: a grant is on offer, or the response
             // waits behind its predecessor's discard (`requester_path`).
             self.pf_state.d.next = self.pf_idle.val();
-        } else if (self.state.q.val() == self.st_idle.val()) & self.completer.ev_ready.val() {
+        } else if self.may_enter.val() & self.completer.ev_ready.val() {
+            self.entering.next = true;
             self.completer.ev_valid.next = true;
             self.last_source.d.next = self.pf_source.q.val();
             self.kind.d.next = self.pf_kind.q.val();
@@ -1062,7 +1139,9 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         // ---- the completer's done: its effects, and the write-back's
         // lookup of the record as it stands (host changes since included)
         if self.done.val() {
-            self.state.d.next = self.st_idle.val();
+            if !self.entering.val() {
+                self.state.d.next = self.st_idle.val();
+            }
             self.contexts.lookup.valid.next = true;
             self.contexts.lookup.qpn.next = self.completer.done_qpn.val();
             self.wb_qpn.d.next = self.completer.done_qpn.val();
@@ -1134,6 +1213,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
 
         // ---- the write-back: the record merged two cycles after its
         // lookup, written in the update slot one cycle later
+        self.behind.next = self.wb_send_psn.q.val() - self.wb_next_psn.q.val();
         self.wb_lookup.d.next = self.done.val();
         self.wb_merge.d.next = self.wb_lookup.q.val();
         self.wb_write.d.next = self.wb_merge.q.val();
@@ -1147,29 +1227,36 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             self.merged.d.next.sq_ackreq_end_psn = self.wb_ackreq_end.q.val();
             self.merged.d.next.retry_left = self.wb_retry_left.q.val();
             self.merged.d.next.rnr_left = self.wb_rnr_left.q.val();
+            self.out_qpn.d.next = self.wb_qpn.q.val();
+            self.out_kind.d.next = self.wb_kind.q.val();
+            self.out_retry_una_valid.d.next = self.side_retry_una_valid.q.val();
+            self.out_retry_una.d.next = self.side_retry_una.q.val();
+            self.out_rnr_waiting.d.next = self.side_rnr_waiting.q.val();
+            self.out_ack_running.d.next = self.side_ack_running.q.val();
+            self.out_refusal.d.next = self.refusal.q.val();
+            self.out_skipped.d.next = self.skipped.q.val();
+            self.out_sendable.d.next = (self.wb_state.q.val() == self.state_rts.val())
+                & !self.side_rnr_waiting.q.val()
+                & self.behind.val().get_bit(23)
+                & !self.is_granted.q.val()
+                & (self.wb_kind.q.val() != self.ev_grant.val());
         }
 
         // ---- decided, done, sendable
         self.decided_valid.next = self.done.val();
         self.decided_kind.next = self.kind.q.val();
         self.done_valid.next = self.wb_write.q.val();
-        self.done_qpn.next = self.wb_qpn.q.val();
-        self.done_kind.next = self.wb_kind.q.val();
+        self.done_qpn.next = self.out_qpn.q.val();
+        self.done_kind.next = self.out_kind.q.val();
         self.done_record.next = self.merged.q.val().into();
-        self.done_retry_una_valid.next = self.side_retry_una_valid.q.val();
-        self.done_retry_una.next = self.side_retry_una.q.val();
-        self.done_rnr_waiting.next = self.side_rnr_waiting.q.val();
-        self.done_ack_running.next = self.side_ack_running.q.val();
-        self.done_grant_refusal.next = self.refusal.q.val();
-        self.done_grant_skipped.next = self.skipped.q.val();
-        self.behind.next = self.wb_send_psn.q.val() - self.wb_next_psn.q.val();
-        self.sendable_valid.next = self.wb_write.q.val()
-            & (self.wb_state.q.val() == self.state_rts.val())
-            & !self.side_rnr_waiting.q.val()
-            & self.behind.val().get_bit(23)
-            & !self.is_granted.q.val()
-            & (self.wb_kind.q.val() != self.ev_grant.val());
-        self.sendable_qpn.next = self.wb_qpn.q.val();
+        self.done_retry_una_valid.next = self.out_retry_una_valid.q.val();
+        self.done_retry_una.next = self.out_retry_una.q.val();
+        self.done_rnr_waiting.next = self.out_rnr_waiting.q.val();
+        self.done_ack_running.next = self.out_ack_running.q.val();
+        self.done_grant_refusal.next = self.out_refusal.q.val();
+        self.done_grant_skipped.next = self.out_skipped.q.val();
+        self.sendable_valid.next = self.wb_write.q.val() & self.out_sendable.q.val();
+        self.sendable_qpn.next = self.out_qpn.q.val();
 
         self.timer_cmd_valid.next = self.tc_valid.q.val();
         self.timer_cmd_qpn.next = self.tc_qpn.q.val();

@@ -1153,12 +1153,12 @@ fn posts_done_span(qps: &[u64], n: usize) -> u64 {
 fn the_next_event_is_looked_up_while_the_completer_works() {
     const N: usize = 12;
     // Another QP's event is picked and looked up while the completer
-    // works; it enters the cycle after the done, while the done's
-    // write-back is still under way.
+    // works; it enters in the done's own cycle, while the done's
+    // write-back is still to come.
     let alternating = posts_done_span(&[20, 21], N);
-    assert_eq!(alternating, (N as u64 - 1) * (POST_LATENCY + 1));
+    assert_eq!(alternating, (N as u64 - 1) * POST_LATENCY);
     // The same QP's next event enters after the done is out (its lookup
-    // sees the write-back): three cycles more.
+    // sees the write-back): four cycles more.
     let one_qp = posts_done_span(&[20], N);
     assert_eq!(one_qp, (N as u64 - 1) * (POST_LATENCY + 4));
 }
