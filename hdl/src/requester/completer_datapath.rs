@@ -164,10 +164,10 @@
 //! counts from there): a post 5 cycles (9 in ERR),
 //! a timer 4 to 6 (36 when the retries are exhausted: fail and flush), a
 //! response 5 to 50: a drop 5 (an ACK or NAK, no lookup) or after a
-//! lookup walk, an ACK completing one WQE 10 to 20, a READ response or
+//! lookup walk, an ACK completing one WQE 9 to 20, a READ response or
 //! atomic ACK placed 24 to 32 plus the cycles from the first of
 //! `place_valid` to the answer, long walks and flushes up to 50; a move
-//! to ERR 6 to 27, a grant 3 to 22 (3 when the context alone refuses it;
+//! to ERR 6 to 26, a grant 3 to 21 (3 when the context alone refuses it;
 //! else a lookup and one more per WQE skipped), a sent 3 (10 to 14 with a
 //! local error: a fail, and a flush if the WQE is the oldest). A ring
 //! command costs 3 cycles plus its walk and drain, plus every cycle a CQE
@@ -249,11 +249,9 @@ const ST_FINISH: u64 = 11;
 /// Grant, after a WQE skipped: the cursor against the next PSN, then a
 /// lookup at the cursor (`ST_LOAD` does the same for the first).
 const ST_GRANT: u64 = 12;
-/// Grant: the WQE found at the cursor decided (skip, refuse or grant).
-const ST_GRANT_DECIDE: u64 = 13;
 /// A response's data is offered for placement (`place_valid`); the
 /// placement stage's answer is awaited.
-const ST_PLACE: u64 = 14;
+const ST_PLACE: u64 = 13;
 
 /// The default build: 1024 QPs x 16 outstanding WQEs.
 pub type CompleterDatapathDefault =
@@ -446,7 +444,6 @@ pub struct CompleterDatapath<const A: usize, const D: usize> {
     st_end: Constant<Bits<4>>,
     st_finish: Constant<Bits<4>>,
     st_grant: Constant<Bits<4>>,
-    st_grant_decide: Constant<Bits<4>>,
     st_place: Constant<Bits<4>>,
     ev_response: Constant<Bits<3>>,
     ev_timer: Constant<Bits<3>>,
@@ -691,7 +688,6 @@ impl<const A: usize, const D: usize> Default for CompleterDatapath<A, D> {
             st_end: Constant::new(bits::<4>(ST_END)),
             st_finish: Constant::new(bits::<4>(ST_FINISH)),
             st_grant: Constant::new(bits::<4>(ST_GRANT)),
-            st_grant_decide: Constant::new(bits::<4>(ST_GRANT_DECIDE)),
             st_place: Constant::new(bits::<4>(ST_PLACE)),
             ev_response: Constant::new(bits::<3>(EV_RESPONSE)),
             ev_timer: Constant::new(bits::<3>(EV_TIMER)),
@@ -910,6 +906,14 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
             | (bit_cast::<SGE_BITS, 32>(self.post_lkey_q.q.val()) << 64);
         self.sges.read_qpn.next = self.qpn.q.val();
         self.sges.read_slot.next = self.wqe_slot.q.val();
+        // A grant is done in the cycle after its lookup's result: the read
+        // starts with the result.
+        if (self.state.q.val() == self.st_wait.val())
+            & self.tracker.res_valid.val()
+            & (self.c_op.q.val() == self.op_lookup.val())
+        {
+            self.sges.read_slot.next = self.tracker.res_slot.val();
+        }
 
         // ---- progress (the model's `progress`) at the una a walk found:
         // after a walk that moved una, and after every placed response.
@@ -1127,24 +1131,6 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                 self.c_psn.d.next = self.w_send_psn.q.val();
                 self.state.d.next = self.st_issue.val();
             }
-        } else if self.state.q.val() == self.st_grant_decide.val() {
-            self.state.d.next = self.st_finish.val();
-            if !self.wqe_found.q.val() {
-                self.g_refusal.d.next = self.grant_nothing.val();
-            } else if self.wqe_complete.q.val() {
-                // Acknowledged while the cursor was rewound: skipped.
-                self.w_send_psn.d.next = self.wqe_first.q.val() + self.wqe_npsn.q.val();
-                self.g_skipped.d.next = self.g_skipped.q.val() + 1;
-                self.state.d.next = self.st_grant.val();
-            } else if self.wqe_error.q.val() {
-                self.g_refusal.d.next = self.grant_failed_wqe.val();
-            } else if self.wqe_kind.q.val().get_bit(1)
-                & (self.wqe_rd_before.q.val() >= bit_cast::<8, 5>(self.max_rd_atomic_q.q.val()))
-            {
-                self.g_refusal.d.next = self.grant_rd_atomic_limit.val();
-            } else {
-                self.g_valid.d.next = true;
-            }
         } else if self.state.q.val() == self.st_issue.val() {
             if self.tracker.cmd_ready.val() {
                 self.state.d.next = self.st_wait.val();
@@ -1172,13 +1158,42 @@ impl<const A: usize, const D: usize> Logic for CompleterDatapath<A, D> {
                     self.wqe_rd_before.d.next = self.tracker.res_rd_atomic_before.val();
                     self.state.d.next = self.st_check.val();
                     if self.kind.q.val() == self.ev_grant.val() {
-                        self.state.d.next = self.st_grant_decide.val();
+                        // The grant's WQE decided as it arrives: skipped,
+                        // refused or granted.
+                        self.state.d.next = self.st_finish.val();
+                        if !self.tracker.res_found.val() {
+                            self.g_refusal.d.next = self.grant_nothing.val();
+                        } else if self.tracker.res_wqe_complete.val() {
+                            // Acknowledged while the cursor was rewound.
+                            self.w_send_psn.d.next = self.tracker.res_wqe_first_psn.val()
+                                + self.tracker.res_wqe_npsn.val();
+                            self.g_skipped.d.next = self.g_skipped.q.val() + 1;
+                            self.state.d.next = self.st_grant.val();
+                        } else if self.tracker.res_wqe_error.val().any() {
+                            self.g_refusal.d.next = self.grant_failed_wqe.val();
+                        } else if self.tracker.res_wqe_kind.val().get_bit(1)
+                            & (self.tracker.res_rd_atomic_before.val()
+                                >= bit_cast::<8, 5>(self.max_rd_atomic_q.q.val()))
+                        {
+                            self.g_refusal.d.next = self.grant_rd_atomic_limit.val();
+                        } else {
+                            self.g_valid.d.next = true;
+                        }
                     }
                 } else if self.c_op.q.val() == self.op_ack.val() {
                     self.w_una.d.next = self.tracker.res_una.val();
                     if !self.query.q.val() {
                         self.lost.d.next = self.tracker.res_lost.val();
                         self.state.d.next = self.st_decide.val();
+                        // An ACK with nothing lost and no move to ERR has
+                        // nothing left for `ST_DECIDE` to do.
+                        if (self.act.q.val() == self.action_ack.val())
+                            & !self.tracker.res_lost.val()
+                            & !((self.to_error.q.val() | self.tracker.res_to_error.val())
+                                & (self.w_state.q.val() != self.qp_err.val()))
+                        {
+                            self.state.d.next = self.st_finish.val();
+                        }
                     } else {
                         self.state.d.next = self.st_end.val();
                     }
