@@ -173,6 +173,20 @@ use crate::requester::send_queue_tracker::DEFAULT_SLOT_BITS;
 use crate::requester::wqe_body_ram::{WqeBody, WqeBodyRam};
 use rust_hdl::prelude::*;
 
+/// A done's outputs but its QPN, kept from the write-back's merge to its
+/// write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
+struct DoneOutputs {
+    kind: Bits<3>,
+    retry_una_valid: Bit,
+    retry_una: Bits<24>,
+    rnr_waiting: Bit,
+    ack_running: Bit,
+    refusal: Bits<3>,
+    skipped: Bits<5>,
+    sendable: Bit,
+}
+
 /// Ring slot bits (the completer's default: 16 outstanding WQEs per QP).
 pub const SLOT_BITS: usize = DEFAULT_SLOT_BITS;
 /// Grants in flight at most (the sent FIFO's depth).
@@ -398,14 +412,7 @@ pub struct RequesterEvents<const A: usize> {
     // event entered with the done can be done itself two cycles later
     // and overwrite them in the merge's cycle.
     out_qpn: DFF<Bits<A>>,
-    out_kind: DFF<Bits<3>>,
-    out_retry_una_valid: DFF<Bit>,
-    out_retry_una: DFF<Bits<24>>,
-    out_rnr_waiting: DFF<Bit>,
-    out_ack_running: DFF<Bit>,
-    out_refusal: DFF<Bits<3>>,
-    out_skipped: DFF<Bits<5>>,
-    out_sendable: DFF<Bit>,
+    out: DFF<DoneOutputs>,
     // Registered pulses.
     tc_valid: DFF<Bit>,
     tc_qpn: DFF<Bits<A>>,
@@ -624,14 +631,7 @@ impl<const A: usize> Default for RequesterEvents<A> {
             skipped: Default::default(),
             merged: Default::default(),
             out_qpn: Default::default(),
-            out_kind: Default::default(),
-            out_retry_una_valid: Default::default(),
-            out_retry_una: Default::default(),
-            out_rnr_waiting: Default::default(),
-            out_ack_running: Default::default(),
-            out_refusal: Default::default(),
-            out_skipped: Default::default(),
-            out_sendable: Default::default(),
+            out: Default::default(),
             tc_valid: Default::default(),
             tc_qpn: Default::default(),
             tc_arm: Default::default(),
@@ -747,14 +747,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             skipped,
             merged,
             out_qpn,
-            out_kind,
-            out_retry_una_valid,
-            out_retry_una,
-            out_rnr_waiting,
-            out_ack_running,
-            out_refusal,
-            out_skipped,
-            out_sendable,
+            out,
             tc_valid,
             tc_qpn,
             tc_arm,
@@ -815,55 +808,44 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             & (self.grants_in_flight.q.val() < self.max_grants.val())
             & (self.long_grants_in_flight.q.val() < self.max_long_grants.val());
         self.busy_qpn.next = 0.into();
-        // The QP in the completer, or whose done is one cycle old: its next
-        // event enters after the done is out (`done_valid`), as it did
-        // when events were taken one at a time.
-        self.busy.next = (self.state.q.val() == self.st_busy.val()) | self.wb_lookup.q.val();
-        if self.busy.val() {
-            if self.post.qpn.val() == self.qpn.q.val() {
-                self.busy_qpn.next = self.busy_qpn.val() | 1;
-            }
-            if self.rsp_qpn.val() == self.qpn.q.val() {
-                self.busy_qpn.next = self.busy_qpn.val() | 2;
-            }
-            if self.timer_qpn.val() == self.qpn.q.val() {
-                self.busy_qpn.next = self.busy_qpn.val() | 4;
-            }
-            // A grant in the completer: the next waits for its offer.
-            if (self.greq_qpn.val() == self.qpn.q.val())
-                | ((self.state.q.val() == self.st_busy.val())
-                    & (self.kind.q.val() == self.ev_grant.val()))
-            {
-                self.busy_qpn.next = self.busy_qpn.val() | 8;
-            }
-            if bit_cast::<A, 14>(self.fifo_head.val().qpn) == self.qpn.q.val() {
-                self.busy_qpn.next = self.busy_qpn.val() | 16;
-            }
-            if self.err.qpn.val() == self.qpn.q.val() {
-                self.busy_qpn.next = self.busy_qpn.val() | 32;
-            }
+        // The QP in the completer, and the one whose done is one cycle old
+        // (`wb_qpn`; the same QP unless an event entered with the done):
+        // its next event enters after the done is out (`done_valid`), as
+        // it did when events were taken one at a time.
+        self.busy.next = self.state.q.val() == self.st_busy.val();
+        if (self.busy.val() & (self.post.qpn.val() == self.qpn.q.val()))
+            | (self.wb_lookup.q.val() & (self.post.qpn.val() == self.wb_qpn.q.val()))
+        {
+            self.busy_qpn.next = self.busy_qpn.val() | 1;
         }
-        // An event that entered with the done: the done's QP is still
-        // the one in `wb_qpn` for that cycle.
-        if self.wb_lookup.q.val() {
-            if self.post.qpn.val() == self.wb_qpn.q.val() {
-                self.busy_qpn.next = self.busy_qpn.val() | 1;
-            }
-            if self.rsp_qpn.val() == self.wb_qpn.q.val() {
-                self.busy_qpn.next = self.busy_qpn.val() | 2;
-            }
-            if self.timer_qpn.val() == self.wb_qpn.q.val() {
-                self.busy_qpn.next = self.busy_qpn.val() | 4;
-            }
-            if self.greq_qpn.val() == self.wb_qpn.q.val() {
-                self.busy_qpn.next = self.busy_qpn.val() | 8;
-            }
-            if bit_cast::<A, 14>(self.fifo_head.val().qpn) == self.wb_qpn.q.val() {
-                self.busy_qpn.next = self.busy_qpn.val() | 16;
-            }
-            if self.err.qpn.val() == self.wb_qpn.q.val() {
-                self.busy_qpn.next = self.busy_qpn.val() | 32;
-            }
+        if (self.busy.val() & (self.rsp_qpn.val() == self.qpn.q.val()))
+            | (self.wb_lookup.q.val() & (self.rsp_qpn.val() == self.wb_qpn.q.val()))
+        {
+            self.busy_qpn.next = self.busy_qpn.val() | 2;
+        }
+        if (self.busy.val() & (self.timer_qpn.val() == self.qpn.q.val()))
+            | (self.wb_lookup.q.val() & (self.timer_qpn.val() == self.wb_qpn.q.val()))
+        {
+            self.busy_qpn.next = self.busy_qpn.val() | 4;
+        }
+        // A grant in the completer: the next waits for its offer.
+        if (self.busy.val()
+            & ((self.greq_qpn.val() == self.qpn.q.val())
+                | (self.kind.q.val() == self.ev_grant.val())))
+            | (self.wb_lookup.q.val() & (self.greq_qpn.val() == self.wb_qpn.q.val()))
+        {
+            self.busy_qpn.next = self.busy_qpn.val() | 8;
+        }
+        if (self.busy.val() & (bit_cast::<A, 14>(self.fifo_head.val().qpn) == self.qpn.q.val()))
+            | (self.wb_lookup.q.val()
+                & (bit_cast::<A, 14>(self.fifo_head.val().qpn) == self.wb_qpn.q.val()))
+        {
+            self.busy_qpn.next = self.busy_qpn.val() | 16;
+        }
+        if (self.busy.val() & (self.err.qpn.val() == self.qpn.q.val()))
+            | (self.wb_lookup.q.val() & (self.err.qpn.val() == self.wb_qpn.q.val()))
+        {
+            self.busy_qpn.next = self.busy_qpn.val() | 32;
         }
         self.wants.next = 0.into();
         if self.post.valid.val() {
@@ -1228,14 +1210,14 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             self.merged.d.next.retry_left = self.wb_retry_left.q.val();
             self.merged.d.next.rnr_left = self.wb_rnr_left.q.val();
             self.out_qpn.d.next = self.wb_qpn.q.val();
-            self.out_kind.d.next = self.wb_kind.q.val();
-            self.out_retry_una_valid.d.next = self.side_retry_una_valid.q.val();
-            self.out_retry_una.d.next = self.side_retry_una.q.val();
-            self.out_rnr_waiting.d.next = self.side_rnr_waiting.q.val();
-            self.out_ack_running.d.next = self.side_ack_running.q.val();
-            self.out_refusal.d.next = self.refusal.q.val();
-            self.out_skipped.d.next = self.skipped.q.val();
-            self.out_sendable.d.next = (self.wb_state.q.val() == self.state_rts.val())
+            self.out.d.next.kind = self.wb_kind.q.val();
+            self.out.d.next.retry_una_valid = self.side_retry_una_valid.q.val();
+            self.out.d.next.retry_una = self.side_retry_una.q.val();
+            self.out.d.next.rnr_waiting = self.side_rnr_waiting.q.val();
+            self.out.d.next.ack_running = self.side_ack_running.q.val();
+            self.out.d.next.refusal = self.refusal.q.val();
+            self.out.d.next.skipped = self.skipped.q.val();
+            self.out.d.next.sendable = (self.wb_state.q.val() == self.state_rts.val())
                 & !self.side_rnr_waiting.q.val()
                 & self.behind.val().get_bit(23)
                 & !self.is_granted.q.val()
@@ -1247,15 +1229,15 @@ impl<const A: usize> Logic for RequesterEvents<A> {
         self.decided_kind.next = self.kind.q.val();
         self.done_valid.next = self.wb_write.q.val();
         self.done_qpn.next = self.out_qpn.q.val();
-        self.done_kind.next = self.out_kind.q.val();
+        self.done_kind.next = self.out.q.val().kind;
         self.done_record.next = self.merged.q.val().into();
-        self.done_retry_una_valid.next = self.out_retry_una_valid.q.val();
-        self.done_retry_una.next = self.out_retry_una.q.val();
-        self.done_rnr_waiting.next = self.out_rnr_waiting.q.val();
-        self.done_ack_running.next = self.out_ack_running.q.val();
-        self.done_grant_refusal.next = self.out_refusal.q.val();
-        self.done_grant_skipped.next = self.out_skipped.q.val();
-        self.sendable_valid.next = self.wb_write.q.val() & self.out_sendable.q.val();
+        self.done_retry_una_valid.next = self.out.q.val().retry_una_valid;
+        self.done_retry_una.next = self.out.q.val().retry_una;
+        self.done_rnr_waiting.next = self.out.q.val().rnr_waiting;
+        self.done_ack_running.next = self.out.q.val().ack_running;
+        self.done_grant_refusal.next = self.out.q.val().refusal;
+        self.done_grant_skipped.next = self.out.q.val().skipped;
+        self.sendable_valid.next = self.wb_write.q.val() & self.out.q.val().sendable;
         self.sendable_qpn.next = self.out_qpn.q.val();
 
         self.timer_cmd_valid.next = self.tc_valid.q.val();
