@@ -173,8 +173,9 @@ use crate::requester::send_queue_tracker::DEFAULT_SLOT_BITS;
 use crate::requester::wqe_body_ram::{WqeBody, WqeBodyRam};
 use rust_hdl::prelude::*;
 
-/// A done's outputs but its QPN, kept from the write-back's merge to its
-/// write.
+/// A done's outputs but its QPN and record: kept from the done to the
+/// write-back's merge (`kept`, `sendable` unused), then to its write
+/// (`out`, `sendable` decided at the merge).
 #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
 struct DoneOutputs {
     kind: Bits<3>,
@@ -390,7 +391,6 @@ pub struct RequesterEvents<const A: usize> {
     wb_merge: DFF<Bit>,
     wb_write: DFF<Bit>,
     wb_qpn: DFF<Bits<A>>,
-    wb_kind: DFF<Bits<3>>,
     is_granted: DFF<Bit>,
     // The completer's done, kept to the write-back.
     wb_state: DFF<Bits<3>>,
@@ -401,12 +401,7 @@ pub struct RequesterEvents<const A: usize> {
     wb_ackreq_end: DFF<Bits<24>>,
     wb_retry_left: DFF<Bits<3>>,
     wb_rnr_left: DFF<Bits<3>>,
-    side_retry_una_valid: DFF<Bit>,
-    side_retry_una: DFF<Bits<24>>,
-    side_rnr_waiting: DFF<Bit>,
-    side_ack_running: DFF<Bit>,
-    refusal: DFF<Bits<3>>,
-    skipped: DFF<Bits<5>>,
+    kept: DFF<DoneOutputs>,
     merged: DFF<ContextRecordBits>,
     // The done outputs, taken from the fields above at the merge: an
     // event entered with the done can be done itself two cycles later
@@ -613,7 +608,6 @@ impl<const A: usize> Default for RequesterEvents<A> {
             wb_merge: Default::default(),
             wb_write: Default::default(),
             wb_qpn: Default::default(),
-            wb_kind: Default::default(),
             is_granted: Default::default(),
             wb_state: Default::default(),
             wb_next_psn: Default::default(),
@@ -623,12 +617,7 @@ impl<const A: usize> Default for RequesterEvents<A> {
             wb_ackreq_end: Default::default(),
             wb_retry_left: Default::default(),
             wb_rnr_left: Default::default(),
-            side_retry_una_valid: Default::default(),
-            side_retry_una: Default::default(),
-            side_rnr_waiting: Default::default(),
-            side_ack_running: Default::default(),
-            refusal: Default::default(),
-            skipped: Default::default(),
+            kept: Default::default(),
             merged: Default::default(),
             out_qpn: Default::default(),
             out: Default::default(),
@@ -729,7 +718,6 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             wb_merge,
             wb_write,
             wb_qpn,
-            wb_kind,
             is_granted,
             wb_state,
             wb_next_psn,
@@ -739,12 +727,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             wb_ackreq_end,
             wb_retry_left,
             wb_rnr_left,
-            side_retry_una_valid,
-            side_retry_una,
-            side_rnr_waiting,
-            side_ack_running,
-            refusal,
-            skipped,
+            kept,
             merged,
             out_qpn,
             out,
@@ -1127,7 +1110,7 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             self.contexts.lookup.valid.next = true;
             self.contexts.lookup.qpn.next = self.completer.done_qpn.val();
             self.wb_qpn.d.next = self.completer.done_qpn.val();
-            self.wb_kind.d.next = self.kind.q.val();
+            self.kept.d.next.kind = self.kind.q.val();
             self.is_granted.d.next = self.granted_after.q.val();
             self.wb_state.d.next = self.completer.wb_state.val();
             self.wb_next_psn.d.next = self.completer.wb_next_psn.val();
@@ -1137,12 +1120,12 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             self.wb_ackreq_end.d.next = self.completer.wb_ackreq_end_psn.val();
             self.wb_retry_left.d.next = self.completer.wb_retry_left.val();
             self.wb_rnr_left.d.next = self.completer.wb_rnr_left.val();
-            self.side_retry_una_valid.d.next = self.completer.done_retry_una_valid.val();
-            self.side_retry_una.d.next = self.completer.done_retry_una.val();
-            self.side_rnr_waiting.d.next = self.completer.done_rnr_waiting.val();
-            self.side_ack_running.d.next = self.completer.done_ack_running.val();
-            self.refusal.d.next = self.completer.grant_refusal.val();
-            self.skipped.d.next = self.completer.grant_skipped.val();
+            self.kept.d.next.retry_una_valid = self.completer.done_retry_una_valid.val();
+            self.kept.d.next.retry_una = self.completer.done_retry_una.val();
+            self.kept.d.next.rnr_waiting = self.completer.done_rnr_waiting.val();
+            self.kept.d.next.ack_running = self.completer.done_ack_running.val();
+            self.kept.d.next.refusal = self.completer.grant_refusal.val();
+            self.kept.d.next.skipped = self.completer.grant_skipped.val();
 
             self.tc_valid.d.next = self.completer.timer_op.val() != self.timer_none.val();
             self.tc_qpn.d.next = self.completer.done_qpn.val();
@@ -1210,18 +1193,12 @@ impl<const A: usize> Logic for RequesterEvents<A> {
             self.merged.d.next.retry_left = self.wb_retry_left.q.val();
             self.merged.d.next.rnr_left = self.wb_rnr_left.q.val();
             self.out_qpn.d.next = self.wb_qpn.q.val();
-            self.out.d.next.kind = self.wb_kind.q.val();
-            self.out.d.next.retry_una_valid = self.side_retry_una_valid.q.val();
-            self.out.d.next.retry_una = self.side_retry_una.q.val();
-            self.out.d.next.rnr_waiting = self.side_rnr_waiting.q.val();
-            self.out.d.next.ack_running = self.side_ack_running.q.val();
-            self.out.d.next.refusal = self.refusal.q.val();
-            self.out.d.next.skipped = self.skipped.q.val();
+            self.out.d.next = self.kept.q.val();
             self.out.d.next.sendable = (self.wb_state.q.val() == self.state_rts.val())
-                & !self.side_rnr_waiting.q.val()
+                & !self.kept.q.val().rnr_waiting
                 & self.behind.val().get_bit(23)
                 & !self.is_granted.q.val()
-                & (self.wb_kind.q.val() != self.ev_grant.val());
+                & (self.kept.q.val().kind != self.ev_grant.val());
         }
 
         // ---- decided, done, sendable
