@@ -1,6 +1,6 @@
 //! `PayloadFetch`: a transmit path's packet payload fetch. Each request
 //! (one packet: a key, a VA range, the PD and the rights it needs) takes
-//! one of 8 packet slots; an inner [`MrTranslate`](crate::dma::mr_translate::MrTranslate) checks the range and
+//! one of 8 packet slots, within a budget of payload bytes in flight; an inner [`MrTranslate`](crate::dma::mr_translate::MrTranslate) checks the range and
 //! splits it at page boundaries; one DMA read per page segment fetches it;
 //! the tagged, possibly out of order, read data is put back together per
 //! packet in a 1024 x 512-bit block RAM; packets leave in request order,
@@ -39,13 +39,16 @@
 //!
 //! # Latency and throughput
 //!
-//! A request is taken in any cycle a slot is free; a slot is freed when
-//! its packet is dropped or has no payload, or its payload has been read
-//! out, so up to 8 packets (32 KiB at 4 KiB each) and 16 DMA reads are in
-//! flight. Readout is one beat per cycle with about 2 idle cycles between
-//! packets (plus 1 when a page boundary splits a packet's bytes across two
-//! beats). With host reads of latency L cycles the sustained rate is about
-//! min(1, 8 x packet bytes / 64 / (L + 20)) beats per cycle.
+//! A request is taken in any cycle a slot is free and the payload in
+//! flight stays within [`BUDGET_UNITS`] (20 KiB; a request is always
+//! taken when nothing is in flight); a slot is freed when its packet is
+//! dropped or has no payload, or its payload has been read out, so up to
+//! 8 packets (5 at 4 KiB each) and 16 DMA reads are in flight. Readout is
+//! one beat per cycle with about 2 idle cycles between packets (plus 1
+//! when a page boundary splits a packet's bytes across two beats). With
+//! host reads of latency L cycles the sustained rate is about min(1, n x
+//! packet bytes / 64 / (L + 20)) beats per cycle, n the packets in flight
+//! (8, or 5 at 4 KiB).
 
 use crate::codes::mr_status;
 use crate::dma::dma_port::DmaReadPort;
@@ -58,6 +61,19 @@ use rust_hdl::prelude::*;
 pub const SLOTS: u64 = 8;
 /// DMA read tags: two page segments per slot.
 pub const DMA_TAGS: u64 = 2 * SLOTS;
+/// Payload in flight is counted in units of this many bytes (a packet's
+/// length rounded up).
+pub const BUDGET_UNIT_BYTES: u64 = 512;
+/// No request is taken that would put more than this many units (20 KiB:
+/// 5 packets of 4 KiB) in flight, unless none is. A slot is held from its
+/// request to the end of its readout, so on a 100 Gb/s link 5 such
+/// packets cover host reads of up to about 300 cycles (one leaves every
+/// 83 cycles and lives the read latency plus about 150); what is fetched
+/// beyond that only waits for the link, where a Go-Back-N rewind can
+/// neither reach nor pass it: its resend went out behind 8 packets (about
+/// 590 cycles) before this budget. Small packets are bounded by the 8
+/// slots alone.
+pub const BUDGET_UNITS: u64 = 40;
 
 /// A packet's range check and where its payload sits in its slot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
@@ -109,6 +125,10 @@ pub struct PayloadFetch {
 
     // Slots: taken in order at `alloc_slot`, leaving in order at `head_slot`.
     slots_used: DFF<Bits<4>>,
+    /// Payload units in flight (see [`BUDGET_UNITS`]) and each slot's (4
+    /// bits a slot).
+    units_used: DFF<Bits<7>>,
+    slot_units: DFF<Bits<32>>,
     alloc_slot: DFF<Bits<3>>,
     head_slot: DFF<Bits<3>>,
     /// Per tag: its page segment has all arrived (or there is none).
@@ -162,7 +182,13 @@ pub struct PayloadFetch {
     ones64: Constant<Bits<64>>,
     status_ok: Constant<Bits<3>>,
 
+    budget_units: Constant<Bits<7>>,
+
     // Request stage.
+    req_units: Signal<Local, Bits<7>>,
+    head_units: Signal<Local, Bits<7>>,
+    rd_units: Signal<Local, Bits<7>>,
+    units_freed: Signal<Local, Bits<7>>,
     t_room: Signal<Local, Bit>,
     t_go: Signal<Local, Bit>,
     // Response stage.
@@ -227,6 +253,8 @@ impl Default for PayloadFetch {
             buffer: Default::default(),
             beat_counts: Default::default(),
             slots_used: Default::default(),
+            units_used: Default::default(),
+            slot_units: Default::default(),
             alloc_slot: Default::default(),
             head_slot: Default::default(),
             tag_done: Default::default(),
@@ -269,6 +297,11 @@ impl Default for PayloadFetch {
             ones512: Constant::new(!Bits::<512>::default()),
             ones64: Constant::new(!Bits::<64>::default()),
             status_ok: Constant::new(bits::<3>(mr_status::OK)),
+            budget_units: Constant::new(bits::<7>(BUDGET_UNITS)),
+            req_units: Default::default(),
+            head_units: Default::default(),
+            rd_units: Default::default(),
+            units_freed: Default::default(),
             t_room: Default::default(),
             t_go: Default::default(),
             x_slot: Default::default(),
@@ -308,6 +341,8 @@ impl Logic for PayloadFetch {
             self,
             clock,
             slots_used,
+            units_used,
+            slot_units,
             alloc_slot,
             head_slot,
             tag_done,
@@ -363,7 +398,16 @@ impl Logic for PayloadFetch {
         // ---- request: takes a slot and goes to the translator; every
         // request gets one answer there, checked or not, so the answers
         // stay one per slot, in order.
-        self.t_room.next = self.slots_used.q.val() < 8;
+        self.req_units.next = 0.into();
+        if self.req_check.val() & self.req_fetch.val() {
+            self.req_units.next = bit_cast::<7, 4>(self.req_len.val().get_bits::<4>(9));
+            if self.req_len.val().get_bits::<9>(0).any() {
+                self.req_units.next = bit_cast::<7, 4>(self.req_len.val().get_bits::<4>(9)) + 1;
+            }
+        }
+        self.t_room.next = (self.slots_used.q.val() < 8)
+            & ((self.units_used.q.val() == 0)
+                | ((self.units_used.q.val() + self.req_units.val()) <= self.budget_units.val()));
         self.translate.req_valid.next = self.req_valid.val() & self.t_room.val();
         self.req_ready.next = self.t_room.val() & self.translate.req_ready.val();
         self.t_go.next = self.req_valid.val() & self.req_ready.val();
@@ -392,6 +436,10 @@ impl Logic for PayloadFetch {
         }
         if self.t_go.val() {
             self.alloc_slot.d.next = self.alloc_slot.q.val() + 1;
+            self.slot_units.d.next = (self.slot_units.q.val()
+                & !(bits::<32>(15) << (bit_cast::<32, 3>(self.alloc_slot.q.val()) << 2)))
+                | (bit_cast::<32, 7>(self.req_units.val() & 15)
+                    << (bit_cast::<32, 3>(self.alloc_slot.q.val()) << 2));
         }
 
         // ---- translation responses: a failed check marks the packet; each
@@ -652,9 +700,28 @@ impl Logic for PayloadFetch {
         if self.t_go.val() {
             self.slots_used.d.next = self.slots_used.q.val() + 1 - self.slots_freed.val();
         }
+        self.head_units.next = bit_cast::<7, 32>(
+            (self.slot_units.q.val() >> (bit_cast::<32, 3>(self.head_slot.q.val()) << 2)) & 15,
+        );
+        self.rd_units.next = bit_cast::<7, 32>(
+            (self.slot_units.q.val() >> (bit_cast::<32, 3>(self.rd_slot.q.val()) << 2)) & 15,
+        );
+        self.units_freed.next = 0.into();
+        if self.packet_done.val() {
+            self.units_freed.next = self.rd_units.val();
+        }
+        if self.free_now.val() {
+            self.units_freed.next = self.units_freed.val() + self.head_units.val();
+        }
+        self.units_used.d.next = self.units_used.q.val() - self.units_freed.val();
+        if self.t_go.val() {
+            self.units_used.d.next =
+                self.units_used.q.val() + self.req_units.val() - self.units_freed.val();
+        }
 
         if self.reset.val() {
             self.slots_used.d.next = 0.into();
+            self.units_used.d.next = 0.into();
             self.alloc_slot.d.next = 0.into();
             self.head_slot.d.next = 0.into();
             self.tag_done.d.next = 0.into();

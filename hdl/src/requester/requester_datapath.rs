@@ -82,16 +82,17 @@
 //! into 8 packet slots of the payload buffer (a 1024 x 512-bit block RAM,
 //! 128 beats a slot: 64 beats per page segment). A slot is taken when its
 //! descriptor goes to the MR check and freed when its payload has been
-//! read out, so up to 8 packets (32 KiB at MTU 4096) and 16 DMA reads are
-//! in flight. A packet leaves (header to the TX builder, payload read out
+//! read out, so up to 8 packets (5 at MTU 4096: the fetch's budget of 20
+//! KiB in flight, `payload_fetch::BUDGET_UNITS`) and 16 DMA reads are in
+//! flight. A packet leaves (header to the TX builder, payload read out
 //! of the buffer and realigned) once all its data is in, in order; readout
 //! is one beat per cycle with about 2 idle cycles between packets (plus 1
 //! when a page boundary splits a packet's bytes across two beats).
 //!
 //! With host reads of latency L cycles the sustained rate is about
-//! min(1, 8 x MTU / 64 / (L + 20)) payload beats per cycle: the 8 slots
-//! over the read latency bound it (the 16 tags never do, a packet needs at
-//! most 2); a frame carries 65 beats per 64 payload beats at MTU 4096 (the
+//! min(1, n x MTU / 64 / (L + 20)) payload beats per cycle, n the packets
+//! in flight (8, or 5 at MTU 4096): they over the read latency bound it
+//! (the 16 tags never do, a packet needs at most 2); a frame carries 65 beats per 64 payload beats at MTU 4096 (the
 //! TX builder's own pause). One-packet WQEs cost about L / 8 cycles each
 //! (the figures per L: `docs/status.md`). IPv6 frames are
 //! held in the TX builder until their UDP checksum is summed (its release
