@@ -137,9 +137,9 @@ use rust_hdl::prelude::*;
 /// retransmitted 1.9x the model's frames on Mix at 1 % loss, duplication
 /// and reordering over six seeds, at 8 1.85x, at 4 1.13x. 4 packets are
 /// 260 cycles of line at MTU 4096, more than the grant's turnaround
-/// (its status comes at its last packet's local check, and the 8
-/// packets in the datapath's buffer hide the sent and grant events), so
-/// one QP still streams at the framing bound.
+/// (its status comes at its last packet's local check, and the up to 5
+/// packets of 4 KiB in the datapath's payload fetch hide the sent and
+/// grant events), so one QP still streams at the framing bound.
 pub const GRANT_PACKETS: u64 = 4;
 
 /// Payload a throttled QP's grant carries at most (one packet at MTU
