@@ -404,6 +404,11 @@ impl Logic for PayloadFetch {
             if self.req_len.val().get_bits::<9>(0).any() {
                 self.req_units.next = bit_cast::<7, 4>(self.req_len.val().get_bits::<4>(9)) + 1;
             }
+            // 4 KiB or more counts as 4 KiB: no packet is longer, and a
+            // slot's count must fit its 4 bits, or the budget would leak.
+            if self.req_len.val().get_bits::<20>(12).any() {
+                self.req_units.next = 8.into();
+            }
         }
         self.t_room.next = (self.slots_used.q.val() < 8)
             & ((self.units_used.q.val() == 0)
