@@ -1,7 +1,8 @@
 //! `PayloadFetch`: a transmit path's packet payload fetch. Each request
 //! (one packet: a key, a VA range, the PD and the rights it needs) takes
-//! one of 8 packet slots, within a budget of payload bytes in flight; an inner [`MrTranslate`](crate::dma::mr_translate::MrTranslate) checks the range and
-//! splits it at page boundaries; one DMA read per page segment fetches it;
+//! one of 8 packet slots, within a budget of payload bytes in flight; an
+//! inner [`MrTranslate`](crate::dma::mr_translate::MrTranslate) checks
+//! the range and splits it at page boundaries; one DMA read per page segment fetches it;
 //! the tagged, possibly out of order, read data is put back together per
 //! packet in a 1024 x 512-bit block RAM; packets leave in request order,
 //! their payload realigned to lane 0 on an AXI stream. Used by
@@ -61,18 +62,15 @@ use rust_hdl::prelude::*;
 pub const SLOTS: u64 = 8;
 /// DMA read tags: two page segments per slot.
 pub const DMA_TAGS: u64 = 2 * SLOTS;
-/// Payload in flight is counted in units of this many bytes (a packet's
-/// length rounded up).
-pub const BUDGET_UNIT_BYTES: u64 = 512;
-/// No request is taken that would put more than this many units (20 KiB:
-/// 5 packets of 4 KiB) in flight, unless none is. A slot is held from its
-/// request to the end of its readout, so on a 100 Gb/s link 5 such
-/// packets cover host reads of up to about 300 cycles (one leaves every
-/// 83 cycles and lives the read latency plus about 150); what is fetched
-/// beyond that only waits for the link, where a Go-Back-N rewind can
-/// neither reach nor pass it: its resend went out behind 8 packets (about
-/// 590 cycles) before this budget. Small packets are bounded by the 8
-/// slots alone.
+/// No request is taken that would put more than this many 512-byte units
+/// (a packet's length rounded up) in flight, unless none is: 20 KiB, 5
+/// packets of 4 KiB. A slot is held from its request to the end of its
+/// readout, so on a 100 Gb/s link 5 such packets cover host reads of up
+/// to about 280 cycles (one leaves every 83 cycles and lives the read
+/// latency plus about 130); what is fetched beyond that only waits for
+/// the link, where a Go-Back-N rewind can neither reach nor pass it: its
+/// resend went out behind 8 packets (about 590 cycles) before this
+/// budget. Small packets are bounded by the 8 slots alone.
 pub const BUDGET_UNITS: u64 = 40;
 
 /// A packet's range check and where its payload sits in its slot.

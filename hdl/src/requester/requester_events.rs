@@ -200,9 +200,9 @@ pub const MAX_GRANTS: u64 = 16;
 /// a READ response after a loss) waited for microseconds and held up every
 /// response behind it. One is enough to keep the line busy: its status
 /// comes with up to 5 packets of 4 KiB still in the datapath's payload
-/// fetch, which cover the next grant's turnaround. One-packet grants (small messages, READ and atomic
-/// requests) pass quickly and fill up to [`MAX_GRANTS`] while no longer
-/// one is in flight.
+/// fetch, which cover the next grant's turnaround. One-packet grants
+/// (small messages, READ and atomic requests) pass quickly and fill up to
+/// [`MAX_GRANTS`] while no longer one is in flight.
 pub const MAX_LONG_GRANTS: u64 = 1;
 
 /// Source indices of the round robin.
