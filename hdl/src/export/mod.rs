@@ -26,6 +26,7 @@ use crate::host::bar_registers::BarRegisters;
 use crate::host::counter_bank::CounterBank;
 use crate::host::cqe_writer::CqeWriter;
 use crate::host::event_queues::EventQueues;
+use crate::host::wqe_fetch::WqeFetch;
 use crate::nic::frame_arbiter::FrameArbiter;
 use crate::nic::nic_core::NicCore;
 use crate::nic::nic_top::NicTop;
@@ -190,6 +191,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The event queues: EQ ring state, EQE writes by DMA, EQ doorbells,
         // MSI-X messages (pending while masked), overrun dropped.
         ExportedBlock::new("event_queues", EventQueues::default()),
+        // The work rings' fetch engine: ring cursors, SQ/RQ doorbells,
+        // WQE reads by DMA in batches within the transport's room.
+        ExportedBlock::new("wqe_fetch", WqeFetch::default()),
         // The host ABI's 64-bit counters in block RAM, behind BAR0's
         // counter port; per-counter accumulators flushed round robin.
         ExportedBlock::new("counter_bank", CounterBank::default()),

@@ -9,3 +9,4 @@ pub mod congestion_registers;
 pub mod counter_bank;
 pub mod cqe_writer;
 pub mod event_queues;
+pub mod wqe_fetch;

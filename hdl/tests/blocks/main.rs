@@ -52,3 +52,4 @@ mod tx_frame_merge;
 mod tx_header_prep;
 mod tx_icrc_append;
 mod tx_udp_checksum;
+mod wqe_fetch;
