@@ -122,6 +122,7 @@ pub struct RingRetire {
 /// The fetched WQEs (valid/ready), one 64-byte beat each: byte 0 of the
 /// beat is byte `64 n` of the slot for its `n`-th beat.
 #[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "WqeSink"]
 pub struct WqeStream {
     pub valid: Signal<Out, Bit>,
     pub ready: Signal<In, Bit>,
@@ -130,6 +131,19 @@ pub struct WqeStream {
     pub index: Signal<Out, Bits<16>>,
     pub data: Signal<Out, Bits<512>>,
     pub last: Signal<Out, Bit>,
+}
+
+/// The receiving side of a [`WqeStream`], joined to it.
+#[derive(Clone, Debug, Default, LogicInterface)]
+#[join = "WqeStream"]
+pub struct WqeSink {
+    pub valid: Signal<In, Bit>,
+    pub ready: Signal<Out, Bit>,
+    pub qpn: Signal<In, Bits<QPN_BITS>>,
+    pub queue: Signal<In, Bit>,
+    pub index: Signal<In, Bits<16>>,
+    pub data: Signal<In, Bits<512>>,
+    pub last: Signal<In, Bit>,
 }
 
 /// One ring's record in the ring table.

@@ -47,6 +47,7 @@ mod response_transmitter;
 mod response_write_gate;
 mod rx_parser;
 mod send_queue_tracker;
+mod send_wqe_decoder;
 mod tx_builder;
 mod tx_frame_merge;
 mod tx_header_prep;
