@@ -26,7 +26,7 @@ use crate::host::bar_registers::BarRegisters;
 use crate::host::counter_bank::CounterBank;
 use crate::host::cqe_writer::CqeWriter;
 use crate::host::event_queues::EventQueues;
-use crate::host::send_wqe_decoder::SendWqeDecoder;
+use crate::host::wqe_decoder::WqeDecoder;
 use crate::host::wqe_fetch::WqeFetch;
 use crate::nic::frame_arbiter::FrameArbiter;
 use crate::nic::nic_core::NicCore;
@@ -195,9 +195,9 @@ pub fn blocks() -> Vec<ExportedBlock> {
         // The work rings' fetch engine: ring cursors, SQ/RQ doorbells,
         // WQE reads by DMA in batches within the transport's room.
         ExportedBlock::new("wqe_fetch", WqeFetch::default()),
-        // A fetched send WQE to the transport's codes and fields, with
-        // the format checks that make it malformed.
-        ExportedBlock::new("send_wqe_decoder", SendWqeDecoder::default()),
+        // A fetched send or receive WQE to the transport's codes and
+        // fields, with the format checks that make it malformed.
+        ExportedBlock::new("wqe_decoder", WqeDecoder::default()),
         // The host ABI's 64-bit counters in block RAM, behind BAR0's
         // counter port; per-counter accumulators flushed round robin.
         ExportedBlock::new("counter_bank", CounterBank::default()),

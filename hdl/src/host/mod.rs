@@ -9,5 +9,5 @@ pub mod congestion_registers;
 pub mod counter_bank;
 pub mod cqe_writer;
 pub mod event_queues;
-pub mod send_wqe_decoder;
+pub mod wqe_decoder;
 pub mod wqe_fetch;

@@ -1,36 +1,41 @@
-//! `SendWqeDecoder`: a fetched send WQE (the ABI's `send_wqe` in a 64- or
-//! 128-byte slot, as [`WqeFetch`](crate::host::wqe_fetch::WqeFetch) hands
-//! it on) to the transport's codes and fields, with the format checks that
-//! make a WQE malformed (completed LOC_QP_OP_ERR, its QP to ERR).
+//! `WqeDecoder`: a fetched WQE (the ABI's `send_wqe` or `recv_wqe` in a
+//! 64- or 128-byte slot, as [`WqeFetch`](crate::host::wqe_fetch::WqeFetch)
+//! hands it on) to the transport's codes and fields, with the format
+//! checks that make a WQE malformed: a send WQE completes LOC_QP_OP_ERR
+//! once every earlier one has, a receive WQE at once; its QP goes to ERR.
 //!
 //! # Ports
 //!
 //! - `clock`; `reset` (synchronous, high): drops a half-taken 128-byte
-//!   slot and the output.
-//! - `wqe` ([`WqeSink`]): the send ring's WQE beats; a slot of two beats
-//!   (128 bytes) has `last` on its second.
-//! - `decoded` ([`DecodedSendWqe`], valid/ready): one per WQE, in order.
+//!   slot and the outputs.
+//! - `wqe` ([`WqeSink`]): both rings' WQE beats (`queue` 0 send, 1
+//!   receive); a slot of two beats (128 bytes) has `last` on its second.
+//! - `send` ([`DecodedSendWqe`]), `recv` ([`DecodedRecvWqe`]) (valid/
+//!   ready): one per WQE of that ring, in order. A WQE waits at `wqe`
+//!   while its ring's output holds one not taken.
 //!
-//! # Rules (`rocenic_abi::wqe::send`)
+//! # Rules (`rocenic_abi::wqe`)
 //!
-//! A WQE is malformed when its `index` is not the ring index it was
+//! A send WQE is malformed when its `index` is not the ring index it was
 //! fetched at, a flag bit is not FENCE, SIGNALED, SOLICITED or INLINE, its
 //! `opcode` is not one of `send_opcode`'s, INLINE comes with SGEs, with an
 //! `inline_len` beyond the slot's segment area or with a READ or an atomic,
 //! an atomic has other than one SGE, or another WQE has more SGEs than its
-//! slot holds (2 in 64 bytes, 6 in 128). A malformed WQE's other fields
-//! are what its bytes say; only `qpn`, `index` and `wr_id` count.
+//! slot holds (2 in 64 bytes, 6 in 128). A receive WQE is malformed when
+//! its `index` is not its ring index or it has more SGEs than its slot
+//! holds (3 in 64 bytes, 7 in 128). A malformed WQE's other fields are
+//! what its bytes say; only `qpn`, `index` and `wr_id` count.
 //!
 //! # Latency and throughput
 //!
-//! A WQE is on `decoded` in the cycle after its last beat is taken; one
+//! A WQE is on its output in the cycle after its last beat is taken; one
 //! beat a cycle, so one WQE a cycle of 64-byte slots, one per two cycles
-//! of 128-byte ones, while `decoded` is taken.
+//! of 128-byte ones, while the outputs are taken.
 
 use crate::codes::{send_op_kind, wc_opcode, wqe_kind};
 use crate::host::wqe_fetch::{WqeSink, QPN_BITS};
 use rocenic_abi::codes::{SEND_FLAGS, SEND_OPCODE};
-use rocenic_abi::wqe::{send, sge};
+use rocenic_abi::wqe::{recv, send, sge};
 use rocenic_model::completer::wc_opcode as model_wc_opcode;
 use rocenic_model::completer::WqeKind;
 use rocenic_model::verbs::SendOp;
@@ -88,7 +93,7 @@ pub struct DecodedSendWqe {
     pub segments: Signal<Out, Bits<SEGMENT_BITS>>,
 }
 
-/// The output register.
+/// The send output register.
 #[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
 pub struct SendWqeFields {
     pub qpn: Bits<QPN_BITS>,
@@ -113,6 +118,44 @@ pub struct SendWqeFields {
     pub sge_length: Bits<32>,
     pub sge_lkey: Bits<32>,
     pub segments: Bits<SEGMENT_BITS>,
+}
+
+const _: () = assert!(recv::WR_ID.first_bit() == 0 && recv::SGE_COUNT.first_bit() == 64);
+const _: () = assert!(recv::INDEX.first_bit() == 96 && recv::SEGMENTS == 16);
+const _: () = assert!(recv::max_sge(6) == 3 && recv::max_sge(7) == 7);
+
+/// The SGE area of a 128-byte receive slot: 7 SGEs.
+pub const SGE_BITS: usize = 896;
+
+/// A decoded receive WQE (valid/ready). `length`: the sum of the SGEs'
+/// lengths; `sge_*`: the first SGE; `sges`: the slot's SGE area (byte 16
+/// on), zero beyond a 64-byte slot.
+#[derive(Clone, Debug, Default, LogicInterface)]
+pub struct DecodedRecvWqe {
+    pub valid: Signal<Out, Bit>,
+    pub ready: Signal<In, Bit>,
+    pub qpn: Signal<Out, Bits<QPN_BITS>>,
+    pub index: Signal<Out, Bits<16>>,
+    pub malformed: Signal<Out, Bit>,
+    pub wr_id: Signal<Out, Bits<64>>,
+    pub sge_count: Signal<Out, Bits<8>>,
+    pub length: Signal<Out, Bits<35>>,
+    pub sge_addr: Signal<Out, Bits<64>>,
+    pub sge_length: Signal<Out, Bits<32>>,
+    pub sge_lkey: Signal<Out, Bits<32>>,
+    pub sges: Signal<Out, Bits<SGE_BITS>>,
+}
+
+/// The receive output register.
+#[derive(Clone, Copy, Debug, Default, PartialEq, LogicStruct)]
+pub struct RecvWqeFields {
+    pub qpn: Bits<QPN_BITS>,
+    pub index: Bits<16>,
+    pub malformed: Bit,
+    pub wr_id: Bits<64>,
+    pub sge_count: Bits<8>,
+    pub length: Bits<35>,
+    pub sges: Bits<SGE_BITS>,
 }
 
 /// The ABI's send opcodes with an operation of each (its fields unused):
@@ -155,17 +198,20 @@ fn abi_operations() -> [(&'static str, SendOp); 8] {
 
 /// The decoder (see the module doc).
 #[derive(LogicBlock)]
-pub struct SendWqeDecoder {
+pub struct WqeDecoder {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub wqe: WqeSink,
-    pub decoded: DecodedSendWqe,
+    pub send: DecodedSendWqe,
+    pub recv: DecodedRecvWqe,
 
     /// The first beat of a 128-byte slot.
     first_valid: DFF<Bit>,
     first_beat: DFF<Bits<512>>,
-    out_valid: DFF<Bit>,
-    out: DFF<SendWqeFields>,
+    send_valid: DFF<Bit>,
+    send_out: DFF<SendWqeFields>,
+    recv_valid: DFF<Bit>,
+    recv_out: DFF<RecvWqeFields>,
 
     take: Signal<Local, Bit>,
     slot: Signal<Local, Bits<1024>>,
@@ -189,8 +235,15 @@ pub struct SendWqeDecoder {
     max_inline: Signal<Local, Bits<16>>,
     sge_ok: Signal<Local, Bit>,
     inline_ok: Signal<Local, Bit>,
-    /// The lengths of SGEs 0 ..= 5, 0 beyond `sge_count`.
-    sge_lengths: [Signal<Local, Bits<35>>; 6],
+    is_recv: Signal<Local, Bit>,
+    send_area: Signal<Local, Bits<1024>>,
+    /// The SGE area: byte 32 of a send slot, byte 16 of a receive slot.
+    sge_area: Signal<Local, Bits<SGE_BITS>>,
+    recv_count: Signal<Local, Bits<8>>,
+    recv_max_sge: Signal<Local, Bits<8>>,
+    sge_count: Signal<Local, Bits<8>>,
+    /// The lengths of SGEs 0 ..= 6 of the SGE area, 0 beyond the count.
+    sge_lengths: [Signal<Local, Bits<35>>; 7],
     length_sum: Signal<Local, Bits<35>>,
 
     flags_unknown: Constant<Bits<8>>,
@@ -209,7 +262,7 @@ pub struct SendWqeDecoder {
     wqe_kind_atomic: Constant<Bits<2>>,
 }
 
-impl Default for SendWqeDecoder {
+impl Default for WqeDecoder {
     fn default() -> Self {
         let flag = |name: &str| Constant::new(bits(SEND_FLAGS.value_of(name)));
         let known = ["FENCE", "SIGNALED", "SOLICITED", "INLINE"]
@@ -228,15 +281,18 @@ impl Default for SendWqeDecoder {
             wcs |= wc_opcode::encode(model_wc_opcode(&op)) << (3 * code);
         }
         assert_eq!(SEND_OPCODE.codes.len(), 8, "every ABI opcode in the table");
-        SendWqeDecoder {
+        WqeDecoder {
             clock: Default::default(),
             reset: Default::default(),
             wqe: Default::default(),
-            decoded: Default::default(),
+            send: Default::default(),
+            recv: Default::default(),
             first_valid: Default::default(),
             first_beat: Default::default(),
-            out_valid: Default::default(),
-            out: Default::default(),
+            send_valid: Default::default(),
+            send_out: Default::default(),
+            recv_valid: Default::default(),
+            recv_out: Default::default(),
             take: Default::default(),
             slot: Default::default(),
             wide: Default::default(),
@@ -259,6 +315,12 @@ impl Default for SendWqeDecoder {
             max_inline: Default::default(),
             sge_ok: Default::default(),
             inline_ok: Default::default(),
+            is_recv: Default::default(),
+            send_area: Default::default(),
+            sge_area: Default::default(),
+            recv_count: Default::default(),
+            recv_max_sge: Default::default(),
+            sge_count: Default::default(),
             sge_lengths: Default::default(),
             length_sum: Default::default(),
             flags_unknown: Constant::new(bits(!known & 0xFF)),
@@ -275,12 +337,25 @@ impl Default for SendWqeDecoder {
     }
 }
 
-impl Logic for SendWqeDecoder {
+impl Logic for WqeDecoder {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, first_valid, first_beat, out_valid, out);
+        dff_setup!(
+            self,
+            clock,
+            first_valid,
+            first_beat,
+            send_valid,
+            send_out,
+            recv_valid,
+            recv_out
+        );
 
-        self.wqe.ready.next = !self.out_valid.q.val() | self.decoded.ready.val();
+        self.is_recv.next = self.wqe.queue.val();
+        self.wqe.ready.next = !self.send_valid.q.val() | self.send.ready.val();
+        if self.is_recv.val() {
+            self.wqe.ready.next = !self.recv_valid.q.val() | self.recv.ready.val();
+        }
         self.take.next = self.wqe.valid.val() & self.wqe.ready.val();
         if self.take.val() & !self.wqe.last.val() {
             self.first_valid.d.next = true;
@@ -332,108 +407,155 @@ impl Logic for SendWqeDecoder {
                 & !self.needs_response.val());
 
         // The SGEs' lengths, each counted when the WQE has that many.
+        self.send_area.next = self.slot.val() >> 256;
+        self.sge_area.next = self.send_area.val().get_bits::<SGE_BITS>(0);
+        if self.is_recv.val() {
+            self.sge_area.next = self.slot.val().get_bits::<SGE_BITS>(128);
+        }
+        self.recv_count.next = self.slot.val().get_bits::<8>(64);
+        self.recv_max_sge.next = bits::<8>(3);
+        if self.wide.val() {
+            self.recv_max_sge.next = bits::<8>(7);
+        }
+        self.sge_count.next = self.count.val();
+        if self.is_recv.val() {
+            self.sge_count.next = self.recv_count.val();
+        }
         self.sge_lengths[0].next = bits::<35>(0);
-        if self.count.val() > bits::<8>(0) {
-            self.sge_lengths[0].next = bit_cast::<35, 32>(self.slot.val().get_bits::<32>(320));
+        if self.sge_count.val() > bits::<8>(0) {
+            self.sge_lengths[0].next = bit_cast::<35, 32>(self.sge_area.val().get_bits::<32>(64));
         }
         self.sge_lengths[1].next = bits::<35>(0);
-        if self.count.val() > bits::<8>(1) {
-            self.sge_lengths[1].next = bit_cast::<35, 32>(self.slot.val().get_bits::<32>(448));
+        if self.sge_count.val() > bits::<8>(1) {
+            self.sge_lengths[1].next = bit_cast::<35, 32>(self.sge_area.val().get_bits::<32>(192));
         }
         self.sge_lengths[2].next = bits::<35>(0);
-        if self.count.val() > bits::<8>(2) {
-            self.sge_lengths[2].next = bit_cast::<35, 32>(self.slot.val().get_bits::<32>(576));
+        if self.sge_count.val() > bits::<8>(2) {
+            self.sge_lengths[2].next = bit_cast::<35, 32>(self.sge_area.val().get_bits::<32>(320));
         }
         self.sge_lengths[3].next = bits::<35>(0);
-        if self.count.val() > bits::<8>(3) {
-            self.sge_lengths[3].next = bit_cast::<35, 32>(self.slot.val().get_bits::<32>(704));
+        if self.sge_count.val() > bits::<8>(3) {
+            self.sge_lengths[3].next = bit_cast::<35, 32>(self.sge_area.val().get_bits::<32>(448));
         }
         self.sge_lengths[4].next = bits::<35>(0);
-        if self.count.val() > bits::<8>(4) {
-            self.sge_lengths[4].next = bit_cast::<35, 32>(self.slot.val().get_bits::<32>(832));
+        if self.sge_count.val() > bits::<8>(4) {
+            self.sge_lengths[4].next = bit_cast::<35, 32>(self.sge_area.val().get_bits::<32>(576));
         }
         self.sge_lengths[5].next = bits::<35>(0);
-        if self.count.val() > bits::<8>(5) {
-            self.sge_lengths[5].next = bit_cast::<35, 32>(self.slot.val().get_bits::<32>(960));
+        if self.sge_count.val() > bits::<8>(5) {
+            self.sge_lengths[5].next = bit_cast::<35, 32>(self.sge_area.val().get_bits::<32>(704));
+        }
+        self.sge_lengths[6].next = bits::<35>(0);
+        if self.sge_count.val() > bits::<8>(6) {
+            self.sge_lengths[6].next = bit_cast::<35, 32>(self.sge_area.val().get_bits::<32>(832));
         }
         self.length_sum.next = self.sge_lengths[0].val()
             + self.sge_lengths[1].val()
             + self.sge_lengths[2].val()
             + self.sge_lengths[3].val()
             + self.sge_lengths[4].val()
-            + self.sge_lengths[5].val();
+            + self.sge_lengths[5].val()
+            + self.sge_lengths[6].val();
 
-        if self.take.val() & self.wqe.last.val() {
-            self.out.d.next.qpn = self.wqe.qpn.val();
-            self.out.d.next.index = self.wqe.index.val();
-            self.out.d.next.malformed = (self.slot.val().get_bits::<16>(32)
+        if self.take.val() & self.wqe.last.val() & !self.is_recv.val() {
+            self.send_out.d.next.qpn = self.wqe.qpn.val();
+            self.send_out.d.next.index = self.wqe.index.val();
+            self.send_out.d.next.malformed = (self.slot.val().get_bits::<16>(32)
                 != self.wqe.index.val())
                 | (self.flags.val() & self.flags_unknown.val()).any()
                 | !self.op_known.val()
                 | !self.sge_ok.val()
                 | !self.inline_ok.val();
-            self.out.d.next.wr_id = self.slot.val().get_bits::<64>(64);
-            self.out.d.next.op = self.op.val();
-            self.out.d.next.kind = self.kind.val();
-            self.out.d.next.cqe_opcode = self.wc_shifted.val().get_bits::<3>(0);
-            self.out.d.next.signaled = (self.flags.val() & self.flag_signaled.val()).any();
-            self.out.d.next.solicited = (self.flags.val() & self.flag_solicited.val()).any();
-            self.out.d.next.fence = (self.flags.val() & self.flag_fence.val()).any();
-            self.out.d.next.inline = self.is_inline.val();
-            self.out.d.next.sge_count = self.count.val();
-            self.out.d.next.length = self.length_sum.val();
+            self.send_out.d.next.wr_id = self.slot.val().get_bits::<64>(64);
+            self.send_out.d.next.op = self.op.val();
+            self.send_out.d.next.kind = self.kind.val();
+            self.send_out.d.next.cqe_opcode = self.wc_shifted.val().get_bits::<3>(0);
+            self.send_out.d.next.signaled = (self.flags.val() & self.flag_signaled.val()).any();
+            self.send_out.d.next.solicited = (self.flags.val() & self.flag_solicited.val()).any();
+            self.send_out.d.next.fence = (self.flags.val() & self.flag_fence.val()).any();
+            self.send_out.d.next.inline = self.is_inline.val();
+            self.send_out.d.next.sge_count = self.count.val();
+            self.send_out.d.next.length = self.length_sum.val();
             if self.is_inline.val() {
-                self.out.d.next.length = bit_cast::<35, 16>(self.inline_len.val());
+                self.send_out.d.next.length = bit_cast::<35, 16>(self.inline_len.val());
             }
-            self.out.d.next.remote_addr = self.slot.val().get_bits::<64>(128);
-            self.out.d.next.rkey = self.slot.val().get_bits::<32>(192);
-            self.out.d.next.imm = self.slot.val().get_bits::<32>(224);
-            self.out.d.next.compare_or_add = self.slot.val().get_bits::<64>(256);
-            self.out.d.next.swap = self.slot.val().get_bits::<64>(320);
-            self.out.d.next.sge_addr = self.slot.val().get_bits::<64>(256);
-            self.out.d.next.sge_length = self.slot.val().get_bits::<32>(320);
-            self.out.d.next.sge_lkey = self.slot.val().get_bits::<32>(352);
+            self.send_out.d.next.remote_addr = self.slot.val().get_bits::<64>(128);
+            self.send_out.d.next.rkey = self.slot.val().get_bits::<32>(192);
+            self.send_out.d.next.imm = self.slot.val().get_bits::<32>(224);
+            self.send_out.d.next.compare_or_add = self.slot.val().get_bits::<64>(256);
+            self.send_out.d.next.swap = self.slot.val().get_bits::<64>(320);
+            self.send_out.d.next.sge_addr = self.slot.val().get_bits::<64>(256);
+            self.send_out.d.next.sge_length = self.slot.val().get_bits::<32>(320);
+            self.send_out.d.next.sge_lkey = self.slot.val().get_bits::<32>(352);
             if self.is_atomic.val() {
-                self.out.d.next.sge_addr = self.slot.val().get_bits::<64>(384);
-                self.out.d.next.sge_length = self.slot.val().get_bits::<32>(448);
-                self.out.d.next.sge_lkey = self.slot.val().get_bits::<32>(480);
-                self.out.d.next.length = bit_cast::<35, 32>(self.slot.val().get_bits::<32>(448));
+                self.send_out.d.next.sge_addr = self.slot.val().get_bits::<64>(384);
+                self.send_out.d.next.sge_length = self.slot.val().get_bits::<32>(448);
+                self.send_out.d.next.sge_lkey = self.slot.val().get_bits::<32>(480);
+                self.send_out.d.next.length =
+                    bit_cast::<35, 32>(self.slot.val().get_bits::<32>(448));
             }
-            self.out.d.next.segments = self.slot.val().get_bits::<SEGMENT_BITS>(256);
+            self.send_out.d.next.segments = self.slot.val().get_bits::<SEGMENT_BITS>(256);
         }
-        if self.take.val() & self.wqe.last.val() {
-            self.out_valid.d.next = true;
-        } else if self.decoded.ready.val() {
-            self.out_valid.d.next = false;
+        if self.take.val() & self.wqe.last.val() & !self.is_recv.val() {
+            self.send_valid.d.next = true;
+        } else if self.send.ready.val() {
+            self.send_valid.d.next = false;
+        }
+        if self.take.val() & self.wqe.last.val() & self.is_recv.val() {
+            self.recv_out.d.next.qpn = self.wqe.qpn.val();
+            self.recv_out.d.next.index = self.wqe.index.val();
+            self.recv_out.d.next.malformed = (self.slot.val().get_bits::<16>(96)
+                != self.wqe.index.val())
+                | (self.recv_count.val() > self.recv_max_sge.val());
+            self.recv_out.d.next.wr_id = self.slot.val().get_bits::<64>(0);
+            self.recv_out.d.next.sge_count = self.recv_count.val();
+            self.recv_out.d.next.length = self.length_sum.val();
+            self.recv_out.d.next.sges = self.sge_area.val();
+            self.recv_valid.d.next = true;
+        } else if self.recv.ready.val() {
+            self.recv_valid.d.next = false;
         }
 
-        self.decoded.valid.next = self.out_valid.q.val();
-        self.decoded.qpn.next = self.out.q.val().qpn;
-        self.decoded.index.next = self.out.q.val().index;
-        self.decoded.malformed.next = self.out.q.val().malformed;
-        self.decoded.wr_id.next = self.out.q.val().wr_id;
-        self.decoded.op.next = self.out.q.val().op;
-        self.decoded.kind.next = self.out.q.val().kind;
-        self.decoded.cqe_opcode.next = self.out.q.val().cqe_opcode;
-        self.decoded.signaled.next = self.out.q.val().signaled;
-        self.decoded.solicited.next = self.out.q.val().solicited;
-        self.decoded.fence.next = self.out.q.val().fence;
-        self.decoded.inline.next = self.out.q.val().inline;
-        self.decoded.sge_count.next = self.out.q.val().sge_count;
-        self.decoded.length.next = self.out.q.val().length;
-        self.decoded.remote_addr.next = self.out.q.val().remote_addr;
-        self.decoded.rkey.next = self.out.q.val().rkey;
-        self.decoded.imm.next = self.out.q.val().imm;
-        self.decoded.compare_or_add.next = self.out.q.val().compare_or_add;
-        self.decoded.swap.next = self.out.q.val().swap;
-        self.decoded.sge_addr.next = self.out.q.val().sge_addr;
-        self.decoded.sge_length.next = self.out.q.val().sge_length;
-        self.decoded.sge_lkey.next = self.out.q.val().sge_lkey;
-        self.decoded.segments.next = self.out.q.val().segments;
+        self.send.valid.next = self.send_valid.q.val();
+        self.send.qpn.next = self.send_out.q.val().qpn;
+        self.send.index.next = self.send_out.q.val().index;
+        self.send.malformed.next = self.send_out.q.val().malformed;
+        self.send.wr_id.next = self.send_out.q.val().wr_id;
+        self.send.op.next = self.send_out.q.val().op;
+        self.send.kind.next = self.send_out.q.val().kind;
+        self.send.cqe_opcode.next = self.send_out.q.val().cqe_opcode;
+        self.send.signaled.next = self.send_out.q.val().signaled;
+        self.send.solicited.next = self.send_out.q.val().solicited;
+        self.send.fence.next = self.send_out.q.val().fence;
+        self.send.inline.next = self.send_out.q.val().inline;
+        self.send.sge_count.next = self.send_out.q.val().sge_count;
+        self.send.length.next = self.send_out.q.val().length;
+        self.send.remote_addr.next = self.send_out.q.val().remote_addr;
+        self.send.rkey.next = self.send_out.q.val().rkey;
+        self.send.imm.next = self.send_out.q.val().imm;
+        self.send.compare_or_add.next = self.send_out.q.val().compare_or_add;
+        self.send.swap.next = self.send_out.q.val().swap;
+        self.send.sge_addr.next = self.send_out.q.val().sge_addr;
+        self.send.sge_length.next = self.send_out.q.val().sge_length;
+        self.send.sge_lkey.next = self.send_out.q.val().sge_lkey;
+        self.send.segments.next = self.send_out.q.val().segments;
+
+        self.recv.valid.next = self.recv_valid.q.val();
+        self.recv.qpn.next = self.recv_out.q.val().qpn;
+        self.recv.index.next = self.recv_out.q.val().index;
+        self.recv.malformed.next = self.recv_out.q.val().malformed;
+        self.recv.wr_id.next = self.recv_out.q.val().wr_id;
+        self.recv.sge_count.next = self.recv_out.q.val().sge_count;
+        self.recv.length.next = self.recv_out.q.val().length;
+        self.recv.sge_addr.next = self.recv_out.q.val().sges.get_bits::<64>(0);
+        self.recv.sge_length.next = self.recv_out.q.val().sges.get_bits::<32>(64);
+        self.recv.sge_lkey.next = self.recv_out.q.val().sges.get_bits::<32>(96);
+        self.recv.sges.next = self.recv_out.q.val().sges;
 
         if self.reset.val() {
             self.first_valid.d.next = false;
-            self.out_valid.d.next = false;
+            self.send_valid.d.next = false;
+            self.recv_valid.d.next = false;
         }
     }
 }
