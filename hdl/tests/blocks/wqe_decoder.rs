@@ -43,6 +43,22 @@ impl Slot {
     }
 }
 
+/// A WQE of the send or receive ring, of a random QP.
+fn random_slot(rng: &mut ChaCha8Rng, recv: bool) -> Slot {
+    let (bytes, index, log_stride) = if recv {
+        random_recv_wqe(rng)
+    } else {
+        random_send_wqe(rng)
+    };
+    Slot {
+        bytes,
+        qpn: rng.gen_range(0..1024),
+        recv,
+        index,
+        log_stride,
+    }
+}
+
 /// The SGE lengths of a slot's SGE area from byte `first`: most small,
 /// some near 2^32 so that sums carry.
 fn random_sge_lengths(rng: &mut ChaCha8Rng, bytes: &mut [u8], first: usize) {
@@ -65,7 +81,8 @@ fn sge_at(area: &[u8], i: usize) -> (u64, u64, u64) {
     (g(&sge::ADDR), g(&sge::LENGTH), g(&sge::LKEY))
 }
 
-fn random_send_slot(rng: &mut ChaCha8Rng) -> Slot {
+/// A send WQE's bytes, ring index and stride.
+fn random_send_wqe(rng: &mut ChaCha8Rng) -> (Vec<u8>, u16, u32) {
     let log_stride = if rng.gen_ratio(1, 2) { 6 } else { 7 };
     let mut bytes = vec![0u8; 1 << log_stride];
     rng.fill(&mut bytes[..]);
@@ -143,13 +160,7 @@ fn random_send_slot(rng: &mut ChaCha8Rng) -> Slot {
             }
         }
     }
-    Slot {
-        bytes,
-        qpn: rng.gen_range(0..1024),
-        recv: false,
-        index,
-        log_stride,
-    }
+    (bytes, index, log_stride)
 }
 
 /// The send output, field by field, against the model's decode.
@@ -265,7 +276,8 @@ fn check_send(u: &WqeDecoder, slot: &Slot, n: usize) {
     }
 }
 
-fn random_recv_slot(rng: &mut ChaCha8Rng) -> Slot {
+/// A receive WQE's bytes, ring index and stride.
+fn random_recv_wqe(rng: &mut ChaCha8Rng) -> (Vec<u8>, u16, u32) {
     let log_stride = if rng.gen_ratio(1, 2) { 6 } else { 7 };
     let mut bytes = vec![0u8; 1 << log_stride];
     rng.fill(&mut bytes[..]);
@@ -285,13 +297,7 @@ fn random_recv_slot(rng: &mut ChaCha8Rng) -> Slot {
         .set(&mut bytes, u64::from(written_index))
         .unwrap();
     random_sge_lengths(rng, &mut bytes, recv::SEGMENTS);
-    Slot {
-        bytes,
-        qpn: rng.gen_range(0..1024),
-        recv: true,
-        index,
-        log_stride,
-    }
+    (bytes, index, log_stride)
 }
 
 /// The receive output against the model's decode.
@@ -413,11 +419,8 @@ fn random_wqes_of_both_rings_decode_as_the_model_decodes_them() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let slots: Vec<Slot> = (0..2500)
         .map(|_| {
-            if rng.gen_ratio(1, 2) {
-                random_recv_slot(&mut rng)
-            } else {
-                random_send_slot(&mut rng)
-            }
+            let recv = rng.gen_ratio(1, 2);
+            random_slot(&mut rng, recv)
         })
         .collect();
     for recv in [false, true] {
@@ -440,11 +443,8 @@ fn random_wqes_of_both_rings_decode_as_the_model_decodes_them() {
 fn a_wqe_a_cycle_of_64_byte_slots() {
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let slots: Vec<Slot> = std::iter::repeat_with(|| {
-        if rng.gen_ratio(1, 2) {
-            random_recv_slot(&mut rng)
-        } else {
-            random_send_slot(&mut rng)
-        }
+        let recv = rng.gen_ratio(1, 2);
+        random_slot(&mut rng, recv)
     })
     .filter(|s| s.log_stride == 6)
     .take(64)
