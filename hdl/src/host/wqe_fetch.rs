@@ -47,7 +47,7 @@
 //! record from a forwarding register). A doorbell taken in cycle `t`
 //! queues its ring in cycle `t + 1`; the ring's batch can be taken from
 //! `t + 3` and its read request is on `dma` from `t + 6`. The WQEs of a
-//! batch leave 3 cycles after its read's last beat, one beat per cycle.
+//! batch leave 4 cycles after its read's last beat, one beat per cycle.
 //! Up to 8 batches (32 WQEs of 64 bytes) are in flight, so with host reads
 //! of L cycles about 32 / (L + 10) WQEs a cycle.
 

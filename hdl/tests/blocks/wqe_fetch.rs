@@ -80,8 +80,17 @@ struct Bench {
     /// The transport retires what it is handed on its own.
     auto_retire: bool,
     presenting: [bool; 3],
+    /// Doorbells and retires are presented at once, not after a random
+    /// wait.
+    eager: bool,
     wqes_out: u64,
     last_beat_cycle: u64,
+    /// Cycles of the events a latency check needs: doorbells taken, read
+    /// requests taken, last read beats given, WQE beats out.
+    doorbell_cycles: Vec<u64>,
+    request_cycles: Vec<u64>,
+    last_data_cycles: Vec<u64>,
+    out_cycles: Vec<u64>,
     qp_errors: Vec<(u64, u64)>,
     doorbell_errors: u64,
 }
@@ -107,8 +116,13 @@ impl Bench {
             ready,
             auto_retire: true,
             presenting: [false; 3],
+            eager: false,
             wqes_out: 0,
             last_beat_cycle: 0,
+            doorbell_cycles: Vec::new(),
+            request_cycles: Vec::new(),
+            last_data_cycles: Vec::new(),
+            out_cycles: Vec::new(),
             qp_errors: Vec::new(),
             doorbell_errors: 0,
         };
@@ -178,7 +192,8 @@ impl Bench {
                 self.presenting[0] = true;
             }
         }
-        if !self.presenting[1] && self.rng.gen_ratio(1, 2) {
+        let eager = self.eager;
+        if !self.presenting[1] && (eager || self.rng.gen_ratio(1, 2)) {
             if let Some(&(qpn, queue, producer)) = self.doorbells.front() {
                 u.doorbell.qpn.next = bits(qpn);
                 u.doorbell.queue.next = queue == 1;
@@ -187,7 +202,7 @@ impl Bench {
                 self.presenting[1] = true;
             }
         }
-        if !self.presenting[2] && self.rng.gen_ratio(1, 2) {
+        if !self.presenting[2] && (eager || self.rng.gen_ratio(1, 2)) {
             if let Some(&(qpn, queue)) = self.retires.front() {
                 u.retire.qpn.next = bits(qpn);
                 u.retire.queue.next = queue == 1;
@@ -236,6 +251,7 @@ impl Bench {
             assert!(u.dma.rd_ready.val(), "the fetch always takes read data");
             self.reads[i].sent += 1;
             if self.reads[i].sent == self.reads[i].beats {
+                self.last_data_cycles.push(cycle);
                 let r = self.reads.swap_remove(i);
                 self.tags_in_use &= !(1 << r.tag);
             }
@@ -284,6 +300,7 @@ impl Bench {
                 "cycle {cycle}: ring {key:?}: more than the transport has room for"
             );
             ring.read_next = end;
+            self.request_cycles.push(cycle);
             self.tags_in_use |= 1 << tag;
             self.reads.push(HostRead {
                 tag,
@@ -323,6 +340,7 @@ impl Bench {
                 }
             }
             self.last_beat_cycle = cycle;
+            self.out_cycles.push(cycle);
         }
         if u.qp_error.valid.val() && u.qp_error.ready.val() {
             self.qp_errors.push((
@@ -348,6 +366,7 @@ impl Bench {
             self.presenting[0] = false;
         }
         if taken[1] {
+            self.doorbell_cycles.push(cycle);
             self.doorbells.pop_front();
             u.doorbell.valid.next = false;
             self.presenting[1] = false;
@@ -461,6 +480,22 @@ fn a_doorbell_beyond_the_ring_is_refused_and_its_qp_reported() {
     assert_eq!(b.post(9, 1, 4), 4);
     b.drain();
     assert_eq!(b.wqes_out, 7);
+}
+
+#[test]
+fn a_doorbell_is_read_and_handed_on_within_a_few_cycles() {
+    let latency = 20;
+    let mut b = Bench::new(5, latency, 8);
+    b.eager = true;
+    b.create(6, 0, 4, 6);
+    b.drain();
+    assert_eq!(b.post(6, 0, 1), 1);
+    b.drain();
+    let (doorbell, request) = (b.doorbell_cycles[0], b.request_cycles[0]);
+    let (data, out) = (b.last_data_cycles[0], b.out_cycles[0]);
+    println!("doorbell {doorbell}, read request {request}, last data {data}, WQE out {out}");
+    assert_eq!(request - doorbell, 6, "doorbell to read request");
+    assert_eq!(out - data, 4, "read data to WQE");
 }
 
 #[test]
