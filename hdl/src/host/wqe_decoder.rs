@@ -1,8 +1,8 @@
 //! `WqeDecoder`: a fetched WQE (the ABI's `send_wqe` or `recv_wqe` in a
 //! 64- or 128-byte slot, as [`WqeFetch`](crate::host::wqe_fetch::WqeFetch)
 //! hands it on) to the transport's codes and fields, with the format
-//! checks that make a WQE malformed: a send WQE completes LOC_QP_OP_ERR
-//! once every earlier one has, a receive WQE at once; its QP goes to ERR.
+//! checks that make a WQE malformed (which the host interface completes
+//! LOC_QP_OP_ERR, moving its QP to ERR).
 //!
 //! # Ports
 //!
@@ -54,7 +54,6 @@ const _: () = assert!(
 );
 const _: () = assert!(send::max_sge(6) == 2 && send::max_sge(7) == 6);
 const _: () = assert!(send::max_inline(6) == 32 && send::max_inline(7) == 96);
-
 const _: () = assert!(send_op_kind::BITS == 3 && wqe_kind::BITS == 2 && wc_opcode::BITS == 3);
 
 /// The segment area of a 128-byte slot: 96 bytes.
