@@ -2,10 +2,11 @@
 //! (one packet: a key, a VA range, the PD and the rights it needs) takes
 //! one of 8 packet slots, within a budget of payload bytes in flight; an
 //! inner [`MrTranslate`](crate::dma::mr_translate::MrTranslate) checks
-//! the range and splits it at page boundaries; one DMA read per page segment fetches it;
-//! the tagged, possibly out of order, read data is put back together per
-//! packet in a 1024 x 512-bit block RAM; packets leave in request order,
-//! their payload realigned to lane 0 on an AXI stream. Used by
+//! the range and splits it at page boundaries; one DMA read per page
+//! segment fetches it; the tagged, possibly out of order, read data is put
+//! back together per packet in a 1024 x 512-bit block RAM; packets leave
+//! in request order, their payload realigned to lane 0 on an AXI stream.
+//! Used by
 //! [`crate::requester::requester_datapath`] (local key, request payloads) and
 //! [`crate::responder::response_transmitter`] (R_Key, READ response data).
 //!

@@ -272,6 +272,8 @@ pub struct WqeFetch {
     doorbell_ok: Signal<Local, Bit>,
     retire_ok: Signal<Local, Bit>,
     wake: Signal<Local, Bit>,
+    /// Bytes of a slot, as a shift: 6 or 7.
+    slot_shift: Signal<Local, Bits<7>>,
     slot_offset: Signal<Local, Bits<64>>,
     data_tag: Signal<Local, Bits<3>>,
     data_shift: Signal<Local, Bits<5>>,
@@ -363,6 +365,7 @@ impl Default for WqeFetch {
             doorbell_ok: Default::default(),
             retire_ok: Default::default(),
             wake: Default::default(),
+            slot_shift: Default::default(),
             slot_offset: Default::default(),
             data_tag: Default::default(),
             data_shift: Default::default(),
@@ -593,28 +596,20 @@ impl Logic for WqeFetch {
         self.qp_errors.data_in.next.cause = self.cause_beyond_ring.val();
 
         // ---- A batch: its read and its place in the readout order.
-        self.slot_offset.next =
-            bit_cast::<64, 16>(self.ring.val().fetch_at & self.slot_mask.val()) << bits::<64>(6);
-        if self.ring.val().log_stride {
-            self.slot_offset.next =
-                bit_cast::<64, 16>(self.ring.val().fetch_at & self.slot_mask.val())
-                    << bits::<64>(7);
-        }
+        self.slot_shift.next = bits::<7>(6) | bit_cast::<7, 1>(self.ring.val().log_stride.into());
+        self.slot_offset.next = bit_cast::<64, 16>(self.ring.val().fetch_at & self.slot_mask.val())
+            << bit_cast::<64, 7>(self.slot_shift.val());
         self.reads.write.next = self.fetch.val();
         self.reads.data_in.next.tag = self.next_tag.q.val();
         self.reads.data_in.next.address =
             (bit_cast::<64, 52>(self.ring.val().ring_page) << 12) + self.slot_offset.val();
-        self.reads.data_in.next.len = bit_cast::<9, 16>(self.count.val()) << bits::<9>(6);
-        if self.ring.val().log_stride {
-            self.reads.data_in.next.len = bit_cast::<9, 16>(self.count.val()) << bits::<9>(7);
-        }
+        self.reads.data_in.next.len =
+            bit_cast::<9, 16>(self.count.val()) << bit_cast::<9, 7>(self.slot_shift.val());
         self.batches.write.next = self.fetch.val();
         self.batches.data_in.next.ring = self.operation.q.val().ring;
         self.batches.data_in.next.index = self.ring.val().fetch_at;
-        self.batches.data_in.next.beats = bit_cast::<3, 16>(self.count.val());
-        if self.ring.val().log_stride {
-            self.batches.data_in.next.beats = bit_cast::<3, 16>(self.count.val()) << 1;
-        }
+        self.batches.data_in.next.beats = bit_cast::<3, 16>(self.count.val())
+            << bit_cast::<3, 1>(self.ring.val().log_stride.into());
         self.batches.data_in.next.log_stride = self.ring.val().log_stride;
         if self.fetch.val() {
             self.next_tag.d.next = self.next_tag.q.val() + bits::<3>(1);

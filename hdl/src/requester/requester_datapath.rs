@@ -93,10 +93,11 @@
 //! min(1, n x MTU / 64 / (L + 20)) payload beats per cycle, n the packets
 //! in flight (8, or 5 at MTU 4096): they over the read latency bound it
 //! (the 16 tags never do, a packet needs at most 2); a frame carries 65
-//! beats per 64 payload beats at MTU 4096 (the TX builder's own pause). One-packet WQEs cost about L / 8 cycles each
-//! (the figures per L: `docs/status.md`). IPv6 frames are
-//! held in the TX builder until their UDP checksum is summed (its release
-//! delay is 0, the IPv4 setting), which slows IPv6 streams.
+//! beats per 64 payload beats at MTU 4096 (the TX builder's own pause).
+//! One-packet WQEs cost about L / 8 cycles each (the figures per L:
+//! `docs/status.md`). IPv6 frames are held in the TX builder until their
+//! UDP checksum is summed (its release delay is 0, the IPv4 setting),
+//! which slows IPv6 streams.
 
 use crate::codes::opcode_headers::OpcodeHeaders;
 use crate::codes::wc_status;

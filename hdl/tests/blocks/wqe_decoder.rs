@@ -20,7 +20,7 @@ use rocenic_hdl::primitives::wide::{bits_from_bytes, bits_to_bytes};
 use rocenic_hdl_testbench::{verilog_of, xilinx_synth, CycleSim};
 use rocenic_model::completer::{wc_opcode as model_wc_opcode, WqeKind};
 use rocenic_model::host_interface::work_queues::{decode_recv, decode_send};
-use rocenic_model::verbs::{SendOp, SendWr};
+use rocenic_model::verbs::{SendOp, SendWr, Sge};
 use rust_hdl::prelude::*;
 
 /// A WQE's slot, its QP, ring (`recv`), ring index and stride.
@@ -251,29 +251,17 @@ fn check_send(u: &WqeDecoder, slot: &Slot, n: usize) {
         assert_eq!(&segments[..data.len()], &data[..], "WQE {n}: inline bytes");
         return;
     }
-    let total: u64 = sgl.iter().map(|s| u64::from(s.length)).sum();
-    assert_eq!(d.length.val().to_u64(), total, "WQE {n}: the SGEs' bytes");
-    if let Some(first) = sgl.first() {
-        assert_eq!(
-            (
-                d.sge_addr.val().to_u64(),
-                d.sge_length.val().to_u64(),
-                d.sge_lkey.val().to_u64()
-            ),
-            (first.addr, u64::from(first.length), u64::from(first.lkey)),
-            "WQE {n}: first SGE"
-        );
-    }
-    if WqeKind::of(op) != WqeKind::Atomic {
-        assert_eq!(d.sge_count.val().to_u64(), sgl.len() as u64, "WQE {n}");
-        for (i, s) in sgl.iter().enumerate() {
-            assert_eq!(
-                sge_at(&segments, i),
-                (s.addr, u64::from(s.length), u64::from(s.lkey)),
-                "WQE {n}: SGE {i} in the segments"
-            );
-        }
-    }
+    // An atomic's one SGE sits after its operands, not in the SGE area.
+    let area = (WqeKind::of(op) != WqeKind::Atomic).then_some(&segments[..]);
+    let first = (d.sge_addr.val(), d.sge_length.val(), d.sge_lkey.val());
+    check_sges(
+        n,
+        d.length.val().to_u64(),
+        d.sge_count.val().to_u64(),
+        first,
+        area,
+        sgl,
+    );
 }
 
 /// A receive WQE's bytes, ring index and stride.
@@ -318,26 +306,47 @@ fn check_recv(u: &WqeDecoder, slot: &Slot, n: usize) {
         return;
     };
     assert!(!d.malformed.val(), "WQE {n}: the model decodes it: {wr:?}");
-    assert_eq!(d.sge_count.val().to_u64(), wr.sgl.len() as u64, "WQE {n}");
-    let total: u64 = wr.sgl.iter().map(|s| u64::from(s.length)).sum();
-    assert_eq!(d.length.val().to_u64(), total, "WQE {n}: the SGEs' bytes");
     let sges = bits_to_bytes(d.sges.val());
-    for (i, s) in wr.sgl.iter().enumerate() {
+    let first = (d.sge_addr.val(), d.sge_length.val(), d.sge_lkey.val());
+    let count = d.sge_count.val().to_u64();
+    check_sges(
+        n,
+        d.length.val().to_u64(),
+        count,
+        first,
+        Some(&sges),
+        &wr.sgl,
+    );
+}
+
+/// A decoded WQE's SGEs against the model's list: their total length, the
+/// first SGE, and (given its SGE area) the count and every SGE in it.
+fn check_sges(
+    n: usize,
+    length: u64,
+    count: u64,
+    first: (Bits<64>, Bits<32>, Bits<32>),
+    area: Option<&[u8]>,
+    sgl: &[Sge],
+) {
+    let total: u64 = sgl.iter().map(|s| u64::from(s.length)).sum();
+    assert_eq!(length, total, "WQE {n}: the SGEs' bytes");
+    if let Some(s) = sgl.first() {
         assert_eq!(
-            sge_at(&sges, i),
+            (first.0.to_u64(), first.1.to_u64(), first.2.to_u64()),
             (s.addr, u64::from(s.length), u64::from(s.lkey)),
-            "WQE {n}: SGE {i}"
+            "WQE {n}: first SGE"
         );
     }
-    if let Some(first) = wr.sgl.first() {
+    let Some(area) = area else {
+        return;
+    };
+    assert_eq!(count, sgl.len() as u64, "WQE {n}");
+    for (i, s) in sgl.iter().enumerate() {
         assert_eq!(
-            (
-                d.sge_addr.val().to_u64(),
-                d.sge_length.val().to_u64(),
-                d.sge_lkey.val().to_u64()
-            ),
-            (first.addr, u64::from(first.length), u64::from(first.lkey)),
-            "WQE {n}: first SGE"
+            sge_at(area, i),
+            (s.addr, u64::from(s.length), u64::from(s.lkey)),
+            "WQE {n}: SGE {i}"
         );
     }
 }
